@@ -1,0 +1,1792 @@
+/* hwtimer.h - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+
+   Do this:
+       #define HWTIMER_IMPLEMENTATION
+   before you include this file in *one* C or C++ file to create the implementation.
+   Every other file just includes it.
+
+       #define HWTIMER_IMPLEMENTATION
+       #include "hwtimer.h"
+
+   On POSIX systems put the implementation in a file that includes hwtimer.h before any
+   other header (or build with -D_POSIX_C_SOURCE=200809L or -std=gnu99): the header asks
+   for the POSIX declarations it needs (clock_gettime, pthread_condattr_setclock), and that
+   only works before the first system header.
+
+WHAT IT IS
+
+   A timer facility for many timeouts that are mostly cancelled before they fire: RPC
+   deadlines, retries with backoff, heartbeats, lease renewal, idle connections. It is
+   Netty's HashedWheelTimer (a power-of-two array of buckets, a tick, doubly linked
+   buckets of timeouts) made hierarchical like Kafka's and the Linux kernel's wheels:
+
+   - Schedule, cancel and reschedule are O(1) and never allocate: the timeout node
+     (hwtimer_timeout, 64 bytes) lives inside your own struct.
+   - No timeout is looked at once per rotation. Netty keeps far timeouts in the current
+     wheel with a "remaining rounds" count that every pass decrements; here a far deadline
+     waits in a coarser level and moves down a level at a time (at most `levels` moves in
+     its life), and most timeouts are cancelled before they move at all.
+   - Empty ticks cost nothing. Each level keeps an occupancy bitmap (a small 64-ary bit
+     tree), so finding the next occupied slot is a few count-trailing-zero instructions:
+     advancing a year of 1 ms ticks with nothing due takes microseconds, and the worker
+     thread sleeps until the next tick that has work instead of waking every tick.
+   - Exact to the tick grid. Unlike the Linux wheel, whose coarse levels round deadlines
+     up by up to 12.5%, a timeout here runs at the first tick boundary at or after its
+     deadline, never earlier and never a tick later in virtual time: a coarse slot is
+     entered at its start, and its timeouts are re-filed by their exact deadlines.
+   - Two ways to run it: caller-driven (your event loop calls hwtimer_poll, and sleeps for
+     hwtimer_poll_timeout_ms; one thread and no locks, or locks if you ask for them), or a
+     worker thread that runs the callbacks (like Netty). Threads come through a small table
+     of hooks: POSIX threads, C11 <threads.h> and Win32 are built in; fill your own for
+     anything else.
+
+THE DESIGN (read this before the code)
+
+   Time is counted in ticks from the timer's start S (the clock when it was created): tick k
+   is the boundary S + k*tick_ns. A timeout with deadline D is due at tick e = ceil((D-S)/
+   tick_ns): the first boundary at or after D. `elapsed` is the tick up to which the wheel
+   has been processed.
+
+   There are L levels of W = ticks_per_wheel slots each (W rounded up to a power of two,
+   at least 2; b = log2 W bits of the tick number per level). L is just enough for the
+   largest tick any uint64_t deadline can have, so every deadline has a place. A timeout
+   due at tick e goes to the level of the highest bit in which e and `elapsed` differ,
+   divided by b, and to the slot given by e's digit at that level. So level 0 holds the
+   timeouts due in the current rotation of W ticks, level 1 those due in the current
+   rotation of W*W ticks but not this one, and so on: everything in a lower level is due
+   before anything in a higher one.
+
+   To advance to tick `target`, repeat: find the first occupied slot after elapsed's
+   position in the lowest non-empty level (bitmap search); if it starts after target, stop;
+   else set elapsed to its start and empty it: a level-0 slot holds exactly the timeouts due
+   now, which run; the timeouts of a higher slot are due at or after its start, and are
+   re-filed relative to the new elapsed, which puts them in a lower level (or runs them
+   if due exactly now). Every occupied slot between the old and new elapsed is visited
+   once, in time order, and no empty one is.
+
+   Trade-offs. Memory is L*W list heads (16 bytes) plus bitmaps: 32 KiB for the default
+   512 slots and 100 ms tick. A timeout is re-filed at most L-1 times, and re-filing needs
+   its due tick, which is recomputed from its deadline (one multiply-high division, since
+   the 64-byte node has no room to cache it). Timeouts scheduled while the timer is
+   running callbacks for tick T, or scheduled with a deadline at or before the last tick
+   advanced to, wait in a short `due` list sorted by deadline and run at the start of the
+   next advance: this keeps "never run in the same pass" simple and exact. Inserting into
+   that list walks from its tail, which is O(1) for any clock that does not go backwards.
+
+SEMANTICS
+
+   The contract is SPEC.md of the project; this header documents each function where it is
+   declared. Where SPEC is silent: hwtimer_cancel returns HWTIMER_EINVAL (negative) for
+   NULL arguments and for a node that is pending on a different timer; schedule and
+   reschedule of a node pending on another timer are HWTIMER_EBUSY; hwtimer_next_expiry is
+   UINT64_MAX also when every pending deadline lies past the last representable boundary.
+
+OPTIONS (define before including, in the implementation file unless noted)
+
+   HWTIMER_STATIC        every function static to the including file (all files)
+   HWTIMER_NO_THREADS    no thread code at all: caller-driven from one thread (all files)
+   HWTIMER_NO_PTHREADS   leave the POSIX threads backend out
+   HWTIMER_PTHREADS      build the POSIX threads backend on _WIN32 too (mingw winpthreads)
+   HWTIMER_C11_THREADS   build the C11 <threads.h> backend
+   HWTIMER_NO_DEFAULT_CLOCK  no platform clock: hwtimer_config.clock_fn is required
+   HWTIMER_ASSERT(x)     internal invariant checks (default: assert(x))
+   HWTIMER_MALLOC(ctx,size), HWTIMER_FREE(ctx,ptr)  the allocator used when the config
+                         has none (default malloc/free); the config's alloc_fn wins.
+   HWTIMER_C11_MAX_WAIT_NS  longest single wait of the C11 backend (default 15 s): C11
+                         waits on the wall clock, so a wall clock stepped back delays a
+                         wake-up by at most this much. Nothing ever fires early.
+
+LICENSE: see the end of the file.
+*/
+#ifndef HWTIMER_H_INCLUDED
+#define HWTIMER_H_INCLUDED
+
+#if defined(HWTIMER_IMPLEMENTATION) && !defined(_WIN32) && !defined(__APPLE__) && \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) &&   \
+    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC, pthread_condattr_setclock */
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef HWTIMER_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER_DEF static __attribute__((unused))
+#else
+#define HWTIMER_DEF static
+#endif
+#else
+#define HWTIMER_DEF extern
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------
+   Types
+   --------------------------------------------------------------------------------- */
+
+typedef struct hwtimer hwtimer;                 /* opaque */
+typedef struct hwtimer_timeout hwtimer_timeout; /* embed it in your own struct */
+typedef struct hwtimer_threads hwtimer_threads; /* a table of thread hooks */
+
+/* A callback: runs once per firing with the node and the arg given at scheduling. */
+typedef void (*hwtimer_fn)(hwtimer_timeout *to, void *arg);
+
+/* Timeout states (hwtimer_timeout_state). */
+enum { HWTIMER_IDLE = 0, HWTIMER_PENDING, HWTIMER_EXPIRED, HWTIMER_CANCELLED };
+
+/* Error codes: every function that can fail returns one of these (negative). */
+enum {
+    HWTIMER_OK = 0,
+    HWTIMER_EINVAL = -1,   /* bad argument (NULL, zero tick, out-of-range wheel, overflow) */
+    HWTIMER_ENOMEM = -2,   /* allocation failed (only hwtimer_create allocates) */
+    HWTIMER_EFULL = -3,    /* max_pending reached (Netty: RejectedExecutionException) */
+    HWTIMER_ESTOPPED = -4, /* the timer was stopped (Netty: IllegalStateException) */
+    HWTIMER_EBUSY = -5,    /* the timeout is already pending */
+    HWTIMER_EWORKER = -6,  /* not allowed from this timer's own callback (stop) */
+    HWTIMER_ETHREAD = -7   /* the thread backend failed */
+};
+
+/* A list link. Private: only the timer touches it. */
+struct hwtimer__link {
+    struct hwtimer__link *next, *prev;
+};
+
+/* A timeout node. Put one in your own struct; a zero-filled node is a valid idle one.
+   Every field is private to the timer: read them with hwtimer_timeout_state() and
+   hwtimer_timeout_deadline(). 64 bytes on 64-bit targets. */
+struct hwtimer_timeout {
+    struct hwtimer__link link; /* first: a link converts to its node */
+    uint64_t deadline;         /* D of the last scheduling */
+    uint64_t period;           /* 0: one-shot */
+    hwtimer_fn fn;
+    void *arg;
+    hwtimer *owner;            /* the timer it was last scheduled on */
+    uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*) */
+    uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_CANCELLED */
+    uint8_t spare8;
+    uint16_t spare16;
+};
+
+/* A static initializer equal to a zero-filled (idle) node. */
+#define HWTIMER_TIMEOUT_INIT {{NULL, NULL}, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0}
+
+/* The thread hooks. Fill one to run the timer on another threading library; the built-in
+   backends are hwtimer_threads_pthread(), _c11() and _win32(). Every hook is required.
+   The timer allocates mutex_size, cond_size and thread_size bytes (aligned for any type)
+   for each mutex, condition variable and thread handle it needs, inside hwtimer_create's
+   one allocation. */
+struct hwtimer_threads {
+    const char *name;
+    size_t mutex_size, cond_size, thread_size;
+    int (*mutex_init)(void *mutex); /* 0 on success */
+    void (*mutex_destroy)(void *mutex);
+    void (*mutex_lock)(void *mutex);
+    void (*mutex_unlock)(void *mutex);
+    int (*cond_init)(void *cond); /* 0 on success */
+    void (*cond_destroy)(void *cond);
+    void (*cond_broadcast)(void *cond);
+    /* Waits on cond (mutex held) until a broadcast or about timeout_ns have passed
+       (UINT64_MAX: no limit). It may return early: the timer re-checks its clock. */
+    void (*cond_wait)(void *cond, void *mutex, uint64_t timeout_ns);
+    int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg); /* 0 on success */
+    void (*thread_join)(void *thread);
+    void (*thread_detach)(void *thread);
+    void (*thread_self)(void *thread);          /* record the calling thread in *thread */
+    int (*thread_is_self)(const void *thread);  /* nonzero: the caller is that thread */
+};
+
+typedef struct hwtimer_config {
+    uint64_t tick_ns;         /* default 100 ms (Netty's default) */
+    uint32_t ticks_per_wheel; /* default 512; rounded up to a power of two; 1 .. 2^30 */
+    size_t max_pending;       /* 0: unlimited */
+    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock, in ns */
+    void *clock_ctx;
+    const hwtimer_threads *threads; /* NULL: no locks, use from one thread only */
+    int worker;                     /* nonzero: a background worker thread runs the callbacks
+                                       (needs threads); zero: the caller drives with advance/poll */
+    void *(*alloc_fn)(size_t size, void *alloc_ctx); /* NULL: malloc */
+    void (*free_fn)(void *ptr, void *alloc_ctx);     /* NULL: free */
+    void *alloc_ctx;
+} hwtimer_config;
+
+/* Counters, for tests, benchmarks and monitoring (an extension to SPEC). */
+typedef struct hwtimer_stats {
+    uint64_t wakeups;  /* times the worker returned from its wait */
+    uint64_t passes;   /* advance passes run (by advance/poll or the worker) */
+    uint64_t fired;    /* callbacks run */
+    uint64_t cascaded; /* timeouts moved down a level */
+    size_t pending;    /* same as hwtimer_pending */
+    size_t bytes;      /* memory hwtimer_create allocated */
+} hwtimer_stats;
+
+/* ---------------------------------------------------------------------------------
+   Creating and destroying
+   --------------------------------------------------------------------------------- */
+
+/* Fills *cfg with the defaults: 100 ms tick, 512 slots, unlimited, platform clock, no
+   threads, caller-driven, malloc/free. */
+HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
+
+/* Creates a timer (cfg NULL: the defaults) and stores it in *out. Reads the clock once:
+   that is the timer's start S, and tick boundaries lie at S + k*tick_ns. The only call
+   that allocates: one block for the timer, its levels, bitmaps and thread objects.
+   HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0 or > 2^30, tick_ns times the
+   rounded wheel size overflows 64 bits, worker without threads, an incomplete threads
+   table, threads under HWTIMER_NO_THREADS, alloc_fn without free_fn (or the reverse), no
+   clock under HWTIMER_NO_DEFAULT_CLOCK. HWTIMER_ENOMEM: the allocation failed.
+   HWTIMER_ETHREAD: a mutex or condition variable could not be made. On error *out is NULL. */
+HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
+
+/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it. NULL is a no-op.
+   Called from one of the timer's own callbacks, the timer stops at once and is freed when
+   the callback's advance (or the worker) returns. */
+HWTIMER_DEF void hwtimer_destroy(hwtimer *t);
+
+/* Thread backends: the table, or NULL when that backend is not compiled in.
+   _default prefers POSIX threads, then Win32, then C11. */
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void);
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void);
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void);
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
+
+/* ---------------------------------------------------------------------------------
+   Timeouts
+   --------------------------------------------------------------------------------- */
+
+/* Makes *to a fresh idle node (the same as zero-filling it or HWTIMER_TIMEOUT_INIT). Never
+   call it on a pending node. */
+HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
+
+/* Schedules fn(to, arg) to run once at the first tick boundary at or after D = now +
+   delay_ns (the timer's clock; clamped to UINT64_MAX on overflow). O(1), no allocation.
+   Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL), HWTIMER_ESTOPPED
+   (after stop), HWTIMER_EBUSY (to is pending, here or on another timer), HWTIMER_EFULL
+   (max_pending timeouts are pending), HWTIMER_ETHREAD (worker mode: the worker could not
+   be started). A node may be scheduled again from its own callback, and on another timer
+   once it is not pending. */
+HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+                                 hwtimer_fn fn, void *arg);
+
+/* Like hwtimer_schedule, but with an absolute deadline on the timer's clock; it does not
+   read the clock (an extension to SPEC, for loops that keep a cached time). */
+HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
+                                    hwtimer_fn fn, void *arg);
+
+/* Schedules fn at D = now + delay_ns, then at D+p, D+2p, ... (fixed rate, no drift). After a
+   run for deadline D in advance(t, now) (worker: now = the clock when the run started), the
+   next deadline is the first D + k*p, k >= 1, strictly after now: missed periods are
+   skipped, not run in a burst. It stays pending until cancelled, even while its callback
+   runs. period_ns 0 is HWTIMER_EINVAL; other errors as hwtimer_schedule. */
+HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+                                          uint64_t period_ns, hwtimer_fn fn, void *arg);
+
+/* Pending timeout: sets its deadline to now + delay_ns (same callback, period and pending
+   count; O(1), and no list is touched when it stays in its slot). Not pending: schedules it
+   again with its last callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was
+   never scheduled. HWTIMER_EBUSY: pending on another timer. Otherwise as schedule. */
+HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
+
+/* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
+   (never scheduled, cancelled, already run or running), HWTIMER_EINVAL for NULL t or to, or
+   for a node pending on another timer. A periodic timeout is pending even while its
+   callback runs: cancelling it there returns 1 and it is not re-armed.
+   Synchronous: when it returns on any thread but the one running this timeout's callback,
+   the timer no longer refers to `to` and its callback is not running (it waits for a
+   running callback to return, like Linux's del_timer_sync), so you may free `to` at once.
+   As with del_timer_sync, do not cancel from a callback a timeout whose callback might at
+   that moment be waiting on a lock you hold, or cancel across two timers in a cycle. */
+HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
+
+/* HWTIMER_IDLE (never scheduled, or handed back by hwtimer_timeout_init), HWTIMER_PENDING,
+   HWTIMER_EXPIRED (its callback was claimed to run: set before the callback is called), or
+   HWTIMER_CANCELLED (cancelled, or cancelled by stop). NULL gives HWTIMER_EINVAL. */
+HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
+
+/* The deadline D of the last scheduling (0 for a never scheduled node or NULL). */
+HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
+
+/* ---------------------------------------------------------------------------------
+   Time and driving
+   --------------------------------------------------------------------------------- */
+
+/* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times.
+   0 for NULL. */
+HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
+
+/* The timer's clock, in ns (0 for NULL). */
+HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
+
+/* Caller-driven mode: runs, before it returns, every pending timeout whose boundary B <= now,
+   in order of B (ties in any order), and returns how many callbacks it ran. Any gap works,
+   from a nanosecond to years, at the cost of the occupied slots only. A now below the
+   previous one is a no-op. Timeouts scheduled or rescheduled from a callback run in a later
+   call, never in the same pass. From one of the timer's callbacks it returns 0. With
+   threads, a call while another thread is advancing waits for that pass to finish first.
+   Worker mode, NULL t: does nothing and returns 0. */
+HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
+
+/* hwtimer_advance(t, hwtimer_now(t)). */
+HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
+
+/* When to call advance next: UINT64_MAX when nothing is pending, else a time never later
+   than the next boundary B that has work. It is earlier only when the first occupied slot
+   is a coarse one whose timeouts must still move to a finer level, so a loop that sleeps
+   until it and calls advance makes progress on every wake-up. UINT64_MAX for NULL. */
+HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
+
+/* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
+   else milliseconds rounded up (0 when due), at most INT_MAX. -1 for NULL. */
+HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
+
+/* Worker mode: starts the worker thread now instead of at the first schedule. Returns
+   HWTIMER_OK (also when already running, and in caller-driven mode, where there is nothing
+   to start), HWTIMER_ESTOPPED after stop, HWTIMER_ETHREAD if the thread could not start,
+   HWTIMER_EINVAL for NULL. */
+HWTIMER_DEF int hwtimer_start(hwtimer *t);
+
+/* Stops the timer for good: wakes and joins the worker (or waits for another thread's
+   advance to finish its current callback), cancels every pending timeout and, if
+   `unprocessed` is not NULL, hands each to it (no lock held: it may free the node), then
+   returns how many there were. Later schedules get HWTIMER_ESTOPPED. A second stop returns
+   0. From one of this timer's callbacks it returns HWTIMER_EWORKER and changes nothing.
+   HWTIMER_EINVAL for NULL. */
+HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx);
+
+/* A short English description of an error code ("unknown error" for others). */
+HWTIMER_DEF const char *hwtimer_strerror(int err);
+
+/* Fills *out with the timer's counters (zeroes for NULL t). */
+HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HWTIMER_H_INCLUDED */
+
+/* =================================================================================
+   IMPLEMENTATION
+   ================================================================================= */
+#if defined(HWTIMER_IMPLEMENTATION) && !defined(HWTIMER_IMPLEMENTATION_DONE)
+#define HWTIMER_IMPLEMENTATION_DONE
+
+#include <limits.h>
+#include <string.h>
+
+#ifndef HWTIMER_ASSERT
+#include <assert.h>
+#define HWTIMER_ASSERT(x) assert(x)
+#endif
+
+#if !defined(HWTIMER_MALLOC) || !defined(HWTIMER_FREE)
+#include <stdlib.h>
+#define HWTIMER_MALLOC(ctx, size) ((void)(ctx), malloc(size))
+#define HWTIMER_FREE(ctx, ptr) ((void)(ctx), free(ptr))
+#endif
+
+#ifndef HWTIMER_C11_MAX_WAIT_NS
+#define HWTIMER_C11_MAX_WAIT_NS 15000000000u
+#endif
+
+/* Which backends are compiled in. */
+#if !defined(HWTIMER_NO_THREADS)
+#if defined(_WIN32)
+#define HWTIMER__WIN32 1
+#endif
+#if !defined(HWTIMER_NO_PTHREADS) && (!defined(_WIN32) || defined(HWTIMER_PTHREADS))
+#define HWTIMER__PTHREAD 1
+#endif
+#if defined(HWTIMER_C11_THREADS)
+#define HWTIMER__C11 1
+#endif
+#endif
+
+#if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------
+   Small helpers: bit scans, shifts that accept 64, saturating arithmetic, atomics
+   --------------------------------------------------------------------------------- */
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+static unsigned hwtimer__ctz64(uint64_t x) {
+    unsigned long i;
+    _BitScanForward64(&i, x);
+    return (unsigned)i;
+}
+static unsigned hwtimer__msb64(uint64_t x) {
+    unsigned long i;
+    _BitScanReverse64(&i, x);
+    return (unsigned)i;
+}
+#elif defined(__GNUC__) || defined(__clang__)
+static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
+static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#else
+static unsigned hwtimer__ctz64(uint64_t x) {
+    unsigned n = 0;
+    while (!(x & 1u)) { x >>= 1; n++; }
+    return n;
+}
+static unsigned hwtimer__msb64(uint64_t x) {
+    unsigned n = 0;
+    while (x >>= 1) n++;
+    return n;
+}
+#endif
+
+/* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
+static uint64_t hwtimer__shr(uint64_t x, unsigned n) { return n < 64 ? x >> n : 0; }
+static uint64_t hwtimer__shl(uint64_t x, unsigned n) { return n < 64 ? x << n : 0; }
+
+static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* State and deadline are read without the owner's lock (the owner may be gone), so they
+   are written and read atomically where the compiler offers it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#else
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#endif
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
+#define HWTIMER__STORE64(p, v) HWTIMER__STORE(p, v)
+#else
+#define HWTIMER__LOAD64(p) (*(p))
+#define HWTIMER__STORE64(p, v) (*(p) = (v))
+#endif
+
+static void hwtimer__set_state(hwtimer_timeout *to, int state) {
+    HWTIMER__STORE(&to->state, (uint8_t)state);
+}
+
+/* ---------------------------------------------------------------------------------
+   Clock
+   --------------------------------------------------------------------------------- */
+
+#if !defined(HWTIMER_NO_DEFAULT_CLOCK)
+#if defined(_WIN32)
+static uint64_t hwtimer__platform_clock(void *ctx) {
+    LARGE_INTEGER freq, count;
+    uint64_t f, c;
+    (void)ctx;
+    QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&count);
+    f = (uint64_t)freq.QuadPart;
+    c = (uint64_t)count.QuadPart;
+    /* split so that c * 1e9 cannot overflow */
+    return (c / f) * 1000000000u + (c % f) * 1000000000u / f;
+}
+#else
+#include <time.h>
+static uint64_t hwtimer__platform_clock(void *ctx) {
+    struct timespec ts;
+    (void)ctx;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+#define HWTIMER__DEFAULT_CLOCK hwtimer__platform_clock
+#define HWTIMER__HAVE_DEFAULT_CLOCK 1
+#else
+#define HWTIMER__DEFAULT_CLOCK NULL
+#define HWTIMER__HAVE_DEFAULT_CLOCK 0
+#endif
+
+/* ---------------------------------------------------------------------------------
+   Threads: the POSIX, C11 and Win32 backends of struct hwtimer_threads
+   --------------------------------------------------------------------------------- */
+
+/* Every backend keeps the same thread record: its native handle, then the entry point the
+   trampoline calls (native thread functions have three different signatures). */
+#define HWTIMER__THREAD_RECORD(native) \
+    struct {                           \
+        native handle;                 \
+        void (*fn)(void *);            \
+        void *arg;                     \
+    }
+
+#ifdef HWTIMER__PTHREAD
+#include <pthread.h>
+#include <time.h>
+typedef HWTIMER__THREAD_RECORD(pthread_t) hwtimer__pthread;
+
+static int hwtimer__pt_mutex_init(void *m) {
+    return pthread_mutex_init((pthread_mutex_t *)m, NULL) ? -1 : 0;
+}
+static void hwtimer__pt_mutex_destroy(void *m) { pthread_mutex_destroy((pthread_mutex_t *)m); }
+static void hwtimer__pt_mutex_lock(void *m) { pthread_mutex_lock((pthread_mutex_t *)m); }
+static void hwtimer__pt_mutex_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *)m); }
+
+static int hwtimer__pt_cond_init(void *c) {
+    pthread_condattr_t attr;
+    int err;
+    if (pthread_condattr_init(&attr)) return -1;
+#if !defined(__APPLE__)
+    /* Wait on the monotonic clock: a wall-clock step must not stretch or cut a sleep. */
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+#endif
+    err = pthread_cond_init((pthread_cond_t *)c, &attr);
+    pthread_condattr_destroy(&attr);
+    return err ? -1 : 0;
+}
+static void hwtimer__pt_cond_destroy(void *c) { pthread_cond_destroy((pthread_cond_t *)c); }
+static void hwtimer__pt_cond_broadcast(void *c) { pthread_cond_broadcast((pthread_cond_t *)c); }
+
+static void hwtimer__pt_cond_wait(void *c, void *m, uint64_t timeout_ns) {
+    struct timespec ts;
+    uint64_t ns;
+    if (timeout_ns == UINT64_MAX) {
+        pthread_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m);
+        return;
+    }
+    if (timeout_ns > ((uint64_t)1 << 52)) timeout_ns = (uint64_t)1 << 52; /* ~52 days */
+#if defined(__APPLE__)
+    ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
+    ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+    pthread_cond_timedwait_relative_np((pthread_cond_t *)c, (pthread_mutex_t *)m, &ts);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ns = (uint64_t)ts.tv_nsec + timeout_ns % 1000000000u;
+    ts.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    pthread_cond_timedwait((pthread_cond_t *)c, (pthread_mutex_t *)m, &ts);
+#endif
+    (void)ns;
+}
+
+static void *hwtimer__pt_trampoline(void *p) {
+    hwtimer__pthread *th = (hwtimer__pthread *)p;
+    th->fn(th->arg);
+    return NULL;
+}
+static int hwtimer__pt_thread_start(void *p, void (*fn)(void *), void *arg) {
+    hwtimer__pthread *th = (hwtimer__pthread *)p;
+    th->fn = fn;
+    th->arg = arg;
+    return pthread_create(&th->handle, NULL, hwtimer__pt_trampoline, th) ? -1 : 0;
+}
+static void hwtimer__pt_thread_join(void *p) {
+    pthread_join(((hwtimer__pthread *)p)->handle, NULL);
+}
+static void hwtimer__pt_thread_detach(void *p) {
+    pthread_detach(((hwtimer__pthread *)p)->handle);
+}
+static void hwtimer__pt_thread_self(void *p) { ((hwtimer__pthread *)p)->handle = pthread_self(); }
+static int hwtimer__pt_thread_is_self(const void *p) {
+    return pthread_equal(((const hwtimer__pthread *)p)->handle, pthread_self());
+}
+
+static const hwtimer_threads hwtimer__pthread_table = {
+    "pthread", sizeof(pthread_mutex_t), sizeof(pthread_cond_t), sizeof(hwtimer__pthread),
+    hwtimer__pt_mutex_init, hwtimer__pt_mutex_destroy, hwtimer__pt_mutex_lock,
+    hwtimer__pt_mutex_unlock, hwtimer__pt_cond_init, hwtimer__pt_cond_destroy,
+    hwtimer__pt_cond_broadcast, hwtimer__pt_cond_wait, hwtimer__pt_thread_start,
+    hwtimer__pt_thread_join, hwtimer__pt_thread_detach, hwtimer__pt_thread_self,
+    hwtimer__pt_thread_is_self};
+#endif /* HWTIMER__PTHREAD */
+
+#ifdef HWTIMER__C11
+#include <threads.h>
+#include <time.h>
+typedef HWTIMER__THREAD_RECORD(thrd_t) hwtimer__c11thread;
+
+static int hwtimer__c11_mutex_init(void *m) {
+    return mtx_init((mtx_t *)m, mtx_plain) == thrd_success ? 0 : -1;
+}
+static void hwtimer__c11_mutex_destroy(void *m) { mtx_destroy((mtx_t *)m); }
+static void hwtimer__c11_mutex_lock(void *m) { mtx_lock((mtx_t *)m); }
+static void hwtimer__c11_mutex_unlock(void *m) { mtx_unlock((mtx_t *)m); }
+static int hwtimer__c11_cond_init(void *c) {
+    return cnd_init((cnd_t *)c) == thrd_success ? 0 : -1;
+}
+static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
+static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
+
+/* C11 waits until a wall-clock (TIME_UTC) time. Each wait is capped, so a wall clock stepped
+   back delays the worker by at most HWTIMER_C11_MAX_WAIT_NS; one stepped forward only wakes
+   it early, and it re-checks the timer's own clock before running anything. */
+static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
+    struct timespec ts;
+    uint64_t ns;
+    if (timeout_ns == UINT64_MAX) {
+        cnd_wait((cnd_t *)c, (mtx_t *)m);
+        return;
+    }
+    if (timeout_ns > (uint64_t)HWTIMER_C11_MAX_WAIT_NS) timeout_ns = HWTIMER_C11_MAX_WAIT_NS;
+    timespec_get(&ts, TIME_UTC);
+    ns = (uint64_t)ts.tv_nsec + timeout_ns % 1000000000u;
+    ts.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    cnd_timedwait((cnd_t *)c, (mtx_t *)m, &ts);
+}
+
+static int hwtimer__c11_trampoline(void *p) {
+    hwtimer__c11thread *th = (hwtimer__c11thread *)p;
+    th->fn(th->arg);
+    return 0;
+}
+static int hwtimer__c11_thread_start(void *p, void (*fn)(void *), void *arg) {
+    hwtimer__c11thread *th = (hwtimer__c11thread *)p;
+    th->fn = fn;
+    th->arg = arg;
+    return thrd_create(&th->handle, hwtimer__c11_trampoline, th) == thrd_success ? 0 : -1;
+}
+static void hwtimer__c11_thread_join(void *p) {
+    thrd_join(((hwtimer__c11thread *)p)->handle, NULL);
+}
+static void hwtimer__c11_thread_detach(void *p) { thrd_detach(((hwtimer__c11thread *)p)->handle); }
+static void hwtimer__c11_thread_self(void *p) { ((hwtimer__c11thread *)p)->handle = thrd_current(); }
+static int hwtimer__c11_thread_is_self(const void *p) {
+    return thrd_equal(((const hwtimer__c11thread *)p)->handle, thrd_current());
+}
+
+static const hwtimer_threads hwtimer__c11_table = {
+    "c11", sizeof(mtx_t), sizeof(cnd_t), sizeof(hwtimer__c11thread),
+    hwtimer__c11_mutex_init, hwtimer__c11_mutex_destroy, hwtimer__c11_mutex_lock,
+    hwtimer__c11_mutex_unlock, hwtimer__c11_cond_init, hwtimer__c11_cond_destroy,
+    hwtimer__c11_cond_broadcast, hwtimer__c11_cond_wait, hwtimer__c11_thread_start,
+    hwtimer__c11_thread_join, hwtimer__c11_thread_detach, hwtimer__c11_thread_self,
+    hwtimer__c11_thread_is_self};
+#endif /* HWTIMER__C11 */
+
+#ifdef HWTIMER__WIN32
+typedef struct hwtimer__w32thread {
+    HANDLE handle;
+    void (*fn)(void *);
+    void *arg;
+    DWORD id;
+} hwtimer__w32thread;
+
+static int hwtimer__w32_mutex_init(void *m) {
+    InitializeSRWLock((PSRWLOCK)m);
+    return 0;
+}
+static void hwtimer__w32_mutex_destroy(void *m) { (void)m; }
+static void hwtimer__w32_mutex_lock(void *m) { AcquireSRWLockExclusive((PSRWLOCK)m); }
+static void hwtimer__w32_mutex_unlock(void *m) { ReleaseSRWLockExclusive((PSRWLOCK)m); }
+static int hwtimer__w32_cond_init(void *c) {
+    InitializeConditionVariable((PCONDITION_VARIABLE)c);
+    return 0;
+}
+static void hwtimer__w32_cond_destroy(void *c) { (void)c; }
+static void hwtimer__w32_cond_broadcast(void *c) { WakeAllConditionVariable((PCONDITION_VARIABLE)c); }
+static void hwtimer__w32_cond_wait(void *c, void *m, uint64_t timeout_ns) {
+    DWORD ms = INFINITE;
+    if (timeout_ns != UINT64_MAX) {
+        uint64_t rounded = timeout_ns / 1000000u + (timeout_ns % 1000000u != 0);
+        ms = rounded >= (uint64_t)INFINITE ? INFINITE - 1 : (DWORD)rounded;
+    }
+    SleepConditionVariableSRW((PCONDITION_VARIABLE)c, (PSRWLOCK)m, ms, 0);
+}
+static DWORD WINAPI hwtimer__w32_trampoline(LPVOID p) {
+    hwtimer__w32thread *th = (hwtimer__w32thread *)p;
+    th->fn(th->arg);
+    return 0;
+}
+static int hwtimer__w32_thread_start(void *p, void (*fn)(void *), void *arg) {
+    hwtimer__w32thread *th = (hwtimer__w32thread *)p;
+    th->fn = fn;
+    th->arg = arg;
+    th->handle = CreateThread(NULL, 0, hwtimer__w32_trampoline, th, 0, &th->id);
+    return th->handle ? 0 : -1;
+}
+static void hwtimer__w32_thread_join(void *p) {
+    hwtimer__w32thread *th = (hwtimer__w32thread *)p;
+    WaitForSingleObject(th->handle, INFINITE);
+    CloseHandle(th->handle);
+}
+static void hwtimer__w32_thread_detach(void *p) { CloseHandle(((hwtimer__w32thread *)p)->handle); }
+static void hwtimer__w32_thread_self(void *p) { ((hwtimer__w32thread *)p)->id = GetCurrentThreadId(); }
+static int hwtimer__w32_thread_is_self(const void *p) {
+    return ((const hwtimer__w32thread *)p)->id == GetCurrentThreadId();
+}
+
+static const hwtimer_threads hwtimer__win32_table = {
+    "win32", sizeof(SRWLOCK), sizeof(CONDITION_VARIABLE), sizeof(hwtimer__w32thread),
+    hwtimer__w32_mutex_init, hwtimer__w32_mutex_destroy, hwtimer__w32_mutex_lock,
+    hwtimer__w32_mutex_unlock, hwtimer__w32_cond_init, hwtimer__w32_cond_destroy,
+    hwtimer__w32_cond_broadcast, hwtimer__w32_cond_wait, hwtimer__w32_thread_start,
+    hwtimer__w32_thread_join, hwtimer__w32_thread_detach, hwtimer__w32_thread_self,
+    hwtimer__w32_thread_is_self};
+#endif /* HWTIMER__WIN32 */
+
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void) {
+#ifdef HWTIMER__PTHREAD
+    return &hwtimer__pthread_table;
+#else
+    return NULL;
+#endif
+}
+
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) {
+#ifdef HWTIMER__C11
+    return &hwtimer__c11_table;
+#else
+    return NULL;
+#endif
+}
+
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) {
+#ifdef HWTIMER__WIN32
+    return &hwtimer__win32_table;
+#else
+    return NULL;
+#endif
+}
+
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void) {
+    const hwtimer_threads *th = hwtimer_threads_pthread();
+    if (!th) th = hwtimer_threads_win32();
+    if (!th) th = hwtimer_threads_c11();
+    return th;
+}
+
+/* ---------------------------------------------------------------------------------
+   Levels and buckets
+   --------------------------------------------------------------------------------- */
+
+/* Where a node is while pending (struct hwtimer_timeout.where). 0 must mean "nowhere" so a
+   zero-filled node is idle. */
+enum {
+    HWTIMER__WHERE_NONE = 0,
+    HWTIMER__WHERE_LIST = 1, /* t->due or t->ready: a plain list, no bitmap */
+    HWTIMER__WHERE_WHEEL = 2 /* + level * width + slot */
+};
+
+#define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
+
+/* One level: `width` buckets and a bit tree that says which are occupied. Layer 0 of the
+   tree has a bit per slot; each word of layer k has its bit in layer k+1, set while the
+   word is nonzero. The geometry (layers, offsets) is the same for every level and lives in
+   the timer. */
+typedef struct hwtimer__level {
+    struct hwtimer__link *slot;
+    uint64_t *occupied;
+} hwtimer__level;
+
+struct hwtimer {
+    /* geometry, fixed at create */
+    uint64_t tick_ns;
+    uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
+    uint64_t start;    /* S: the clock at create */
+    uint32_t width;    /* slots per level, a power of two >= 2 */
+    uint32_t mask;     /* width - 1 */
+    unsigned bits;     /* log2(width) */
+    unsigned levels;
+    unsigned bit_layers;
+    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
+    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
+    hwtimer__level *level;
+    size_t max_pending;
+    uint64_t (*clock_fn)(void *);
+    void *clock_ctx;
+    void (*free_fn)(void *, void *);
+    void *alloc_ctx;
+    size_t bytes;
+
+    /* the wheel */
+    uint64_t elapsed;  /* processed up to this tick */
+    uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
+    uint64_t last_now; /* the `now` of the last advance */
+    struct hwtimer__link due;   /* sorted by deadline */
+    struct hwtimer__link ready; /* to run in this pass, in order */
+    size_t pending;
+
+    /* running callbacks */
+    hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
+    int running_touched;       /* it was cancelled or scheduled during its callback */
+    int in_pass;
+    int stopped;
+    int destroy_deferred;      /* hwtimer_destroy was called from a callback */
+    hwtimer_stats stats;
+
+    /* threads (all NULL without) */
+    const hwtimer_threads *threads;
+    void *mutex;
+    void *wake_cond;   /* the worker sleeps on it */
+    void *done_cond;   /* cancel/stop/advance wait on it for a callback or pass to end */
+    void *worker_thread;
+    void *pass_thread; /* the thread running the pass under way */
+    unsigned waiters;  /* threads waiting on done_cond */
+    int worker_mode;
+    int worker_running;
+    uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
+};
+
+/* Doubly linked circular lists with a sentinel head. */
+static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
+static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
+static void hwtimer__list_insert_after(struct hwtimer__link *pos, struct hwtimer__link *n) {
+    n->prev = pos;
+    n->next = pos->next;
+    pos->next->prev = n;
+    pos->next = n;
+}
+static void hwtimer__list_unlink(struct hwtimer__link *n) {
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    n->next = n->prev = NULL;
+}
+/* Moves every node of `from` to the end of `to`. */
+static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link *from) {
+    if (hwtimer__list_empty(from)) return;
+    from->next->prev = to->prev;
+    to->prev->next = from->next;
+    from->prev->next = to;
+    to->prev = from->prev;
+    hwtimer__list_init(from);
+}
+static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
+    return (hwtimer_timeout *)(void *)link;
+}
+
+/* Marks slot i occupied, climbing only while words were empty. */
+static void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
+    unsigned layer;
+    uint64_t pos = i;
+    for (layer = 0; layer < t->bit_layers; layer++) {
+        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
+        uint64_t was = *word;
+        *word = was | ((uint64_t)1 << (pos & 63));
+        if (was) break;
+        pos >>= 6;
+    }
+}
+
+/* Clears slot i, climbing only while words become empty. */
+static void hwtimer__level_unmark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
+    unsigned layer;
+    uint64_t pos = i;
+    for (layer = 0; layer < t->bit_layers; layer++) {
+        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
+        *word &= ~((uint64_t)1 << (pos & 63));
+        if (*word) break;
+        pos >>= 6;
+    }
+}
+
+/* The first occupied slot at index >= from, or t->width if none (no wrap-around: slots
+   behind the level's position are empty by construction). */
+static uint32_t hwtimer__level_next_occupied(const hwtimer *t, const hwtimer__level *lv,
+                                             uint32_t from) {
+    unsigned layer = 0;
+    uint64_t pos = from;
+    for (;;) {
+        uint64_t w = pos >> 6;
+        if (w < t->layer_words[layer]) {
+            uint64_t word = lv->occupied[t->layer_offset[layer] + w] & (UINT64_MAX << (pos & 63));
+            if (word) {
+                pos = (w << 6) | hwtimer__ctz64(word);
+                break;
+            }
+        }
+        if (++layer == t->bit_layers) return t->width;
+        pos = w + 1;
+    }
+    while (layer-- > 0) {
+        pos = (pos << 6) | hwtimer__ctz64(lv->occupied[t->layer_offset[layer] + pos]);
+    }
+    return (uint32_t)pos;
+}
+
+static void hwtimer__level_push(const hwtimer *t, hwtimer__level *lv, uint32_t i,
+                                hwtimer_timeout *to) {
+    struct hwtimer__link *head = &lv->slot[i];
+    if (hwtimer__list_empty(head)) hwtimer__level_mark(t, lv, i);
+    hwtimer__list_insert_after(head->prev, &to->link);
+}
+
+/* ---------------------------------------------------------------------------------
+   Ticks: deadlines to ticks and back
+   --------------------------------------------------------------------------------- */
+
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 hwtimer__u128;
+#endif
+
+/* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
+   the estimate is floor(n/tick) or one less, and one comparison corrects it. */
+static uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
+#if defined(__SIZEOF_INT128__)
+    uint64_t q = (uint64_t)(((hwtimer__u128)n * t->tick_inv) >> 64);
+    uint64_t r = n - q * t->tick_ns;
+    if (r >= t->tick_ns) {
+        q++;
+        r -= t->tick_ns;
+    }
+    *rem = r;
+    return q;
+#else
+    *rem = n % t->tick_ns;
+    return n / t->tick_ns;
+#endif
+}
+
+/* The tick a deadline is due at: the first boundary at or after it. */
+static uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
+    uint64_t q, r;
+    if (deadline <= t->start) return 0;
+    q = hwtimer__div_tick(t, deadline - t->start, &r);
+    return q + (r != 0);
+}
+
+/* The time of a tick boundary, UINT64_MAX if it lies beyond. */
+static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
+    if (tick > (UINT64_MAX - t->start) / t->tick_ns) return UINT64_MAX;
+    return t->start + tick * t->tick_ns;
+}
+
+/* The level and slot for a tick after elapsed: the level of the highest bit in which they
+   differ, and the tick's digit there. */
+static uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
+    unsigned level = hwtimer__msb64(tick ^ t->elapsed) / t->bits;
+    uint32_t slot = (uint32_t)(hwtimer__shr(tick, level * t->bits) & t->mask);
+    HWTIMER_ASSERT(tick > t->elapsed && level < t->levels);
+    return HWTIMER__WHERE_WHEEL + ((uint32_t)level << t->bits) + slot;
+}
+
+/* ---------------------------------------------------------------------------------
+   Filing and unfiling nodes
+   --------------------------------------------------------------------------------- */
+
+static void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
+    uint32_t id = where - HWTIMER__WHERE_WHEEL;
+    to->where = where;
+    hwtimer__level_push(t, &t->level[id >> t->bits], id & t->mask, to);
+}
+
+/* Keeps `due` sorted by deadline, walking from its tail: O(1) unless the clock went back. */
+static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to) {
+    struct hwtimer__link *pos = t->due.prev;
+    while (pos != &t->due && hwtimer__node(pos)->deadline > to->deadline) pos = pos->prev;
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_insert_after(pos, &to->link);
+}
+
+/* Files a pending node due at `tick` (its deadline's due tick). */
+static void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
+    if (tick <= t->horizon) {
+        hwtimer__file_in_due(t, to);
+    } else {
+        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+    }
+}
+
+static void hwtimer__file(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__file_at(t, to, hwtimer__due_tick(t, to->deadline));
+}
+
+static void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
+    uint32_t where = to->where;
+    hwtimer__list_unlink(&to->link);
+    to->where = HWTIMER__WHERE_NONE;
+    if (where >= HWTIMER__WHERE_WHEEL) {
+        uint32_t id = where - HWTIMER__WHERE_WHEEL;
+        hwtimer__level *lv = &t->level[id >> t->bits];
+        if (hwtimer__list_empty(&lv->slot[id & t->mask])) hwtimer__level_unmark(t, lv, id & t->mask);
+    }
+}
+
+/* ---------------------------------------------------------------------------------
+   Locking (no-ops without threads)
+   --------------------------------------------------------------------------------- */
+
+static void hwtimer__lock(hwtimer *t) {
+    if (t->threads) t->threads->mutex_lock(t->mutex);
+}
+static void hwtimer__unlock(hwtimer *t) {
+    if (t->threads) t->threads->mutex_unlock(t->mutex);
+}
+
+/* Is the caller the thread running this timer's callbacks right now? Without threads,
+   anything that runs during a pass runs inside a callback. */
+static int hwtimer__in_own_callback(const hwtimer *t) {
+    if (!t->in_pass) return 0;
+    return !t->threads || t->threads->thread_is_self(t->pass_thread);
+}
+
+/* Waits (lock held) until a callback or a pass ends. */
+static void hwtimer__wait_done(hwtimer *t) {
+    t->waiters++;
+    t->threads->cond_wait(t->done_cond, t->mutex, UINT64_MAX);
+    t->waiters--;
+}
+
+static void hwtimer__signal_done(hwtimer *t) {
+    if (t->waiters) t->threads->cond_broadcast(t->done_cond);
+}
+
+/* A node filed due at `tick` while the worker sleeps past it: wake the worker. */
+static void hwtimer__wake_worker_for(hwtimer *t, uint64_t deadline) {
+    if (t->worker_running && t->worker_wake_at &&
+        hwtimer__tick_time(t, hwtimer__due_tick(t, deadline)) < t->worker_wake_at) {
+        t->threads->cond_broadcast(t->wake_cond);
+    }
+}
+
+/* ---------------------------------------------------------------------------------
+   Creating and destroying
+   --------------------------------------------------------------------------------- */
+
+HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg) {
+    if (!cfg) return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->tick_ns = 100000000u;
+    cfg->ticks_per_wheel = 512;
+}
+
+static int hwtimer__threads_complete(const hwtimer_threads *th) {
+    return th->mutex_size && th->cond_size && th->thread_size && th->mutex_init &&
+           th->mutex_destroy && th->mutex_lock && th->mutex_unlock && th->cond_init &&
+           th->cond_destroy && th->cond_broadcast && th->cond_wait && th->thread_start &&
+           th->thread_join && th->thread_detach && th->thread_self && th->thread_is_self;
+}
+
+static int hwtimer__check_config(const hwtimer_config *cfg) {
+    uint64_t width = 2;
+    if (cfg->tick_ns == 0 || cfg->ticks_per_wheel == 0 ||
+        cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
+        return HWTIMER_EINVAL;
+    }
+    while (width < cfg->ticks_per_wheel) width <<= 1;
+    if (cfg->tick_ns > UINT64_MAX / width) return HWTIMER_EINVAL; /* Netty checks this too */
+    if (!cfg->alloc_fn != !cfg->free_fn) return HWTIMER_EINVAL;
+    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) return HWTIMER_EINVAL;
+    if (cfg->worker && !cfg->threads) return HWTIMER_EINVAL;
+#ifdef HWTIMER_NO_THREADS
+    if (cfg->threads) return HWTIMER_EINVAL;
+#endif
+    if (cfg->threads && !hwtimer__threads_complete(cfg->threads)) return HWTIMER_EINVAL;
+    return HWTIMER_OK;
+}
+
+/* Fills the geometry: width, levels, bit-tree layers. */
+static void hwtimer__set_geometry(hwtimer *t, uint32_t ticks_per_wheel) {
+    uint64_t max_tick;
+    unsigned tick_bits, layer;
+    uint32_t words, offset = 0;
+    t->width = 2;
+    t->bits = 1;
+    while (t->width < ticks_per_wheel) {
+        t->width <<= 1;
+        t->bits++;
+    }
+    t->mask = t->width - 1;
+    /* enough levels for the tick of the latest representable deadline */
+    max_tick = hwtimer__due_tick(t, UINT64_MAX);
+    tick_bits = max_tick ? hwtimer__msb64(max_tick) + 1 : 1;
+    t->levels = (tick_bits + t->bits - 1) / t->bits;
+    words = (t->width + 63) / 64;
+    for (layer = 0;; layer++) {
+        t->layer_words[layer] = words;
+        t->layer_offset[layer] = offset;
+        offset += words;
+        if (words == 1) break;
+        words = (words + 63) / 64;
+    }
+    t->bit_layers = layer + 1;
+}
+
+static size_t hwtimer__align(size_t n) { return (n + 15u) & ~(size_t)15u; }
+
+/* Adds n bytes to *total, failing on overflow. */
+static int hwtimer__add_size(size_t *total, size_t n) {
+    if (n > SIZE_MAX - *total - 16u) return 0;
+    *total = hwtimer__align(*total + n);
+    return 1;
+}
+
+/* Lays out the one allocation: the timer, levels, slots, bitmaps, thread objects. Returns
+   0 when its size does not fit a size_t. */
+static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t *offsets,
+                           size_t *total) {
+    size_t slots = (size_t)t->levels * t->width;
+    size_t words = (size_t)t->levels * (t->layer_offset[t->bit_layers - 1] + 1);
+    *total = 0;
+    offsets[0] = 0;
+    if (!hwtimer__add_size(total, sizeof(hwtimer))) return 0;
+    offsets[1] = *total;
+    if (!hwtimer__add_size(total, t->levels * sizeof(hwtimer__level))) return 0;
+    offsets[2] = *total;
+    if (slots > SIZE_MAX / sizeof(struct hwtimer__link)) return 0;
+    if (!hwtimer__add_size(total, slots * sizeof(struct hwtimer__link))) return 0;
+    offsets[3] = *total;
+    if (!hwtimer__add_size(total, words * sizeof(uint64_t))) return 0;
+    offsets[4] = *total;
+    if (th) {
+        if (!hwtimer__add_size(total, th->mutex_size) || !hwtimer__add_size(total, th->cond_size) ||
+            !hwtimer__add_size(total, th->cond_size) || !hwtimer__add_size(total, th->thread_size) ||
+            !hwtimer__add_size(total, th->thread_size)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Points the timer's levels and thread objects into its block and empties the wheel. */
+static void hwtimer__carve(hwtimer *t, char *block, const size_t *offsets) {
+    unsigned l;
+    uint32_t i;
+    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
+    t->level = (hwtimer__level *)(void *)(block + offsets[1]);
+    for (l = 0; l < t->levels; l++) {
+        hwtimer__level *lv = &t->level[l];
+        lv->slot = (struct hwtimer__link *)(void *)(block + offsets[2]) + (size_t)l * t->width;
+        lv->occupied = (uint64_t *)(void *)(block + offsets[3]) + l * words_per_level;
+        for (i = 0; i < t->width; i++) hwtimer__list_init(&lv->slot[i]);
+        memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
+    }
+    if (t->threads) {
+        const hwtimer_threads *th = t->threads;
+        char *p = block + offsets[4];
+        t->mutex = p;
+        p += hwtimer__align(th->mutex_size);
+        t->wake_cond = p;
+        p += hwtimer__align(th->cond_size);
+        t->done_cond = p;
+        p += hwtimer__align(th->cond_size);
+        t->worker_thread = p;
+        p += hwtimer__align(th->thread_size);
+        t->pass_thread = p;
+    }
+}
+
+static void *hwtimer__alloc(const hwtimer_config *cfg, size_t size) {
+    if (cfg->alloc_fn) return cfg->alloc_fn(size, cfg->alloc_ctx);
+    return HWTIMER_MALLOC(cfg->alloc_ctx, size);
+}
+
+static void hwtimer__free_block(hwtimer *t) {
+    void (*free_fn)(void *, void *) = t->free_fn;
+    void *ctx = t->alloc_ctx;
+    if (free_fn) {
+        free_fn(t, ctx);
+    } else {
+        HWTIMER_FREE(ctx, t);
+    }
+}
+
+/* Makes the mutex and condition variables; undoes what it made on failure. */
+static int hwtimer__init_sync(hwtimer *t) {
+    const hwtimer_threads *th = t->threads;
+    if (!th) return HWTIMER_OK;
+    if (th->mutex_init(t->mutex)) return HWTIMER_ETHREAD;
+    if (th->cond_init(t->wake_cond)) {
+        th->mutex_destroy(t->mutex);
+        return HWTIMER_ETHREAD;
+    }
+    if (th->cond_init(t->done_cond)) {
+        th->cond_destroy(t->wake_cond);
+        th->mutex_destroy(t->mutex);
+        return HWTIMER_ETHREAD;
+    }
+    return HWTIMER_OK;
+}
+
+static void hwtimer__fini_sync(hwtimer *t) {
+    if (!t->threads) return;
+    t->threads->cond_destroy(t->done_cond);
+    t->threads->cond_destroy(t->wake_cond);
+    t->threads->mutex_destroy(t->mutex);
+}
+
+HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
+    hwtimer_config defaults;
+    hwtimer geometry, *t;
+    size_t offsets[5], total;
+    char *block;
+    int err;
+    if (!out) return HWTIMER_EINVAL;
+    *out = NULL;
+    if (!cfg) {
+        hwtimer_config_default(&defaults);
+        cfg = &defaults;
+    }
+    err = hwtimer__check_config(cfg);
+    if (err) return err;
+
+    memset(&geometry, 0, sizeof geometry);
+    geometry.tick_ns = cfg->tick_ns;
+    geometry.tick_inv = UINT64_MAX / cfg->tick_ns;
+    geometry.clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
+    geometry.clock_ctx = cfg->clock_ctx;
+    geometry.start = geometry.clock_fn(geometry.clock_ctx);
+    hwtimer__set_geometry(&geometry, cfg->ticks_per_wheel);
+    if (!hwtimer__layout(&geometry, cfg->threads, offsets, &total)) return HWTIMER_ENOMEM;
+
+    block = (char *)hwtimer__alloc(cfg, total);
+    if (!block) return HWTIMER_ENOMEM;
+    t = (hwtimer *)(void *)block;
+    *t = geometry;
+    t->max_pending = cfg->max_pending;
+    t->free_fn = cfg->free_fn;
+    t->alloc_ctx = cfg->alloc_ctx;
+    t->bytes = total;
+    t->threads = cfg->threads;
+    t->worker_mode = cfg->worker != 0;
+    hwtimer__list_init(&t->due);
+    hwtimer__list_init(&t->ready);
+    hwtimer__carve(t, block, offsets);
+    err = hwtimer__init_sync(t);
+    if (err) {
+        hwtimer__free_block(t);
+        return err;
+    }
+    *out = t;
+    return HWTIMER_OK;
+}
+
+/* ---------------------------------------------------------------------------------
+   Timeout operations
+   --------------------------------------------------------------------------------- */
+
+static int hwtimer__start_worker_locked(hwtimer *t); /* in the worker section */
+
+HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
+    if (to) memset(to, 0, sizeof *to);
+}
+
+/* Pending on t: filed, or a periodic one whose callback runs now and was not touched yet. */
+static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
+    if (to->owner != t) return 0;
+    if (to->state == HWTIMER_PENDING) return 1;
+    return to == t->running && to->period && !t->running_touched;
+}
+
+static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
+    return to->owner != t && HWTIMER__LOAD(&to->state) == HWTIMER_PENDING;
+}
+
+/* Arms a node that is not pending (lock held). */
+static int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
+                               uint64_t period, hwtimer_fn fn, void *arg) {
+    if (t->stopped) return HWTIMER_ESTOPPED;
+    if (hwtimer__is_pending_on(t, to) || hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EBUSY;
+    if (t->max_pending && t->pending >= t->max_pending) return HWTIMER_EFULL;
+    if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
+    if (to == t->running) t->running_touched = 1;
+    to->fn = fn;
+    to->arg = arg;
+    to->period = period;
+    to->owner = t;
+    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__set_state(to, HWTIMER_PENDING);
+    t->pending++;
+    hwtimer__file(t, to);
+    hwtimer__wake_worker_for(t, deadline);
+    return HWTIMER_OK;
+}
+
+/* Validates, locks and arms: what every scheduling call shares. */
+static int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline, uint64_t period,
+                        hwtimer_fn fn, void *arg) {
+    int err;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    hwtimer__lock(t);
+    err = hwtimer__arm_locked(t, to, deadline, period, fn, arg);
+    hwtimer__unlock(t);
+    return err;
+}
+
+static uint64_t hwtimer__deadline_in(hwtimer *t, uint64_t delay_ns) {
+    return hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns);
+}
+
+HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+                                 hwtimer_fn fn, void *arg) {
+    if (!t) return HWTIMER_EINVAL;
+    return hwtimer__arm(t, to, hwtimer__deadline_in(t, delay_ns), 0, fn, arg);
+}
+
+HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
+                                    hwtimer_fn fn, void *arg) {
+    return hwtimer__arm(t, to, deadline_ns, 0, fn, arg);
+}
+
+HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+                                          uint64_t period_ns, hwtimer_fn fn, void *arg) {
+    if (!t || !period_ns) return HWTIMER_EINVAL;
+    return hwtimer__arm(t, to, hwtimer__deadline_in(t, delay_ns), period_ns, fn, arg);
+}
+
+/* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
+   callback is in no list yet: it is filed now and will not be re-armed by its period. */
+static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    uint64_t tick = hwtimer__due_tick(t, deadline);
+    HWTIMER__STORE64(&to->deadline, deadline);
+    if (to == t->running) t->running_touched = 1;
+    if (to->state != HWTIMER_PENDING) {
+        hwtimer__set_state(to, HWTIMER_PENDING);
+        hwtimer__file_at(t, to, tick);
+    } else if (tick <= t->horizon || to->where != hwtimer__wheel_where(t, tick)) {
+        hwtimer__unfile(t, to);
+        hwtimer__file_at(t, to, tick);
+    } /* else: same slot, and the slot does not care about the exact deadline */
+    hwtimer__wake_worker_for(t, deadline);
+}
+
+HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
+    uint64_t deadline;
+    int err = HWTIMER_OK;
+    if (!t || !to) return HWTIMER_EINVAL;
+    deadline = hwtimer__deadline_in(t, delay_ns);
+    hwtimer__lock(t);
+    if (!to->fn) {
+        err = HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
+    } else if (hwtimer__is_pending_on(t, to)) {
+        hwtimer__move_locked(t, to, deadline);
+    } else {
+        err = hwtimer__arm_locked(t, to, deadline, to->period, to->fn, to->arg);
+    }
+    hwtimer__unlock(t);
+    return err;
+}
+
+/* Cancels a node if it is pending on t (lock held): 1, else 0. */
+static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
+    if (!hwtimer__is_pending_on(t, to)) return 0;
+    if (to->state == HWTIMER_PENDING) hwtimer__unfile(t, to);
+    if (to == t->running) t->running_touched = 1;
+    hwtimer__set_state(to, HWTIMER_CANCELLED);
+    t->pending--;
+    return 1;
+}
+
+/* Must cancel wait for this node's callback, which runs on another thread? */
+static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
+    return t->running == to && t->threads && !t->threads->thread_is_self(t->pass_thread);
+}
+
+HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
+    int cancelled = 0;
+    if (!t || !to) return HWTIMER_EINVAL;
+    hwtimer__lock(t);
+    if (hwtimer__is_pending_elsewhere(t, to)) {
+        hwtimer__unlock(t);
+        return HWTIMER_EINVAL;
+    }
+    /* Like del_timer_sync: wait for a running callback, and cancel again if it re-armed. */
+    for (;;) {
+        cancelled |= hwtimer__cancel_locked(t, to);
+        if (!hwtimer__runs_elsewhere(t, to)) break;
+        hwtimer__wait_done(t);
+    }
+    hwtimer__unlock(t);
+    return cancelled;
+}
+
+HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
+    if (!to) return HWTIMER_EINVAL;
+    return HWTIMER__LOAD(&to->state);
+}
+
+HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
+    if (!to) return 0;
+    return HWTIMER__LOAD64(&to->deadline);
+}
+
+HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
+    size_t n;
+    if (!t) return 0;
+    hwtimer__lock(t);
+    n = t->pending;
+    hwtimer__unlock(t);
+    return n;
+}
+
+HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) {
+    if (!t) return 0;
+    return t->clock_fn(t->clock_ctx);
+}
+
+/* ---------------------------------------------------------------------------------
+   Advance: walking the occupied slots up to a tick, running callbacks
+   --------------------------------------------------------------------------------- */
+
+/* The first occupied slot after elapsed's position, in the lowest level that has one (all
+   of a lower level is due before anything in a higher one), and the tick it starts at. */
+static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *slot_out,
+                              uint64_t *start_out) {
+    unsigned level;
+    for (level = 0; level < t->levels; level++) {
+        unsigned shift = level * t->bits;
+        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, shift) & t->mask);
+        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[level], pos + 1);
+        if (slot < t->width) {
+            uint64_t rotation = hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits),
+                                             shift + t->bits);
+            *level_out = level;
+            *slot_out = slot;
+            *start_out = rotation | hwtimer__shl(slot, shift);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
+   coarse slot is re-filed, which puts it in a lower level. */
+static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
+    hwtimer__level *lv = &t->level[level];
+    struct hwtimer__link *head = &lv->slot[slot];
+    hwtimer__level_unmark(t, lv, slot);
+    while (!hwtimer__list_empty(head)) {
+        hwtimer_timeout *to = hwtimer__node(head->next);
+        uint64_t tick = level ? hwtimer__due_tick(t, to->deadline) : t->elapsed;
+        hwtimer__list_unlink(&to->link);
+        if (tick <= t->elapsed) {
+            to->where = HWTIMER__WHERE_LIST;
+            hwtimer__list_insert_after(t->ready.prev, &to->link);
+        } else {
+            hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+            t->stats.cascaded++;
+        }
+    }
+}
+
+/* Fixed rate: the first D + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
+static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t now) {
+    uint64_t d = to->deadline, p = to->period;
+    uint64_t k = now >= d ? (now - d) / p + 1 : 1;
+    HWTIMER__STORE64(&to->deadline, k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p);
+    hwtimer__set_state(to, HWTIMER_PENDING);
+    hwtimer__file(t, to);
+}
+
+/* Runs the first ready node's callback with the lock released. After a one-shot callback the
+   node is never touched again: the callback may have freed it. */
+static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
+    hwtimer_timeout *to = hwtimer__node(t->ready.next);
+    hwtimer_fn fn = to->fn;
+    void *arg = to->arg;
+    int periodic = to->period != 0;
+    hwtimer__unfile(t, to);
+    hwtimer__set_state(to, HWTIMER_EXPIRED);
+    if (!periodic) t->pending--;
+    t->running = to;
+    t->running_touched = 0;
+    t->stats.fired++;
+    if (periodic && t->worker_mode) now = t->clock_fn(t->clock_ctx); /* when the run started */
+    hwtimer__unlock(t);
+    fn(to, arg);
+    hwtimer__lock(t);
+    t->running = NULL;
+    if (periodic && !t->running_touched) hwtimer__rearm_periodic(t, to, now);
+    hwtimer__signal_done(t);
+}
+
+static size_t hwtimer__run_ready(hwtimer *t, uint64_t now) {
+    size_t ran = 0;
+    while (!t->stopped && !hwtimer__list_empty(&t->ready)) {
+        hwtimer__run_first_ready(t, now);
+        ran++;
+    }
+    return ran;
+}
+
+/* One pass up to `now` (lock held): first what was left due by earlier calls, then every
+   occupied slot up to now's tick, in time order. Nodes filed during the pass with a tick
+   up to the target go to `due`, for the next pass. */
+static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
+    size_t ran;
+    unsigned level;
+    uint32_t slot;
+    uint64_t start, rem, target;
+    if (now < t->last_now || t->stopped) return 0;
+    t->last_now = now;
+    if (now < t->start) return 0;
+    target = hwtimer__div_tick(t, now - t->start, &rem);
+    t->in_pass = 1;
+    t->horizon = target;
+    if (t->threads) t->threads->thread_self(t->pass_thread);
+    t->stats.passes++;
+    hwtimer__list_splice(&t->ready, &t->due);
+    ran = hwtimer__run_ready(t, now);
+    while (!t->stopped && hwtimer__next_slot(t, &level, &slot, &start) && start <= target) {
+        t->elapsed = start;
+        hwtimer__expire_slot(t, level, slot);
+        ran += hwtimer__run_ready(t, now);
+    }
+    if (!t->stopped) t->elapsed = target;
+    t->in_pass = 0;
+    hwtimer__signal_done(t);
+    return ran;
+}
+
+static void hwtimer__finish_destroy(hwtimer *t);
+
+HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
+    size_t ran = 0;
+    int destroy;
+    if (!t) return 0;
+    hwtimer__lock(t);
+    if (!t->worker_mode && !hwtimer__in_own_callback(t)) {
+        while (t->in_pass) hwtimer__wait_done(t); /* another thread's pass */
+        ran = hwtimer__pass(t, now_ns);
+    }
+    destroy = t->destroy_deferred && !t->in_pass;
+    hwtimer__unlock(t);
+    if (destroy) hwtimer__finish_destroy(t);
+    return ran;
+}
+
+HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) {
+    if (!t) return 0;
+    return hwtimer_advance(t, hwtimer_now(t));
+}
+
+static uint64_t hwtimer__next_expiry_locked(const hwtimer *t) {
+    unsigned level;
+    uint32_t slot;
+    uint64_t start;
+    if (!hwtimer__list_empty(&t->ready)) return hwtimer__tick_time(t, t->elapsed);
+    if (!hwtimer__list_empty(&t->due)) {
+        return hwtimer__tick_time(t, hwtimer__due_tick(t, hwtimer__node(t->due.next)->deadline));
+    }
+    if (hwtimer__next_slot(t, &level, &slot, &start)) return hwtimer__tick_time(t, start);
+    return UINT64_MAX;
+}
+
+HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
+    uint64_t next;
+    if (!t) return UINT64_MAX;
+    hwtimer__lock(t);
+    next = hwtimer__next_expiry_locked(t);
+    hwtimer__unlock(t);
+    return next;
+}
+
+HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
+    uint64_t next, now, ms;
+    if (!t) return -1;
+    next = hwtimer_next_expiry(t);
+    if (next == UINT64_MAX) return -1;
+    now = hwtimer_now(t);
+    if (next <= now) return 0;
+    ms = (next - now) / 1000000u + ((next - now) % 1000000u != 0);
+    return ms > (uint64_t)INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* ---------------------------------------------------------------------------------
+   Worker, start, stop
+   --------------------------------------------------------------------------------- */
+
+/* The worker sleeps until the next boundary that has work (forever when there is none) and
+   is woken early only by a schedule that is due sooner, or by stop. */
+static void hwtimer__worker_main(void *arg) {
+    hwtimer *t = (hwtimer *)arg;
+    int destroy;
+    hwtimer__lock(t);
+    while (!t->stopped) {
+        uint64_t now = t->clock_fn(t->clock_ctx);
+        uint64_t next = hwtimer__next_expiry_locked(t);
+        if (now < t->last_now) now = t->last_now; /* a clock that stepped back still runs what was due */
+        if (next <= now) {
+            hwtimer__pass(t, now);
+            continue;
+        }
+        t->worker_wake_at = next;
+        t->threads->cond_wait(t->wake_cond, t->mutex, next == UINT64_MAX ? UINT64_MAX : next - now);
+        t->worker_wake_at = 0;
+        t->stats.wakeups++;
+    }
+    destroy = t->destroy_deferred;
+    hwtimer__unlock(t);
+    if (destroy) {
+        t->threads->thread_detach(t->worker_thread);
+        hwtimer__finish_destroy(t);
+    }
+}
+
+static int hwtimer__start_worker_locked(hwtimer *t) {
+    if (t->worker_running) return 0;
+    if (t->threads->thread_start(t->worker_thread, hwtimer__worker_main, t)) return -1;
+    t->worker_running = 1;
+    return 0;
+}
+
+HWTIMER_DEF int hwtimer_start(hwtimer *t) {
+    int err = HWTIMER_OK;
+    if (!t) return HWTIMER_EINVAL;
+    hwtimer__lock(t);
+    if (t->stopped) {
+        err = HWTIMER_ESTOPPED;
+    } else if (t->worker_mode && hwtimer__start_worker_locked(t)) {
+        err = HWTIMER_ETHREAD;
+    }
+    hwtimer__unlock(t);
+    return err;
+}
+
+static void hwtimer__join_worker_locked(hwtimer *t) {
+    if (!t->worker_running) return;
+    t->threads->cond_broadcast(t->wake_cond);
+    hwtimer__unlock(t);
+    t->threads->thread_join(t->worker_thread);
+    hwtimer__lock(t);
+    t->worker_running = 0;
+}
+
+/* Moves every pending node to `out`, cancelled (lock held, no pass under way). */
+static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
+    unsigned l;
+    size_t n = 0;
+    struct hwtimer__link *p;
+    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
+    hwtimer__list_splice(out, &t->due);
+    hwtimer__list_splice(out, &t->ready);
+    for (l = 0; l < t->levels; l++) {
+        hwtimer__level *lv = &t->level[l];
+        uint32_t slot = hwtimer__level_next_occupied(t, lv, 0);
+        while (slot < t->width) {
+            hwtimer__list_splice(out, &lv->slot[slot]);
+            slot = hwtimer__level_next_occupied(t, lv, slot + 1);
+        }
+        memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
+    }
+    for (p = out->next; p != out; p = p->next) {
+        hwtimer_timeout *to = hwtimer__node(p);
+        to->where = HWTIMER__WHERE_NONE;
+        hwtimer__set_state(to, HWTIMER_CANCELLED);
+        n++;
+    }
+    HWTIMER_ASSERT(n == t->pending);
+    t->pending = 0;
+    return n;
+}
+
+/* Hands each node of a detached list to fn (no lock held: fn may free the node). */
+static void hwtimer__hand_back(struct hwtimer__link *list, hwtimer_fn fn, void *ctx) {
+    struct hwtimer__link *p = list->next;
+    while (p != list) {
+        hwtimer_timeout *to = hwtimer__node(p);
+        p = p->next;
+        to->link.next = to->link.prev = NULL;
+        if (fn) fn(to, ctx);
+    }
+}
+
+HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
+    struct hwtimer__link list;
+    size_t n;
+    if (!t) return HWTIMER_EINVAL;
+    hwtimer__lock(t);
+    if (hwtimer__in_own_callback(t)) {
+        hwtimer__unlock(t);
+        return HWTIMER_EWORKER;
+    }
+    if (t->stopped) {
+        hwtimer__unlock(t);
+        return 0;
+    }
+    t->stopped = 1;
+    hwtimer__join_worker_locked(t);
+    while (t->in_pass) hwtimer__wait_done(t); /* another thread's advance ends after its callback */
+    hwtimer__list_init(&list);
+    n = hwtimer__cancel_all(t, &list);
+    hwtimer__unlock(t);
+    hwtimer__hand_back(&list, unprocessed, ctx);
+    return (int64_t)n;
+}
+
+/* Frees a stopped timer whose worker and passes are over. */
+static void hwtimer__finish_destroy(hwtimer *t) {
+    struct hwtimer__link list;
+    hwtimer__list_init(&list);
+    hwtimer__cancel_all(t, &list);
+    hwtimer__hand_back(&list, NULL, NULL);
+    hwtimer__fini_sync(t);
+    hwtimer__free_block(t);
+}
+
+HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
+    if (!t) return;
+    hwtimer__lock(t);
+    if (hwtimer__in_own_callback(t)) {
+        /* The pass or worker that runs this callback frees the timer when it returns. */
+        t->stopped = 1;
+        t->destroy_deferred = 1;
+        hwtimer__unlock(t);
+        return;
+    }
+    hwtimer__unlock(t);
+    hwtimer_stop(t, NULL, NULL);
+    hwtimer__finish_destroy(t);
+}
+
+/* ---------------------------------------------------------------------------------
+   Errors and counters
+   --------------------------------------------------------------------------------- */
+
+HWTIMER_DEF const char *hwtimer_strerror(int err) {
+    switch (err) {
+    case HWTIMER_OK: return "success";
+    case HWTIMER_EINVAL: return "invalid argument";
+    case HWTIMER_ENOMEM: return "out of memory";
+    case HWTIMER_EFULL: return "too many pending timeouts (max_pending)";
+    case HWTIMER_ESTOPPED: return "the timer was stopped";
+    case HWTIMER_EBUSY: return "the timeout is already pending";
+    case HWTIMER_EWORKER: return "not allowed from the timer's own callback";
+    case HWTIMER_ETHREAD: return "the thread backend failed";
+    default: return "unknown error";
+    }
+}
+
+HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!t) return;
+    hwtimer__lock(t);
+    *out = t->stats;
+    out->pending = t->pending;
+    out->bytes = t->bytes;
+    hwtimer__unlock(t);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HWTIMER_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+LICENSE (Unlicense)
+
+This is free and unencumbered software released into the public domain.
+
+Anyone is free to copy, modify, publish, use, compile, sell, or distribute this
+software, either in source code form or as a compiled binary, for any purpose,
+commercial or non-commercial, and by any means.
+
+In jurisdictions that recognize copyright laws, the author or authors of this
+software dedicate any and all copyright interest in the software to the public
+domain. We make this dedication for the benefit of the public at large and to
+the detriment of our heirs and successors. We intend this dedication to be an
+overt act of relinquishment in perpetuity of all present and future rights to
+this software under copyright law.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS
+FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS BE
+LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF
+CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE
+SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+------------------------------------------------------------------------------
+*/
