@@ -1,0 +1,121 @@
+/* bench.h - what the benchmark's files share: clocks, the seeded delays, the peer
+   interface of the caller-driven scenarios, and the result table.
+
+   Every peer is measured the same way: a scenario calls one batch function per phase
+   (schedule all, cancel all, ...) and times the call; the loop over the nodes runs
+   inside the peer's file, with direct calls the compiler can inline, so an indirect
+   call per operation does not blur the comparison. */
+#ifndef HWTIMER_BENCH_H
+#define HWTIMER_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- clocks and randomness ---- */
+
+uint64_t bench_wall_ns(void); /* CLOCK_MONOTONIC */
+uint64_t bench_cpu_ns(void);  /* CLOCK_PROCESS_CPUTIME_ID: all threads of the process */
+void bench_sleep_ns(uint64_t ns);
+
+/* splitmix64: the same sequence in C and in NettyBench.java, so both get equal delays. */
+uint64_t bench_rand_next(uint64_t *state);
+/* n delays uniform in [lo_ms, hi_ms], from seed. Exits on allocation failure. */
+uint32_t *bench_delays_ms(size_t n, uint32_t lo_ms, uint32_t hi_ms, uint64_t seed);
+/* calloc that exits on failure and maps every page at once (see bench_prefault). */
+void *bench_xcalloc(size_t count, size_t size);
+void bench_prefault(void *p, size_t bytes);
+
+#define BENCH_SEED 0x9e3779b97f4a7c15ull
+#define BENCH_MS 1000000ull /* ns per millisecond: every peer runs a 1 ms tick */
+
+/* ---- caller-driven peers (scenarios 1-4 and 8) ---- */
+
+typedef void (*bench_body_fn)(void *arg);
+
+/* A fresh peer holds n idle nodes and a frozen clock reading 0 ms (worker peers: the
+   real clock). Delays are relative to that frozen clock. A NULL function means the peer
+   cannot do that phase; the scenario prints n/a and says why (skip_reason). */
+typedef struct bench_peer {
+    const char *key;   /* CSV and column key */
+    const char *title; /* column heading */
+    void *(*create)(size_t n);
+    void (*destroy)(void *ctx);
+    /* Runs body(arg) where the peer's cached clock is valid (libevent: inside a loop
+       callback). NULL: body is called directly. */
+    void (*in_loop)(void *ctx, bench_body_fn body, void *arg);
+    void (*schedule)(void *ctx, const uint32_t *delay_ms, size_t n); /* node i: delay_ms[i] */
+    void (*cancel)(void *ctx, size_t n);                             /* nodes 0 .. n-1 */
+    /* Moves pending node i to delay_ms[i] + extra_ms. */
+    void (*reschedule)(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms);
+    /* Moves the clock to now_ms (past every deadline) and fires everything due; returns
+       callbacks run. */
+    size_t (*expire)(void *ctx, uint64_t now_ms);
+    /* Advances 1 ms at a time up to end_ms (one advance call per tick); returns callbacks run. */
+    size_t (*step)(void *ctx, uint64_t end_ms);
+    /* Timeouts touched while stepping (moved between lists or fired), or 0 if unknown. */
+    uint64_t (*visits)(void *ctx);
+    /* Bytes of one node, and bytes the timer structure holds beyond the nodes. */
+    size_t (*node_bytes)(void *ctx);
+    size_t (*overhead_bytes)(void *ctx, size_t n);
+    const char *skip_reason; /* why the NULL phases are missing */
+} bench_peer;
+
+extern const bench_peer bench_peer_hwtimer;
+extern const bench_peer bench_peer_hwtimer_locked;
+extern const bench_peer bench_peer_hwtimer_worker;
+extern const bench_peer bench_peer_heap;
+#ifdef BENCH_HAVE_LIBUV
+extern const bench_peer bench_peer_libuv;
+#endif
+#ifdef BENCH_HAVE_LIBEVENT
+extern const bench_peer bench_peer_libevent;
+#endif
+
+/* ---- results ---- */
+
+/* Column order of every table; the first one present in a scenario is its baseline
+   unless the baseline key is present. */
+#define BENCH_BASELINE "hwtimer"
+
+void bench_record(int scenario, const char *peer, uint64_t n, const char *metric, double value,
+                  const char *unit);
+/* Returns 1 and stores the value if recorded. */
+int bench_lookup(int scenario, const char *peer, uint64_t n, const char *metric, double *value);
+void bench_note(int scenario, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void bench_declare_peer(const char *key, const char *title);
+void bench_print_table(int scenario, const char *heading, const char *baseline);
+int bench_write_csv(const char *path);
+int bench_write_svg(const char *path);
+
+/* ---- the parts outside the caller-driven peers ---- */
+
+typedef struct bench_options {
+    const uint64_t *sizes; /* N values of scenarios 1-3 */
+    size_t nsizes;
+    size_t long_timers;    /* scenario 4 */
+    uint64_t long_span_ms; /* scenario 4: the hour */
+    size_t producer_pairs; /* scenario 5: schedule+cancel pairs per producer thread */
+    size_t accuracy_timers;
+    uint32_t accuracy_max_ms;
+    uint64_t idle_ns;
+    size_t memory_timers;  /* scenario 8 */
+    int java;
+    int smoke;
+} bench_options;
+
+/* Scenarios 5-7 for hwtimer's worker mode (bench_threads.c). Return the number of
+   correctness failures (early firings, lost callbacks). */
+int bench_threads_producers(const bench_options *o);
+int bench_threads_accuracy(const bench_options *o);
+int bench_threads_idle(const bench_options *o);
+
+/* Netty's HashedWheelTimer through NettyBench.java (bench_netty.c). */
+void bench_netty_run(const bench_options *o);
+/* Scenario 4 for a rounds wheel like Netty's: the bucket visits it would make. */
+uint64_t bench_netty_simulated_visits(const uint32_t *delay_ms, size_t n, uint32_t wheel);
+
+#endif

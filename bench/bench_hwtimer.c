@@ -1,0 +1,142 @@
+/* bench_hwtimer.c - hwtimer as a peer of the caller-driven scenarios, three ways:
+     hwtimer         cfg.threads = NULL, fake clock: one thread, no locks (the baseline)
+     hwtimer+lock    cfg.threads = hwtimer_threads_pthread(), fake clock, caller-driven
+     hwtimer worker  cfg.worker = 1 on the real monotonic clock (schedule/cancel/reschedule
+                     only: its clock cannot be moved to fire an hour of timeouts)
+   All three use a 1 ms tick and the default 512 slots per wheel level. This file also
+   holds the one hwtimer implementation of the benchmark program. */
+#define _POSIX_C_SOURCE 200809L
+#define HWTIMER_IMPLEMENTATION
+#include "hwtimer.h"
+
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct hw_peer {
+    hwtimer *timer;
+    hwtimer_timeout *nodes;
+    uint64_t clock_ns; /* the fake clock (not used in worker mode) */
+    size_t fired;
+} hw_peer;
+
+static uint64_t hw_fake_clock(void *ctx) {
+    return *(const uint64_t *)ctx;
+}
+
+static void hw_on_fire(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    ++*(size_t *)arg;
+}
+
+static void *hw_create_with(size_t n, const hwtimer_threads *threads, int worker) {
+    hw_peer *p = (hw_peer *)bench_xcalloc(1, sizeof *p);
+    hwtimer_config cfg;
+    hwtimer_config_default(&cfg);
+    cfg.tick_ns = BENCH_MS;
+    cfg.threads = threads;
+    cfg.worker = worker;
+    if (!worker) {
+        cfg.clock_fn = hw_fake_clock;
+        cfg.clock_ctx = &p->clock_ns;
+    }
+    int err = hwtimer_create(&p->timer, &cfg);
+    if (err != HWTIMER_OK) {
+        fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
+        exit(2);
+    }
+    p->nodes = (hwtimer_timeout *)bench_xcalloc(n ? n : 1, sizeof *p->nodes);
+    return p;
+}
+
+static void *hw_create(size_t n) {
+    return hw_create_with(n, NULL, 0);
+}
+
+static void *hw_create_locked(size_t n) {
+    return hw_create_with(n, hwtimer_threads_pthread(), 0);
+}
+
+static void *hw_create_worker(size_t n) {
+    return hw_create_with(n, hwtimer_threads_pthread(), 1);
+}
+
+static void hw_destroy(void *ctx) {
+    hw_peer *p = (hw_peer *)ctx;
+    hwtimer_destroy(p->timer);
+    free(p->nodes);
+    free(p);
+}
+
+static void hw_schedule(void *ctx, const uint32_t *delay_ms, size_t n) {
+    hw_peer *p = (hw_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_schedule(p->timer, &p->nodes[i], delay_ms[i] * BENCH_MS, hw_on_fire, &p->fired);
+    }
+}
+
+static void hw_cancel(void *ctx, size_t n) {
+    hw_peer *p = (hw_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_cancel(p->timer, &p->nodes[i]);
+    }
+}
+
+static void hw_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
+    hw_peer *p = (hw_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_reschedule(p->timer, &p->nodes[i], (uint64_t)(delay_ms[i] + extra_ms) * BENCH_MS);
+    }
+}
+
+static size_t hw_expire(void *ctx, uint64_t now_ms) {
+    hw_peer *p = (hw_peer *)ctx;
+    p->clock_ns = now_ms * BENCH_MS;
+    return hwtimer_advance(p->timer, p->clock_ns);
+}
+
+static size_t hw_step(void *ctx, uint64_t end_ms) {
+    hw_peer *p = (hw_peer *)ctx;
+    size_t fired = 0;
+    for (uint64_t ms = p->clock_ns / BENCH_MS + 1; ms <= end_ms; ms++) {
+        p->clock_ns = ms * BENCH_MS;
+        fired += hwtimer_advance(p->timer, p->clock_ns);
+    }
+    return fired;
+}
+
+static uint64_t hw_visits(void *ctx) {
+    hwtimer_stats s;
+    hwtimer_stats_get(((hw_peer *)ctx)->timer, &s);
+    return s.fired + s.cascaded;
+}
+
+static size_t hw_node_bytes(void *ctx) {
+    (void)ctx;
+    return sizeof(hwtimer_timeout);
+}
+
+static size_t hw_overhead_bytes(void *ctx, size_t n) {
+    hwtimer_stats s;
+    (void)n;
+    hwtimer_stats_get(((hw_peer *)ctx)->timer, &s);
+    return s.bytes;
+}
+
+const bench_peer bench_peer_hwtimer = {
+    "hwtimer", "hwtimer", hw_create, hw_destroy, NULL, hw_schedule, hw_cancel,
+    hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes, hw_overhead_bytes, NULL,
+};
+
+const bench_peer bench_peer_hwtimer_locked = {
+    "hwtimer_lock", "hwtimer+lock", hw_create_locked, hw_destroy, NULL, hw_schedule,
+    hw_cancel, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
+    hw_overhead_bytes, NULL,
+};
+
+const bench_peer bench_peer_hwtimer_worker = {
+    "hwtimer_worker", "hwtimer worker", hw_create_worker, hw_destroy, NULL, hw_schedule,
+    hw_cancel, hw_reschedule, NULL, NULL, NULL, hw_node_bytes, hw_overhead_bytes,
+    "worker mode runs on the real clock; its expiry is measured in scenarios 6-7",
+};

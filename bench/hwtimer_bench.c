@@ -1,0 +1,437 @@
+/* hwtimer_bench.c - hwtimer side by side with libuv, libevent, a binary heap and Netty's
+   HashedWheelTimer.
+
+   usage: hwtimer_bench [--full] [--smoke] [--no-java] [--scenarios 1,2,...] [--out FILE.csv]
+
+   Prints a markdown table per scenario and writes FILE.csv and FILE.svg (default:
+   bench/results/latest.* in the build directory). --full adds N = 10^7; --smoke is a
+   tiny correctness run (every callback fired, none early) for `meson test`: it exits
+   nonzero only on such failures, never because of a timing.
+
+   Timing: one timed loop per (peer, N, scenario), the best of 3 runs for N <= 10^5 (small
+   runs are the noisy ones), a fresh timer for every run, and the wall clock around the
+   batch call (CPU time in scenario 4). Delays come from a fixed seed. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef BENCH_HAVE_LIBUV
+#include <uv.h>
+#endif
+#ifdef BENCH_HAVE_LIBEVENT
+#include <event2/event.h>
+#endif
+
+#ifndef BENCH_RESULTS_DIR
+#define BENCH_RESULTS_DIR "bench-results"
+#endif
+
+#define RPC_MIN_MS 1000u  /* scenario 1-3 delays: 1 s .. 61 s */
+#define RPC_MAX_MS 61000u
+#define RESCHEDULES 10u   /* scenario 3: each timer moved 10 times, 1 s later each time */
+#define LONG_MIN_MS 1000u /* scenario 4 delays: 1 s .. 1 h */
+
+static int failures; /* correctness problems: lost or extra callbacks */
+
+static const bench_peer *const caller_peers[] = {
+    &bench_peer_hwtimer, &bench_peer_hwtimer_locked, &bench_peer_hwtimer_worker,
+    &bench_peer_heap,
+#ifdef BENCH_HAVE_LIBUV
+    &bench_peer_libuv,
+#endif
+#ifdef BENCH_HAVE_LIBEVENT
+    &bench_peer_libevent,
+#endif
+};
+#define NCALLER_PEERS (sizeof caller_peers / sizeof caller_peers[0])
+
+/* ---- one run of a peer ---- */
+
+typedef struct run {
+    const bench_peer *peer;
+    void *ctx;
+    const uint32_t *delay_ms;
+    size_t n;
+    uint64_t t0, t1, t2;
+} run;
+
+static void run_in_loop(run *r, bench_body_fn body) {
+    if (r->peer->in_loop) {
+        r->peer->in_loop(r->ctx, body, r);
+    } else {
+        body(r);
+    }
+}
+
+static void body_schedule_cancel(void *arg) {
+    run *r = (run *)arg;
+    r->t0 = bench_wall_ns();
+    r->peer->schedule(r->ctx, r->delay_ms, r->n);
+    r->t1 = bench_wall_ns();
+    r->peer->cancel(r->ctx, r->n);
+    r->t2 = bench_wall_ns();
+}
+
+static void body_schedule(void *arg) {
+    run *r = (run *)arg;
+    r->t0 = bench_wall_ns();
+    r->peer->schedule(r->ctx, r->delay_ms, r->n);
+}
+
+static void body_reschedule(void *arg) {
+    run *r = (run *)arg;
+    r->peer->schedule(r->ctx, r->delay_ms, r->n);
+    r->t0 = bench_wall_ns();
+    for (uint32_t k = 1; k <= RESCHEDULES; k++) {
+        r->peer->reschedule(r->ctx, r->delay_ms, r->n, k * 1000u);
+    }
+    r->t1 = bench_wall_ns();
+}
+
+static void check_fired(int scenario, const bench_peer *p, size_t expected, size_t fired) {
+    if (fired != expected) {
+        fprintf(stderr, "FAIL scenario %d, %s: %zu callbacks ran, expected %zu\n", scenario,
+                p->title, fired, expected);
+        failures++;
+    }
+}
+
+static double per_op(uint64_t from, uint64_t to, size_t ops) {
+    return (double)(to - from) / (double)(ops ? ops : 1);
+}
+
+static double fmin_or_first(double best, double v, unsigned rep) {
+    return rep == 0 || v < best ? v : best;
+}
+
+static unsigned repeats(const bench_options *o, size_t n) {
+    return o->smoke || n > 100000 ? 1 : 3;
+}
+
+/* ---- scenarios 1-3 ---- */
+
+static void rpc_timeouts(const bench_options *o, const bench_peer *p, const uint32_t *d, size_t n) {
+    double sched = 0, cancel = 0;
+    for (unsigned rep = 0; rep < repeats(o, n); rep++) {
+        run r = {p, p->create(n), d, n, 0, 0, 0};
+        run_in_loop(&r, body_schedule_cancel);
+        sched = fmin_or_first(sched, per_op(r.t0, r.t1, n), rep);
+        cancel = fmin_or_first(cancel, per_op(r.t1, r.t2, n), rep);
+        p->destroy(r.ctx);
+    }
+    bench_record(1, p->key, n, "schedule", sched, "ns/op");
+    bench_record(1, p->key, n, "cancel", cancel, "ns/op");
+}
+
+static void expiry(const bench_options *o, const bench_peer *p, const uint32_t *d, size_t n) {
+    double best = 0;
+    for (unsigned rep = 0; rep < repeats(o, n); rep++) {
+        run r = {p, p->create(n), d, n, 0, 0, 0};
+        run_in_loop(&r, body_schedule);
+        size_t fired = p->expire(r.ctx, RPC_MAX_MS + 1000u);
+        r.t1 = bench_wall_ns();
+        check_fired(2, p, n, fired);
+        best = fmin_or_first(best, per_op(r.t0, r.t1, n), rep);
+        p->destroy(r.ctx);
+    }
+    bench_record(2, p->key, n, "schedule+expire", best, "ns/timer");
+}
+
+static void idle_churn(const bench_options *o, const bench_peer *p, const uint32_t *d, size_t n) {
+    double best = 0;
+    for (unsigned rep = 0; rep < repeats(o, n); rep++) {
+        run r = {p, p->create(n), d, n, 0, 0, 0};
+        run_in_loop(&r, body_reschedule);
+        if (p->expire) {
+            check_fired(3, p, n, p->expire(r.ctx, RPC_MAX_MS + (RESCHEDULES + 1) * 1000u));
+        } else {
+            p->cancel(r.ctx, n);
+        }
+        best = fmin_or_first(best, per_op(r.t0, r.t1, n * RESCHEDULES), rep);
+        p->destroy(r.ctx);
+    }
+    bench_record(3, p->key, n, "reschedule", best, "ns/op");
+}
+
+static void caller_scenario(const bench_options *o, int scenario, const uint32_t *d) {
+    for (size_t k = 0; k < NCALLER_PEERS; k++) {
+        const bench_peer *p = caller_peers[k];
+        if (scenario == 2 && !p->expire) {
+            bench_note(2, "%s: n/a (%s)", p->title, p->skip_reason);
+            continue;
+        }
+        for (size_t i = 0; i < o->nsizes; i++) {
+            size_t n = (size_t)o->sizes[i];
+            fprintf(stderr, "  scenario %d: %s, N = %zu\n", scenario, p->title, n);
+            if (scenario == 1) {
+                rpc_timeouts(o, p, d, n);
+            } else if (scenario == 2) {
+                expiry(o, p, d, n);
+            } else {
+                idle_churn(o, p, d, n);
+            }
+        }
+    }
+}
+
+/* ---- scenario 4: long timers on a fine tick ---- */
+
+static void long_timers(const bench_options *o) {
+    size_t n = o->long_timers;
+    uint32_t *d = bench_delays_ms(n, LONG_MIN_MS, (uint32_t)o->long_span_ms, BENCH_SEED + 4);
+    for (size_t k = 0; k < NCALLER_PEERS; k++) {
+        const bench_peer *p = caller_peers[k];
+        if (!p->step) {
+            bench_note(4, "%s: n/a (%s)", p->title, p->skip_reason);
+            continue;
+        }
+        fprintf(stderr, "  scenario 4: %s\n", p->title);
+        run r = {p, p->create(n), d, n, 0, 0, 0};
+        p->schedule(r.ctx, d, n);
+        uint64_t cpu0 = bench_cpu_ns();
+        size_t fired = p->step(r.ctx, o->long_span_ms);
+        uint64_t cpu1 = bench_cpu_ns();
+        check_fired(4, p, n, fired);
+        bench_record(4, p->key, n, "advance through the span, CPU", (double)(cpu1 - cpu0) / 1e9,
+                     "s");
+        if (p->visits) {
+            bench_record(4, p->key, n, "timeout visits", (double)p->visits(r.ctx), "count");
+        }
+        p->destroy(r.ctx);
+    }
+    bench_record(4, "netty", n, "timeout visits",
+                 (double)bench_netty_simulated_visits(d, n, 512), "count");
+    bench_note(4, "%llu advance calls of 1 ms each (the schedule phase is not timed). "
+                  "Timeout visits: hwtimer counts callbacks + moves down a level "
+                  "(hwtimer_stats); Netty's figure is SIMULATED, not run: its rounds wheel "
+                  "(512 buckets, 1 ms tick) visits every timeout in the current bucket on "
+                  "every tick, once per rotation until it expires, and its worker wakes on "
+                  "each of the %llu ticks.",
+               (unsigned long long)o->long_span_ms, (unsigned long long)o->long_span_ms);
+    free(d);
+}
+
+/* ---- scenario 8: memory ---- */
+
+static void memory(const bench_options *o, const uint32_t *d) {
+    size_t n = o->memory_timers;
+    for (size_t k = 0; k < NCALLER_PEERS; k++) {
+        const bench_peer *p = caller_peers[k];
+        if (p == &bench_peer_hwtimer_locked || p == &bench_peer_hwtimer_worker) {
+            continue; /* the same nodes; a mutex, condition variable and thread more */
+        }
+        void *ctx = p->create(n);
+        p->schedule(ctx, d, n);
+        size_t node = p->node_bytes(ctx), overhead = p->overhead_bytes(ctx, n);
+        bench_record(8, p->key, n, "node", (double)node, "bytes");
+        bench_record(8, p->key, n, "structure / N", (double)overhead / (double)n, "bytes");
+        bench_record(8, p->key, n, "per pending timeout", (double)node + (double)overhead / (double)n,
+                     "bytes");
+        p->cancel(ctx, n);
+        p->destroy(ctx);
+    }
+    bench_note(8, "hwtimer+lock and hwtimer worker: the same node and levels, plus a mutex, "
+                  "a condition variable and a thread handle.");
+    bench_note(8, "node: sizeof the per-timeout struct the user embeds or allocates "
+                  "(libevent: event_get_struct_event_size()). structure: what the timer holds "
+                  "beyond the nodes (hwtimer_stats.bytes; the heap arrays of pointers; libuv's "
+                  "uv_loop_t, its heap being intrusive).");
+}
+
+/* ---- options and the run ---- */
+
+static const uint64_t default_sizes[] = {1000, 10000, 100000, 1000000, 10000000};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: hwtimer_bench [--full] [--smoke] [--no-java] [--scenarios 1,2,...] "
+               "[--out FILE.csv]\n"
+               "  --full       add N = 10^7 to scenarios 1-3 and 10x the producer operations\n"
+               "  --smoke      tiny sizes: checks callbacks, not speed (meson test)\n"
+               "  --no-java    skip Netty's HashedWheelTimer\n"
+               "  --scenarios  run only these (1-8)\n"
+               "  --out FILE   CSV path; the SVG chart goes next to it (.svg)\n");
+}
+
+static void set_defaults(bench_options *o, int full, int smoke) {
+    memset(o, 0, sizeof *o);
+    o->sizes = default_sizes;
+    o->nsizes = smoke ? 1 : full ? 5 : 4;
+    o->long_timers = smoke ? 10000 : 1000000;
+    o->long_span_ms = 3600000;
+    o->producer_pairs = smoke ? 10000 : full ? 20000000 : 2000000;
+    o->accuracy_timers = smoke ? 1000 : 100000;
+    o->accuracy_max_ms = smoke ? 100 : 1000;
+    o->idle_ns = smoke ? 200 * BENCH_MS : 2000 * BENCH_MS;
+    o->memory_timers = smoke ? 1000 : 1000000;
+    o->java = !smoke;
+    o->smoke = smoke;
+}
+
+static void print_environment(const bench_options *o) {
+    char line[256], cpu[256] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
+            cpu[strcspn(cpu, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    printf("# hwtimer benchmarks\n\n");
+    printf("%s, %ld CPUs online; compiler %s; 1 ms tick everywhere; seed %#llx.\n", cpu,
+           sysconf(_SC_NPROCESSORS_ONLN), __VERSION__, (unsigned long long)BENCH_SEED);
+#ifdef BENCH_HAVE_LIBUV
+    printf("libuv %s. ", uv_version_string());
+#else
+    printf("libuv: not built (meson found no libuv), its column is skipped. ");
+#endif
+#ifdef BENCH_HAVE_LIBEVENT
+    printf("libevent %s.\n", event_get_version());
+#else
+    printf("libevent: not built (meson found no libevent), its column is skipped.\n");
+#endif
+    f = fopen("/proc/loadavg", "r");
+    if (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        printf("Load average at start: %s (other work on the machine skews the numbers).\n",
+               line);
+    }
+    if (f) {
+        fclose(f);
+    }
+    printf("Scenarios 1-3: N = ");
+    for (size_t i = 0; i < o->nsizes; i++) {
+        printf("%s%llu", i ? ", " : "", (unsigned long long)o->sizes[i]);
+    }
+    printf("; best of 3 runs for N <= 10^5, one run above.\n");
+}
+
+/* Parses "1,2,5" into a mask of scenarios. */
+static unsigned parse_scenarios(const char *list) {
+    unsigned mask = 0;
+    for (const char *c = list; *c; c++) {
+        if (*c >= '1' && *c <= '8') {
+            mask |= 1u << (*c - '0');
+        }
+    }
+    return mask;
+}
+
+/* The SVG path: FILE.csv -> FILE.svg, anything else -> FILE.svg appended. */
+static void svg_path_for(char *svg, size_t size, const char *csv) {
+    size_t len = strlen(csv);
+    if (len > 4 && strcmp(csv + len - 4, ".csv") == 0) {
+        snprintf(svg, size, "%.*s.svg", (int)(len - 4), csv);
+    } else {
+        snprintf(svg, size, "%s.svg", csv);
+    }
+}
+
+static void print_caller_tables(unsigned mask) {
+    static const char *const headings[] = {
+        "",
+        "RPC timeouts: schedule N (delays 1-61 s), then cancel all (ns/op, lower is better)",
+        "Expiry: schedule N, advance past all, fire everything (ns per timer, lower is better)",
+        "Idle-connection churn: each of N timers rescheduled 10 times, 1 s later each time, "
+        "then expired (ns per reschedule, lower is better)",
+    };
+    for (int s = 1; s <= 3; s++) {
+        if (mask & (1u << s)) {
+            bench_print_table(s, headings[s], BENCH_BASELINE);
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    int full = 0, smoke = 0, no_java = 0;
+    unsigned mask = 0x1feu;
+    const char *out = BENCH_RESULTS_DIR "/latest.csv";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--full") == 0) {
+            full = 1;
+        } else if (strcmp(argv[i], "--smoke") == 0) {
+            smoke = 1;
+        } else if (strcmp(argv[i], "--no-java") == 0) {
+            no_java = 1;
+        } else if (strcmp(argv[i], "--scenarios") == 0 && i + 1 < argc) {
+            mask = parse_scenarios(argv[++i]);
+        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+            out = argv[++i];
+        } else {
+            usage(strcmp(argv[i], "--help") == 0 ? stdout : stderr);
+            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
+    }
+    bench_options o;
+    set_defaults(&o, full, smoke);
+    o.java = o.java && !no_java;
+    uint64_t start = bench_wall_ns();
+    print_environment(&o);
+
+    static const char *const keys[] = {"hwtimer", "hwtimer_lock", "hwtimer_worker", "heap",
+                                       "libuv", "libevent", "netty"};
+    static const char *const titles[] = {"hwtimer", "hwtimer+lock", "hwtimer worker",
+                                         "binary heap", "libuv", "libevent", "Netty HWT"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        bench_declare_peer(keys[i], titles[i]);
+    }
+    bench_netty_run(&o); /* first, so its numbers join every table as it is printed */
+
+    size_t max_n = (size_t)o.sizes[o.nsizes - 1];
+    if (o.memory_timers > max_n) {
+        max_n = o.memory_timers;
+    }
+    uint32_t *delays = bench_delays_ms(max_n, RPC_MIN_MS, RPC_MAX_MS, BENCH_SEED);
+    for (int s = 1; s <= 3; s++) {
+        if (mask & (1u << s)) {
+            caller_scenario(&o, s, delays);
+        }
+    }
+    print_caller_tables(mask);
+    if (mask & (1u << 4)) {
+        long_timers(&o);
+        bench_print_table(4, "Long timers on a fine tick: 1 s - 1 h delays, 1 ms tick, "
+                             "advance through the hour in 1 ms steps", BENCH_BASELINE);
+    }
+    if (mask & (1u << 5)) {
+        failures += bench_threads_producers(&o);
+        bench_print_table(5, "Threads: producers scheduling + cancelling against the worker "
+                             "(M pairs/s, higher is better)", "hwtimer_worker");
+    }
+    if (mask & (1u << 6)) {
+        failures += bench_threads_accuracy(&o);
+        bench_print_table(6, "Accuracy: worker mode, 1 ms tick, random delays up to 1 s "
+                             "(lateness after the deadline)", "hwtimer_worker");
+    }
+    if (mask & (1u << 7)) {
+        failures += bench_threads_idle(&o);
+        bench_print_table(7, "Idle cost: worker wake-ups per second with nothing due",
+                          "hwtimer_worker");
+    }
+    if (mask & (1u << 8)) {
+        memory(&o, delays);
+        bench_print_table(8, "Memory per pending timeout (lower is better)", BENCH_BASELINE);
+    }
+    free(delays);
+
+    char svg[4096];
+    svg_path_for(svg, sizeof svg, out);
+    if (mkdir(BENCH_RESULTS_DIR, 0777) != 0 && errno != EEXIST) {
+        perror(BENCH_RESULTS_DIR);
+    }
+    if (bench_write_csv(out) == 0 && bench_write_svg(svg) == 0) {
+        printf("\nResults: %s, chart: %s\n", out, svg);
+    }
+    printf("Total time %.1f s; %d correctness failure%s.\n", (double)(bench_wall_ns() - start) / 1e9,
+           failures, failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
+}
