@@ -1,0 +1,105 @@
+/* harness_threads.h - what the threaded tests (suite 'threads') share on top of harness.h:
+   the real clock, sleeping, atomics, polling a counter with a time limit, starting test
+   threads, and real-clock worker timers.
+
+   Test threads are started through this mode's own hwtimer_threads table (the same hooks the
+   timer uses), so one test source runs unchanged under the pthread and the C11 backend.
+   Atomics are the GCC/Clang __atomic builtins: they compile warning-free as C99 with
+   -Wpedantic, where <stdatomic.h> does not. Include after harness.h. */
+#ifndef HWTIMER_TEST_HARNESS_THREADS_H
+#define HWTIMER_TEST_HARNESS_THREADS_H
+
+#include <time.h>
+
+#define US 1000ull
+#define MS (1000ull * US)
+#define SEC (1000ull * MS)
+
+/* ---- atomics ------------------------------------------------------------------------ */
+
+#define ATOMIC_GET(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define ATOMIC_SET(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+#define ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST) /* returns the old value */
+
+/* ---- time --------------------------------------------------------------------------- */
+
+/* The monotonic clock, in ns: the same clock a timer with no clock_fn reads. */
+static inline uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+}
+
+static inline void sleep_ns(uint64_t ns) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ns / SEC);
+    ts.tv_nsec = (long)(ns % SEC);
+    while (nanosleep(&ts, &ts) != 0) {
+        /* interrupted by a signal: sleep the rest */
+    }
+}
+
+/* Polls *counter every millisecond until it reaches `target` or `limit_ns` have passed.
+   Returns whether it got there: the wait for "callback ran" in every threaded test. */
+static inline int wait_for_count(const unsigned *counter, unsigned target, uint64_t limit_ns) {
+    uint64_t give_up = now_ns() + limit_ns;
+    while (ATOMIC_GET(counter) < target) {
+        if (now_ns() >= give_up) return 0;
+        sleep_ns(1 * MS);
+    }
+    return 1;
+}
+
+/* ---- test threads ------------------------------------------------------------------- */
+
+typedef struct test_thread {
+    void *record; /* thread_size bytes for the backend's thread hooks */
+} test_thread;
+
+/* Starts fn(arg) on a new thread; a failure ends the program (nothing can be tested). */
+static inline void test_thread_start(test_thread *th, void (*fn)(void *), void *arg) {
+    const hwtimer_threads *hooks = test_threads();
+    th->record = hooks ? calloc(1, hooks->thread_size) : NULL;
+    if (!th->record || hooks->thread_start(th->record, fn, arg) != 0) {
+        fprintf(stderr, "fatal: cannot start a test thread\n");
+        exit(1);
+    }
+}
+
+static inline void test_thread_join(test_thread *th) {
+    test_threads()->thread_join(th->record);
+    free(th->record);
+    th->record = NULL;
+}
+
+/* ---- timers ------------------------------------------------------------------------- */
+
+/* Config for a timer on the real clock with this mode's threads; worker selects the mode. */
+static inline void real_config(hwtimer_config *cfg, int worker, uint64_t tick_ns,
+                               uint32_t ticks_per_wheel) {
+    hwtimer_config_default(cfg);
+    cfg->tick_ns = tick_ns;
+    cfg->ticks_per_wheel = ticks_per_wheel;
+    cfg->threads = test_threads();
+    cfg->worker = worker;
+}
+
+/* Every later call needs the timer, so a failure here ends the program. */
+static inline hwtimer *create_or_die(const hwtimer_config *cfg) {
+    hwtimer *t = NULL;
+    int rc = hwtimer_create(&t, cfg);
+    if (rc != HWTIMER_OK || !t) {
+        fprintf(stderr, "fatal: hwtimer_create: %d %s\n", rc, hwtimer_strerror(rc));
+        exit(1);
+    }
+    return t;
+}
+
+/* A worker-mode timer on the real clock. */
+static inline hwtimer *worker_timer(uint64_t tick_ns, uint32_t ticks_per_wheel) {
+    hwtimer_config cfg;
+    real_config(&cfg, 1, tick_ns, ticks_per_wheel);
+    return create_or_die(&cfg);
+}
+
+#endif

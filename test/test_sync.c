@@ -1,0 +1,243 @@
+/* test_sync.c - hwtimer_cancel is synchronous, like Linux's del_timer_sync.
+
+   SPEC: when cancel returns on any thread other than the one running the timeout's
+   callback, the timer no longer refers to the node and its callback is not running, so the
+   node may be freed at once. The nodes here are malloc'd and freed right after cancel
+   returns, and the callbacks write to their node at their very end: a cancel that returned
+   too early fails the `finished` check, and under ASan the late write is a use-after-free.
+
+   Every test runs twice: on the worker thread, and caller-driven with a second thread that
+   calls hwtimer_poll in a loop (the callbacks run on that thread). */
+#include "harness.h"
+#include "harness_threads.h"
+
+#define HOLD (200 * MS) /* how long a slow callback sleeps */
+
+/* ---- drivers: who runs the callbacks ------------------------------------------------ */
+
+typedef struct driver {
+    hwtimer *t;
+    int worker;
+    unsigned quit; /* atomic: ends the poll loop */
+    test_thread loop;
+} driver;
+
+static void poll_loop(void *arg) {
+    driver *d = (driver *)arg;
+    while (!ATOMIC_GET(&d->quit)) {
+        hwtimer_poll(d->t);
+        sleep_ns(1 * MS);
+    }
+}
+
+static int use_worker; /* which driver this round of tests uses */
+
+static void driver_open(driver *d) {
+    hwtimer_config cfg;
+    memset(d, 0, sizeof *d);
+    d->worker = use_worker;
+    real_config(&cfg, d->worker, 1 * MS, 512);
+    d->t = create_or_die(&cfg);
+    if (!d->worker) test_thread_start(&d->loop, poll_loop, d);
+}
+
+static void driver_close(driver *d) {
+    if (!d->worker) {
+        ATOMIC_SET(&d->quit, 1u);
+        test_thread_join(&d->loop);
+    }
+    CHECK_EQ(hwtimer_pending(d->t), 0);
+    hwtimer_destroy(d->t);
+}
+
+/* ---- a slow callback ---------------------------------------------------------------- */
+
+typedef struct slow {
+    hwtimer_timeout node;
+    hwtimer *t;
+    uint64_t hold;           /* the callback sleeps this long */
+    int rearm;               /* then schedules itself again (once) */
+    int cancel_self;         /* or cancels its own node */
+    hwtimer_timeout *victim; /* or cancels this node */
+    int cancel_result;       /* what that cancel returned */
+    unsigned started;        /* atomic: runs begun */
+    unsigned finished;       /* atomic: runs ended; written last */
+    unsigned *group_finished; /* NULL, or a counter runs of a group of nodes bump at the end */
+} slow;
+
+static void slow_run(hwtimer_timeout *to, void *arg) {
+    slow *s = (slow *)arg;
+    unsigned run = ATOMIC_ADD(&s->started, 1u);
+    if (s->hold) sleep_ns(s->hold);
+    if (s->rearm && run == 0) s->cancel_result = hwtimer_reschedule(s->t, to, 1 * MS);
+    if (s->cancel_self) s->cancel_result = hwtimer_cancel(s->t, to);
+    if (s->victim) s->cancel_result = hwtimer_cancel(s->t, s->victim);
+    if (s->group_finished) ATOMIC_ADD(s->group_finished, 1u);
+    ATOMIC_ADD(&s->finished, 1u);
+}
+
+static slow *slow_new(hwtimer *t, uint64_t hold) {
+    slow *s = (slow *)calloc(1, sizeof *s);
+    if (!s) {
+        fprintf(stderr, "fatal: out of memory\n");
+        exit(1);
+    }
+    s->t = t;
+    s->hold = hold;
+    return s;
+}
+
+/* Schedules s (periodic when period_ns is not 0) and waits until its callback began. */
+static void slow_start(slow *s, uint64_t period_ns) {
+    int rc = period_ns ? hwtimer_schedule_periodic(s->t, &s->node, 1 * MS, period_ns, slow_run, s)
+                       : hwtimer_schedule(s->t, &s->node, 1 * MS, slow_run, s);
+    CHECK_EQ(rc, HWTIMER_OK);
+    CHECK(wait_for_count(&s->started, 1, 3 * SEC));
+}
+
+/* After cancel returned: nothing runs (every begun run ended), and nothing runs later. */
+static void check_quiet_after_cancel(slow *s) {
+    unsigned started = ATOMIC_GET(&s->started);
+    CHECK_EQ(ATOMIC_GET(&s->finished), started);
+    CHECK_EQ(hwtimer_timeout_state(&s->node) == HWTIMER_PENDING, 0);
+    sleep_ns(50 * MS);
+    CHECK_EQ(ATOMIC_GET(&s->started), started);
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+/* A one-shot callback sleeps; another thread cancels it meanwhile. The timeout is not
+   pending any more (0), but cancel returns only after the callback did. */
+static void test_cancel_waits_for_running_callback(void) {
+    driver d;
+    slow *s;
+    driver_open(&d);
+    s = slow_new(d.t, HOLD);
+    slow_start(s, 0);
+    CHECK_EQ(hwtimer_cancel(d.t, &s->node), 0);
+    CHECK_EQ(ATOMIC_GET(&s->finished), 1);
+    check_quiet_after_cancel(s);
+    free(s);
+    driver_close(&d);
+}
+
+/* A periodic timeout is pending even while its callback runs: cancelling it from another
+   thread then returns 1, waits for the callback, and it never runs again. */
+static void test_cancel_periodic_while_running(void) {
+    driver d;
+    slow *s;
+    driver_open(&d);
+    s = slow_new(d.t, HOLD);
+    slow_start(s, 10 * MS);
+    CHECK_EQ(hwtimer_cancel(d.t, &s->node), 1);
+    CHECK_EQ(ATOMIC_GET(&s->started), 1);
+    check_quiet_after_cancel(s);
+    CHECK_EQ(hwtimer_timeout_state(&s->node), HWTIMER_CANCELLED);
+    free(s);
+    driver_close(&d);
+}
+
+/* The callback re-arms itself while cancel waits for it: cancel must cancel that arming
+   too (returning 1, since it was pending and now will never run). */
+static void test_cancel_while_callback_rearms(void) {
+    driver d;
+    slow *s;
+    driver_open(&d);
+    s = slow_new(d.t, HOLD);
+    s->rearm = 1;
+    slow_start(s, 0);
+    CHECK_EQ(hwtimer_cancel(d.t, &s->node), 1);
+    CHECK_EQ(s->cancel_result, HWTIMER_OK); /* the re-arm itself succeeded */
+    CHECK_EQ(ATOMIC_GET(&s->started), 1);
+    check_quiet_after_cancel(s);
+    CHECK_EQ(hwtimer_pending(d.t), 0);
+    free(s);
+    driver_close(&d);
+}
+
+/* Cancelling one's own node from the callback returns at once: 0 for a one-shot (it is
+   running, not pending), 1 for a periodic one, which is then not re-armed. */
+static void check_cancel_self(uint64_t period_ns, int expected) {
+    driver d;
+    slow *s;
+    driver_open(&d);
+    s = slow_new(d.t, 0);
+    s->cancel_self = 1;
+    slow_start(s, period_ns);
+    CHECK(wait_for_count(&s->finished, 1, 3 * SEC)); /* no deadlock */
+    CHECK_EQ(s->cancel_result, expected);
+    CHECK_EQ(hwtimer_cancel(d.t, &s->node), 0);
+    check_quiet_after_cancel(s);
+    CHECK_EQ(ATOMIC_GET(&s->started), 1);
+    free(s);
+    driver_close(&d);
+}
+
+static void test_callback_cancels_itself(void) {
+    check_cancel_self(0, 0);
+    check_cancel_self(10 * MS, 1);
+}
+
+/* A callback cancels another pending timeout: 1 at once, and that one never runs. */
+static void test_callback_cancels_another(void) {
+    driver d;
+    slow *s, *victim;
+    driver_open(&d);
+    victim = slow_new(d.t, 0);
+    CHECK_EQ(hwtimer_schedule(d.t, &victim->node, 60 * SEC, slow_run, victim), HWTIMER_OK);
+    s = slow_new(d.t, 0);
+    s->victim = &victim->node;
+    slow_start(s, 0);
+    CHECK(wait_for_count(&s->finished, 1, 3 * SEC));
+    CHECK_EQ(s->cancel_result, 1);
+    CHECK_EQ(hwtimer_timeout_state(&victim->node), HWTIMER_CANCELLED);
+    CHECK_EQ(ATOMIC_GET(&victim->started), 0);
+    free(victim);
+    free(s);
+    driver_close(&d);
+}
+
+/* Two timeouts due in the same tick cancel each other: whichever runs first cancels the
+   other (1), which then never runs, although it had already been taken out of the wheel. */
+static void test_callbacks_cancel_each_other_in_one_tick(void) {
+    driver d;
+    slow *a, *b;
+    uint64_t deadline;
+    unsigned finished = 0;
+    driver_open(&d);
+    a = slow_new(d.t, 0);
+    b = slow_new(d.t, 0);
+    a->victim = &b->node;
+    b->victim = &a->node;
+    a->group_finished = b->group_finished = &finished;
+    deadline = hwtimer_now(d.t) + 5 * MS;
+    CHECK_EQ(hwtimer_schedule_at(d.t, &a->node, deadline, slow_run, a), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(d.t, &b->node, deadline, slow_run, b), HWTIMER_OK);
+    CHECK(wait_for_count(&finished, 1, 3 * SEC));
+    sleep_ns(50 * MS); /* time for a second run, which must not come */
+    CHECK_EQ(ATOMIC_GET(&finished), 1);
+    CHECK_EQ(a->cancel_result + b->cancel_result, 1);
+    CHECK_EQ(hwtimer_pending(d.t), 0);
+    free(a);
+    free(b);
+    driver_close(&d);
+}
+
+static void run_all(void) {
+    RUN_TEST(test_cancel_waits_for_running_callback);
+    RUN_TEST(test_cancel_periodic_while_running);
+    RUN_TEST(test_cancel_while_callback_rearms);
+    RUN_TEST(test_callback_cancels_itself);
+    RUN_TEST(test_callback_cancels_another);
+    RUN_TEST(test_callbacks_cancel_each_other_in_one_tick);
+}
+
+int main(void) {
+    fprintf(stderr, "-- callbacks on the worker thread\n");
+    use_worker = 1;
+    run_all();
+    fprintf(stderr, "-- caller-driven: callbacks on a thread that polls\n");
+    use_worker = 0;
+    run_all();
+    return test_finish();
+}
