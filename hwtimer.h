@@ -78,8 +78,10 @@ SEMANTICS
    The contract is SPEC.md of the project; this header documents each function where it is
    declared. Where SPEC is silent: hwtimer_cancel returns HWTIMER_EINVAL (negative) for
    NULL arguments and for a node that is pending on a different timer; schedule and
-   reschedule of a node pending on another timer are HWTIMER_EBUSY; hwtimer_next_expiry is
-   UINT64_MAX also when every pending deadline lies past the last representable boundary.
+   reschedule of a node pending on another timer are HWTIMER_EBUSY. hwtimer_next_expiry can
+   be UINT64_MAX while timeouts are pending, when their boundary is UINT64_MAX or lies past
+   it (those never fire); hwtimer_poll_timeout_ms then says INT_MAX, or 0 once the clock
+   reads UINT64_MAX.
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -972,10 +974,14 @@ static void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t whe
     hwtimer__level_push(t, &t->level[id >> t->bits], id & t->mask, to);
 }
 
-/* Keeps `due` sorted by deadline, walking from its tail: O(1) unless the clock went back. */
-static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to) {
+/* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
+   the clock stepped back across ticks, as nodes are filed here in time order. */
+static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
     struct hwtimer__link *pos = t->due.prev;
-    while (pos != &t->due && hwtimer__node(pos)->deadline > to->deadline) pos = pos->prev;
+    while (pos != &t->due && hwtimer__node(pos)->deadline > to->deadline &&
+           hwtimer__due_tick(t, hwtimer__node(pos)->deadline) > tick) {
+        pos = pos->prev;
+    }
     to->where = HWTIMER__WHERE_LIST;
     hwtimer__list_insert_after(pos, &to->link);
 }
@@ -983,7 +989,7 @@ static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to) {
 /* Files a pending node due at `tick` (its deadline's due tick). */
 static void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
     if (tick <= t->horizon) {
-        hwtimer__file_in_due(t, to);
+        hwtimer__file_in_due(t, to, tick);
     } else {
         hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
     }
@@ -1575,9 +1581,8 @@ HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
 
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
     uint64_t next, now, ms;
-    if (!t) return -1;
+    if (!t || !hwtimer_pending(t)) return -1;
     next = hwtimer_next_expiry(t);
-    if (next == UINT64_MAX) return -1;
     now = hwtimer_now(t);
     if (next <= now) return 0;
     ms = (next - now) / 1000000u + ((next - now) % 1000000u != 0);
