@@ -152,6 +152,13 @@ static void probes_init(probe *p, size_t n, fixture *f) {
     }
 }
 
+/* The common setup: a 1 ms timer started at 0, and one probe whose callback runs `action`. */
+static void open_with_probe(fixture *f, probe *p, uint32_t ticks_per_wheel, probe_action action) {
+    fixture_open(f, 0, MS, ticks_per_wheel);
+    probe_init(p, f, 0);
+    p->action = action;
+}
+
 static int probe_schedule(probe *p, uint64_t delay) {
     return hwtimer_schedule(p->f->t, &p->to, delay, probe_fn, p);
 }
@@ -695,8 +702,11 @@ static void test_deadline_in_the_past(void) {
     CHECK_EQ(hwtimer_timeout_deadline(&p[2].to), 0);
     CHECK_EQ(hwtimer_pending(f.t), 3);
     CHECK_EQ(hwtimer_poll_timeout_ms(f.t), 0);
+    run_log_reset();
     CHECK_EQ(advance_to(&f, tick_at(&f, 20)), 3);
     CHECK_EQ(p[0].runs + p[1].runs + p[2].runs, 3);
+    CHECK_EQ(run_logged, 3); /* in order of boundary: S, tick 4, tick 19 */
+    CHECK(run_logged == 3 && run_log[0] == &p[2] && run_log[1] == &p[1] && run_log[2] == &p[0]);
     fixture_close(&f);
 }
 
@@ -872,8 +882,7 @@ static void test_reschedule_not_pending(void) {
 static void test_reschedule_periodic(void) {
     fixture f;
     probe p;
-    fixture_open(&f, 0, MS, 4);
-    probe_init(&p, &f, 0);
+    open_with_probe(&f, &p, 4, NULL);
     CHECK_EQ(probe_schedule_periodic(&p, 2 * MS, 3 * MS), HWTIMER_OK);
     CHECK_EQ(advance_to(&f, tick_at(&f, 2)), 1);
     CHECK_EQ(hwtimer_timeout_deadline(&p.to), tick_at(&f, 5));
@@ -931,8 +940,7 @@ static void test_periodic_fixed_rate(void) {
 static void test_periodic_jump_skips(void) {
     fixture f;
     probe p;
-    fixture_open(&f, 0, MS, 4);
-    probe_init(&p, &f, 0);
+    open_with_probe(&f, &p, 4, NULL);
     CHECK_EQ(probe_schedule_periodic(&p, 2 * MS, 10 * MS), HWTIMER_OK);
     CHECK_EQ(advance_to(&f, tick_at(&f, 37)), 1); /* D = 2, jump past 12, 22, 32 */
     CHECK_EQ(p.runs, 1);
@@ -952,8 +960,7 @@ static void test_periodic_shorter_than_tick(void) {
     fixture f;
     probe p;
     uint64_t k;
-    fixture_open(&f, 0, MS, 8);
-    probe_init(&p, &f, 0);
+    open_with_probe(&f, &p, 8, NULL);
     CHECK_EQ(probe_schedule_periodic(&p, MS, 300 * US), HWTIMER_OK);
     for (k = 1; k <= 20; k++) {
         CHECK_EQ(advance_to(&f, tick_at(&f, k)), 1);
@@ -967,9 +974,7 @@ static void test_periodic_shorter_than_tick(void) {
 static void test_periodic_cancel_from_callback(void) {
     fixture f;
     probe p;
-    fixture_open(&f, 0, MS, 8);
-    probe_init(&p, &f, 0);
-    p.action = act_cancel_self;
+    open_with_probe(&f, &p, 8, act_cancel_self);
     CHECK_EQ(probe_schedule_periodic(&p, MS, MS), HWTIMER_OK);
     CHECK_EQ(advance_to(&f, tick_at(&f, 1)), 1);
     CHECK_EQ(p.result[0], 1);
@@ -982,6 +987,36 @@ static void test_periodic_cancel_from_callback(void) {
     fixture_close(&f);
 }
 
+/* A periodic timeout is pending while its callback runs: scheduling it there is EBUSY, and
+   rescheduling it there sets its next deadline to N + d, from which its period goes on. */
+static void act_periodic_moves_itself(probe *p) {
+    if (p->repeats > 0) {
+        p->repeats--;
+        p->result[0] = probe_schedule(p, MS);
+        p->result[1] = hwtimer_reschedule(p->f->t, &p->to, p->delay);
+    }
+}
+
+static void test_periodic_reschedule_from_callback(void) {
+    fixture f;
+    probe p;
+    open_with_probe(&f, &p, 4, act_periodic_moves_itself);
+    p.delay = 5 * MS;
+    p.repeats = 1;
+    CHECK_EQ(probe_schedule_periodic(&p, 2 * MS, 10 * MS), HWTIMER_OK);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 2)), 1);
+    CHECK_EQ(p.result[0], HWTIMER_EBUSY);
+    CHECK_EQ(p.result[1], HWTIMER_OK);
+    CHECK_EQ(hwtimer_timeout_deadline(&p.to), tick_at(&f, 7));
+    CHECK_EQ(hwtimer_pending(f.t), 1);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 6)), 0);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 7)), 1);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 16)), 0);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 17)), 1);
+    CHECK_EQ(p.runs, 3);
+    fixture_close(&f);
+}
+
 /* ---- callbacks that use the timer --------------------------------------------------------- */
 
 /* A one-shot re-arms itself (schedule or reschedule) from its callback; re-arming with
@@ -989,9 +1024,7 @@ static void test_periodic_cancel_from_callback(void) {
 static void test_rearm_from_callback(void) {
     fixture f;
     probe p;
-    fixture_open(&f, 0, MS, 4);
-    probe_init(&p, &f, 0);
-    p.action = act_rearm;
+    open_with_probe(&f, &p, 4, act_rearm);
     p.delay = MS;
     p.repeats = 4;
     CHECK_EQ(probe_schedule(&p, MS), HWTIMER_OK);
@@ -1271,8 +1304,7 @@ static void test_max_pending_one(void) {
 static void test_states(void) {
     fixture f;
     probe p;
-    fixture_open(&f, 0, MS, 8);
-    probe_init(&p, &f, 0);
+    open_with_probe(&f, &p, 8, NULL);
     CHECK_EQ(hwtimer_timeout_state(&p.to), HWTIMER_IDLE);
     CHECK_EQ(probe_schedule(&p, MS), HWTIMER_OK);
     CHECK_EQ(hwtimer_timeout_state(&p.to), HWTIMER_PENDING);
@@ -1780,6 +1812,7 @@ int main(void) {
     RUN_TEST(test_periodic_jump_skips);
     RUN_TEST(test_periodic_shorter_than_tick);
     RUN_TEST(test_periodic_cancel_from_callback);
+    RUN_TEST(test_periodic_reschedule_from_callback);
     RUN_TEST(test_rearm_from_callback);
     RUN_TEST(test_schedule_delay_zero_from_callback);
     RUN_TEST(test_cancel_peers_in_same_tick);
