@@ -449,6 +449,15 @@ static unsigned hwtimer__msb64(uint64_t x) {
 }
 #endif
 
+/* For the few helpers on the schedule/cancel path that compilers leave out of line. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER__HOT static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define HWTIMER__HOT static __forceinline
+#else
+#define HWTIMER__HOT static
+#endif
+
 /* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
 static uint64_t hwtimer__shr(uint64_t x, unsigned n) { return n < 64 ? x >> n : 0; }
 static uint64_t hwtimer__shl(uint64_t x, unsigned n) { return n < 64 ? x << n : 0; }
@@ -793,6 +802,7 @@ struct hwtimer {
     unsigned bits;     /* log2(width) */
     unsigned levels;
     unsigned bit_layers;
+    uint8_t level_of_bit[64]; /* bit index / bits: a table, as division is slow */
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
     hwtimer__level *level;
@@ -908,7 +918,7 @@ static uint32_t hwtimer__level_next_occupied(const hwtimer *t, const hwtimer__le
     return (uint32_t)pos;
 }
 
-static void hwtimer__level_push(const hwtimer *t, hwtimer__level *lv, uint32_t i,
+HWTIMER__HOT void hwtimer__level_push(const hwtimer *t, hwtimer__level *lv, uint32_t i,
                                 hwtimer_timeout *to) {
     struct hwtimer__link *head = &lv->slot[i];
     if (hwtimer__list_empty(head)) hwtimer__level_mark(t, lv, i);
@@ -925,7 +935,7 @@ __extension__ typedef unsigned __int128 hwtimer__u128;
 
 /* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
    the estimate is floor(n/tick) or one less, and one comparison corrects it. */
-static uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
+HWTIMER__HOT uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
 #if defined(__SIZEOF_INT128__)
     uint64_t q = (uint64_t)(((hwtimer__u128)n * t->tick_inv) >> 64);
     uint64_t r = n - q * t->tick_ns;
@@ -942,7 +952,7 @@ static uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
 }
 
 /* The tick a deadline is due at: the first boundary at or after it. */
-static uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
+HWTIMER__HOT uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
     uint64_t q, r;
     if (deadline <= t->start) return 0;
     q = hwtimer__div_tick(t, deadline - t->start, &r);
@@ -956,10 +966,10 @@ static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
 }
 
 /* The level and slot for a tick after elapsed: the level of the highest bit in which they
-   differ, and the tick's digit there. */
-static uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
-    unsigned level = hwtimer__msb64(tick ^ t->elapsed) / t->bits;
-    uint32_t slot = (uint32_t)(hwtimer__shr(tick, level * t->bits) & t->mask);
+   differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
+HWTIMER__HOT uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
+    unsigned level = t->level_of_bit[hwtimer__msb64(tick ^ t->elapsed)];
+    uint32_t slot = (uint32_t)(tick >> (level * t->bits)) & t->mask;
     HWTIMER_ASSERT(tick > t->elapsed && level < t->levels);
     return HWTIMER__WHERE_WHEEL + ((uint32_t)level << t->bits) + slot;
 }
@@ -968,7 +978,7 @@ static uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
    Filing and unfiling nodes
    --------------------------------------------------------------------------------- */
 
-static void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
+HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     to->where = where;
     hwtimer__level_push(t, &t->level[id >> t->bits], id & t->mask, to);
@@ -987,7 +997,7 @@ static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick)
 }
 
 /* Files a pending node due at `tick` (its deadline's due tick). */
-static void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
+HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
     if (tick <= t->horizon) {
         hwtimer__file_in_due(t, to, tick);
     } else {
@@ -999,7 +1009,7 @@ static void hwtimer__file(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__file_at(t, to, hwtimer__due_tick(t, to->deadline));
 }
 
-static void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
+HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
     uint32_t where = to->where;
     hwtimer__list_unlink(&to->link);
     to->where = HWTIMER__WHERE_NONE;
@@ -1014,10 +1024,10 @@ static void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
    Locking (no-ops without threads)
    --------------------------------------------------------------------------------- */
 
-static void hwtimer__lock(hwtimer *t) {
+HWTIMER__HOT void hwtimer__lock(hwtimer *t) {
     if (t->threads) t->threads->mutex_lock(t->mutex);
 }
-static void hwtimer__unlock(hwtimer *t) {
+HWTIMER__HOT void hwtimer__unlock(hwtimer *t) {
     if (t->threads) t->threads->mutex_unlock(t->mutex);
 }
 
@@ -1099,6 +1109,7 @@ static void hwtimer__set_geometry(hwtimer *t, uint32_t ticks_per_wheel) {
     max_tick = hwtimer__due_tick(t, UINT64_MAX);
     tick_bits = max_tick ? hwtimer__msb64(max_tick) + 1 : 1;
     t->levels = (tick_bits + t->bits - 1) / t->bits;
+    for (layer = 0; layer < 64; layer++) t->level_of_bit[layer] = (uint8_t)(layer / t->bits);
     words = (t->width + 63) / 64;
     for (layer = 0;; layer++) {
         t->layer_words[layer] = words;
@@ -1281,7 +1292,7 @@ static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout
 }
 
 /* Arms a node that is not pending (lock held). */
-static int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
+HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
                                uint64_t period, hwtimer_fn fn, void *arg) {
     if (t->stopped) return HWTIMER_ESTOPPED;
     if (hwtimer__is_pending_on(t, to) || hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EBUSY;
@@ -1451,12 +1462,14 @@ static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *s
    coarse slot is re-filed, which puts it in a lower level. */
 static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     hwtimer__level *lv = &t->level[level];
-    struct hwtimer__link *head = &lv->slot[slot];
+    struct hwtimer__link list, *p;
+    hwtimer__list_init(&list);
+    hwtimer__list_splice(&list, &lv->slot[slot]);
     hwtimer__level_unmark(t, lv, slot);
-    while (!hwtimer__list_empty(head)) {
-        hwtimer_timeout *to = hwtimer__node(head->next);
+    for (p = list.next; p != &list;) {
+        hwtimer_timeout *to = hwtimer__node(p);
         uint64_t tick = level ? hwtimer__due_tick(t, to->deadline) : t->elapsed;
-        hwtimer__list_unlink(&to->link);
+        p = p->next; /* the node is re-linked below: no need to unlink it from `list` */
         if (tick <= t->elapsed) {
             to->where = HWTIMER__WHERE_LIST;
             hwtimer__list_insert_after(t->ready.prev, &to->link);
@@ -1483,7 +1496,8 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     hwtimer_fn fn = to->fn;
     void *arg = to->arg;
     int periodic = to->period != 0;
-    hwtimer__unfile(t, to);
+    hwtimer__list_unlink(&to->link); /* a plain list: no bitmap to update */
+    to->where = HWTIMER__WHERE_NONE;
     hwtimer__set_state(to, HWTIMER_EXPIRED);
     if (!periodic) t->pending--;
     t->running = to;
