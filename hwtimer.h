@@ -533,9 +533,18 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
         void *arg;                     \
     }
 
+#if defined(HWTIMER__PTHREAD) || defined(HWTIMER__C11)
+#include <time.h>
+/* Moves *ts forward by ns (for the absolute deadlines of timed waits). */
+static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
+    uint64_t nsec = (uint64_t)ts->tv_nsec + ns % 1000000000u;
+    ts->tv_sec += (time_t)(ns / 1000000000u + nsec / 1000000000u);
+    ts->tv_nsec = (long)(nsec % 1000000000u);
+}
+#endif
+
 #ifdef HWTIMER__PTHREAD
 #include <pthread.h>
-#include <time.h>
 typedef HWTIMER__THREAD_RECORD(pthread_t) hwtimer__pthread;
 
 static int hwtimer__pt_mutex_init(void *m) {
@@ -562,24 +571,21 @@ static void hwtimer__pt_cond_broadcast(void *c) { pthread_cond_broadcast((pthrea
 
 static void hwtimer__pt_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
-    uint64_t ns;
     if (timeout_ns == UINT64_MAX) {
         pthread_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m);
         return;
     }
     if (timeout_ns > ((uint64_t)1 << 52)) timeout_ns = (uint64_t)1 << 52; /* ~52 days */
 #if defined(__APPLE__)
-    ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
-    ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+    ts.tv_sec = 0;
+    ts.tv_nsec = 0;
+    hwtimer__timespec_add(&ts, timeout_ns);
     pthread_cond_timedwait_relative_np((pthread_cond_t *)c, (pthread_mutex_t *)m, &ts);
 #else
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    ns = (uint64_t)ts.tv_nsec + timeout_ns % 1000000000u;
-    ts.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
-    ts.tv_nsec = (long)(ns % 1000000000u);
+    hwtimer__timespec_add(&ts, timeout_ns);
     pthread_cond_timedwait((pthread_cond_t *)c, (pthread_mutex_t *)m, &ts);
 #endif
-    (void)ns;
 }
 
 static void *hwtimer__pt_trampoline(void *p) {
@@ -615,7 +621,6 @@ static const hwtimer_threads hwtimer__pthread_table = {
 
 #ifdef HWTIMER__C11
 #include <threads.h>
-#include <time.h>
 typedef HWTIMER__THREAD_RECORD(thrd_t) hwtimer__c11thread;
 
 static int hwtimer__c11_mutex_init(void *m) {
@@ -635,16 +640,13 @@ static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
    it early, and it re-checks the timer's own clock before running anything. */
 static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
-    uint64_t ns;
     if (timeout_ns == UINT64_MAX) {
         cnd_wait((cnd_t *)c, (mtx_t *)m);
         return;
     }
     if (timeout_ns > (uint64_t)HWTIMER_C11_MAX_WAIT_NS) timeout_ns = HWTIMER_C11_MAX_WAIT_NS;
     timespec_get(&ts, TIME_UTC);
-    ns = (uint64_t)ts.tv_nsec + timeout_ns % 1000000000u;
-    ts.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
-    ts.tv_nsec = (long)(ns % 1000000000u);
+    hwtimer__timespec_add(&ts, timeout_ns);
     cnd_timedwait((cnd_t *)c, (mtx_t *)m, &ts);
 }
 
