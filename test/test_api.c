@@ -475,6 +475,62 @@ static void test_documented_extensions(void) {
     fixture_close(&f);
 }
 
+/* Hooks that must never be called: creating a caller-driven timer with them either fails
+   first or uses only the mutex/cond hooks, which succeed here and do nothing. */
+static int hook_init(void *obj) {
+    (void)obj;
+    return 0;
+}
+static void hook_obj(void *obj) {
+    (void)obj;
+}
+static void hook_wait(void *cond, void *mutex, uint64_t timeout_ns) {
+    (void)cond;
+    (void)mutex;
+    (void)timeout_ns;
+}
+static int hook_start(void *thread, void (*fn)(void *arg), void *arg) {
+    (void)thread;
+    (void)fn;
+    (void)arg;
+    return -1;
+}
+static int hook_is_self(const void *thread) {
+    (void)thread;
+    return 0;
+}
+
+static void fill_inert_threads(hwtimer_threads *th) {
+    memset(th, 0, sizeof *th);
+    th->name = "inert";
+    th->mutex_size = th->cond_size = th->thread_size = sizeof(void *);
+    th->mutex_init = th->cond_init = hook_init;
+    th->mutex_destroy = th->mutex_lock = th->mutex_unlock = hook_obj;
+    th->cond_destroy = th->cond_broadcast = hook_obj;
+    th->cond_wait = hook_wait;
+    th->thread_start = hook_start;
+    th->thread_join = th->thread_detach = th->thread_self = hook_obj;
+    th->thread_is_self = hook_is_self;
+}
+
+/* A user-filled table: refused under HWTIMER_NO_THREADS, refused when a hook is missing
+   (both documented in hwtimer.h), accepted otherwise. */
+static void test_user_threads_table(void) {
+    hwtimer_threads th;
+    hwtimer_config cfg;
+    fixture f;
+    fixture_config(&f, &cfg, 0, MS, 8);
+    fill_inert_threads(&th);
+    cfg.threads = &th;
+#if HWTIMER_TEST_MODE == 0
+    CHECK_EQ(create_rc(&cfg), HWTIMER_EINVAL);
+#else
+    CHECK_EQ(create_rc(&cfg), HWTIMER_OK);
+    th.cond_wait = NULL;
+    CHECK_EQ(create_rc(&cfg), HWTIMER_EINVAL);
+#endif
+}
+
 /* Which backends exist depends on the build; SPEC says absent ones are NULL. */
 static void test_thread_backends(void) {
     CHECK(hwtimer_threads_win32() == NULL); /* these tests run on POSIX systems */
@@ -1621,6 +1677,38 @@ static void test_wheel_sizes(void) {
     }
 }
 
+/* Extreme geometry: a start 10 ticks before the end of time (a deadline past the last
+   boundary never fires, even at now = UINT64_MAX), a 1 ns tick, a 2^40 ns tick. */
+static void test_extreme_ticks(void) {
+    fixture f;
+    probe p[2];
+    fixture_open(&f, UINT64_MAX - 10 * MS - 5, MS, 4);
+    probes_init(p, 2, &f);
+    CHECK_EQ(probe_schedule(&p[0], 3 * MS), HWTIMER_OK);
+    CHECK_EQ(probe_schedule(&p[1], 10 * MS + 1), HWTIMER_OK); /* D = UINT64_MAX - 4 */
+    CHECK_EQ(advance_to(&f, tick_at(&f, 3) - 1), 0);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 3)), 1);
+    CHECK_EQ(advance_to(&f, UINT64_MAX), 0);
+    CHECK_EQ(p[1].runs, 0);
+    CHECK_EQ(hwtimer_pending(f.t), 1);
+    fixture_close(&f);
+
+    fixture_open(&f, 5, 1, 2);
+    probes_init(p, 1, &f);
+    CHECK_EQ(probe_schedule(&p[0], SEC + 7), HWTIMER_OK);
+    CHECK_EQ(advance_to(&f, SEC + 11), 0);
+    CHECK_EQ(advance_to(&f, SEC + 12), 1);
+    CHECK_EQ(p[0].ran_at, SEC + 12);
+    fixture_close(&f);
+
+    fixture_open(&f, 0, 1ull << 40, 1u << 20);
+    probes_init(p, 1, &f);
+    CHECK_EQ(probe_schedule(&p[0], 3 * (1ull << 40) + 1), HWTIMER_OK);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 4) - 1), 0);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 4)), 1);
+    fixture_close(&f);
+}
+
 /* ---- memory ---------------------------------------------------------------------------------- */
 
 typedef union alloc_header {
@@ -1791,6 +1879,7 @@ int main(void) {
     RUN_TEST(test_create_with_defaults);
     RUN_TEST(test_config_errors);
     RUN_TEST(test_thread_backends);
+    RUN_TEST(test_user_threads_table);
     RUN_TEST(test_documented_extensions);
     RUN_TEST(test_argument_errors);
     RUN_TEST(test_strerror);
@@ -1832,6 +1921,7 @@ int main(void) {
     RUN_TEST(test_poll_timeout_ms);
     RUN_TEST(test_poll);
     RUN_TEST(test_wheel_sizes);
+    RUN_TEST(test_extreme_ticks);
     RUN_TEST(test_custom_allocator);
     RUN_TEST(test_allocation_failure);
     RUN_TEST(test_million_timeouts);
