@@ -1460,25 +1460,39 @@ static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *s
     return 0;
 }
 
+/* Re-files one node of a slot being emptied: due now, to `ready`; else to a lower level. */
+static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
+    uint64_t tick = level ? hwtimer__due_tick(t, to->deadline) : t->elapsed;
+    if (tick <= t->elapsed) {
+        to->where = HWTIMER__WHERE_LIST;
+        hwtimer__list_insert_after(t->ready.prev, &to->link);
+    } else {
+        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+        t->stats.cascaded++;
+    }
+}
+
 /* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
-   coarse slot is re-filed, which puts it in a lower level. */
+   coarse slot is re-filed, which puts it in a lower level. The detached list is walked from
+   both ends at once: two independent pointer chains let the CPU wait for two cache misses
+   at a time, and a coarse slot of a big timer is mostly cache misses. Order within a slot
+   does not matter: its nodes are re-filed by their own deadlines. */
 static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     hwtimer__level *lv = &t->level[level];
-    struct hwtimer__link list, *p;
+    struct hwtimer__link list, *front, *back;
     hwtimer__list_init(&list);
     hwtimer__list_splice(&list, &lv->slot[slot]);
     hwtimer__level_unmark(t, lv, slot);
-    for (p = list.next; p != &list;) {
-        hwtimer_timeout *to = hwtimer__node(p);
-        uint64_t tick = level ? hwtimer__due_tick(t, to->deadline) : t->elapsed;
-        p = p->next; /* the node is re-linked below: no need to unlink it from `list` */
-        if (tick <= t->elapsed) {
-            to->where = HWTIMER__WHERE_LIST;
-            hwtimer__list_insert_after(t->ready.prev, &to->link);
-        } else {
-            hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-            t->stats.cascaded++;
-        }
+    front = list.next;
+    back = list.prev;
+    while (front != &list) {
+        struct hwtimer__link *next = front->next, *prev = back->prev;
+        hwtimer__refile(t, level, hwtimer__node(front));
+        if (front == back) break;
+        hwtimer__refile(t, level, hwtimer__node(back));
+        if (next == back) break;
+        front = next;
+        back = prev;
     }
 }
 
