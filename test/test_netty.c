@@ -29,12 +29,15 @@ typedef struct task {
     unsigned *all_runs;    /* NULL, or a counter every run of a group of tasks bumps */
 } task;
 
+/* Bumping `runs` is the last touch of the task: a test thread that saw it may reuse the
+   task's memory at once (the group counter outlives the tasks). */
 static void task_run(hwtimer_timeout *to, void *arg) {
     task *k = (task *)arg;
+    unsigned *all_runs = k->all_runs;
     (void)to;
     ATOMIC_SET(&k->ran_at, hwtimer_now(k->timer));
     ATOMIC_ADD(&k->runs, 1u);
-    if (k->all_runs) ATOMIC_ADD(k->all_runs, 1u);
+    if (all_runs) ATOMIC_ADD(all_runs, 1u);
 }
 
 static int task_schedule(hwtimer *t, task *k, uint64_t delay_ns) {
@@ -334,12 +337,14 @@ static hwtimer *counting_timer(void) {
     return create_or_die(&cfg);
 }
 
-/* Schedules a 1 ms task and waits until it ran. */
+/* Schedules a 1 ms task and waits until it ran (then cancel finds it not pending; had it
+   not run, cancel takes it out of the timer before its memory goes). */
 static void check_task_runs(hwtimer *t) {
     task k;
     memset(&k, 0, sizeof k);
     CHECK_EQ(task_schedule(t, &k, 1 * MS), HWTIMER_OK);
     CHECK(wait_for_count(&k.runs, 1, 3 * SEC));
+    CHECK_EQ(hwtimer_cancel(t, &k.node), 0);
 }
 
 static void test_start_then_schedule(void) {

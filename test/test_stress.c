@@ -37,6 +37,7 @@
 #define SHARED 16
 #define MAX_DELAY (5 * MS)
 #define FAR (60 * SEC)
+#define SLOW_CALLBACK (200 * US) /* one in 16 one-shot callbacks takes this long */
 #define ALIVE 0x600dF00Du
 #define FREED 0xDEADBEEFu
 
@@ -165,15 +166,19 @@ static void shared_run(hwtimer_timeout *to, void *arg) {
 static void one_shot_run(hwtimer_timeout *to, void *arg) {
     snode *n = (snode *)arg;
     stress *s = n->s;
+    int rearm = 0;
     check_may_run(n);
     ATOMIC_ADD(&n->runs, 1u);
     count(&s->one_shot.runs);
-    if (dice(&s->callback_rng, 16) == 0) { /* a slow callback: cancels have to wait for it */
-        uint64_t until = now_ns() + 20 * US;
+    /* Re-arm from its own callback, sometimes after a while: a cancel that came meanwhile
+       waits for the callback and must then cancel the new arming too. */
+    if (dice(&s->callback_rng, 16) == 0) {
+        uint64_t until = now_ns() + SLOW_CALLBACK;
         while (now_ns() < until) {
         }
+        rearm = 1;
     }
-    if (dice(&s->callback_rng, 4) == 0) { /* re-arm from its own callback */
+    if (rearm || dice(&s->callback_rng, 4) == 0) {
         if (hwtimer_reschedule(s->t, to, random_delay(&s->callback_rng)) == HWTIMER_OK) {
             ATOMIC_ADD(&n->armed, 1u);
             count(&s->one_shot.armed);
@@ -193,9 +198,9 @@ static void periodic_run(hwtimer_timeout *to, void *arg) {
     if (ATOMIC_ADD(&n->runs, 1u) + 1 == n->self_cancel_after && n->kind == PERIODIC_SELF) {
         if (hwtimer_cancel(s->t, to) == 1) { /* 0: its owner's cancel got there first */
             ATOMIC_ADD(&n->cancels, 1u);
-            ATOMIC_SET(&n->self_cancelled, 1u);
             count(&s->periodic.cancelled);
         }
+        ATOMIC_SET(&n->self_cancelled, 1u); /* by itself or by its owner: it never runs again */
     }
 }
 
