@@ -1,6 +1,6 @@
 /* harness_threads.h - what the threaded tests (suite 'threads') share on top of harness.h:
    the real clock, sleeping, atomics, polling a counter with a time limit, starting test
-   threads, and real-clock worker timers.
+   threads, a thread that polls a caller-driven timer, and real-clock timers.
 
    Test threads are started through this mode's own hwtimer_threads table (the same hooks the
    timer uses), so one test source runs unchanged under the pthread and the C11 backend.
@@ -50,6 +50,18 @@ static inline int wait_for_count(const unsigned *counter, unsigned target, uint6
     return 1;
 }
 
+/* ---- memory ------------------------------------------------------------------------- */
+
+/* Zeroed memory; without it nothing can be tested, so a failure ends the program. */
+static inline void *calloc_or_die(size_t count, size_t size) {
+    void *p = calloc(count, size);
+    if (!p) {
+        fprintf(stderr, "fatal: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
 /* ---- test threads ------------------------------------------------------------------- */
 
 typedef struct test_thread {
@@ -59,7 +71,7 @@ typedef struct test_thread {
 /* Starts fn(arg) on a new thread; a failure ends the program (nothing can be tested). */
 static inline void test_thread_start(test_thread *th, void (*fn)(void *), void *arg) {
     const hwtimer_threads *hooks = test_threads();
-    th->record = hooks ? calloc(1, hooks->thread_size) : NULL;
+    th->record = hooks ? calloc_or_die(1, hooks->thread_size) : NULL;
     if (!th->record || hooks->thread_start(th->record, fn, arg) != 0) {
         fprintf(stderr, "fatal: cannot start a test thread\n");
         exit(1);
@@ -70,6 +82,36 @@ static inline void test_thread_join(test_thread *th) {
     test_threads()->thread_join(th->record);
     free(th->record);
     th->record = NULL;
+}
+
+/* ---- a poll loop: the thread that drives a caller-driven timer ---------------------- */
+
+typedef struct test_poller {
+    hwtimer *t;
+    uint64_t pause_ns; /* between two polls */
+    unsigned quit;     /* atomic */
+    test_thread thread;
+} test_poller;
+
+static inline void test_poller__main(void *arg) {
+    test_poller *p = (test_poller *)arg;
+    while (!ATOMIC_GET(&p->quit)) {
+        hwtimer_poll(p->t);
+        sleep_ns(p->pause_ns);
+    }
+}
+
+/* Starts a thread that calls hwtimer_poll(t) every pause_ns, until test_poller_stop. */
+static inline void test_poller_start(test_poller *p, hwtimer *t, uint64_t pause_ns) {
+    p->t = t;
+    p->pause_ns = pause_ns;
+    ATOMIC_SET(&p->quit, 0u);
+    test_thread_start(&p->thread, test_poller__main, p);
+}
+
+static inline void test_poller_stop(test_poller *p) {
+    ATOMIC_SET(&p->quit, 1u);
+    test_thread_join(&p->thread);
 }
 
 /* ---- timers ------------------------------------------------------------------------- */

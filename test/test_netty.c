@@ -382,11 +382,9 @@ static void test_worker_starts_lazily(void) {
 #define ON_TIME_LIMIT (2 * (ON_TIME_TICK + ON_TIME_DELAY))
 
 static void test_execution_on_time(void) {
-    task *tasks = (task *)calloc(ON_TIME_TASKS, sizeof *tasks);
+    task *tasks = (task *)calloc_or_die(ON_TIME_TASKS, sizeof *tasks);
     unsigned all_runs = 0, early = 0, late = 0, i;
     hwtimer *t = worker_timer(ON_TIME_TICK, 512);
-    CHECK(tasks != NULL);
-    if (!tasks) return;
     for (i = 0; i < ON_TIME_TASKS; i++) {
         tasks[i].all_runs = &all_runs;
         CHECK_EQ(task_schedule(t, &tasks[i], ON_TIME_DELAY), HWTIMER_OK);

@@ -113,11 +113,7 @@ static void check_may_run(snode *n) {
 }
 
 static snode *node_new(stress *s, enum kind kind) {
-    snode *n = (snode *)calloc(1, sizeof *n);
-    if (!n) {
-        fprintf(stderr, "fatal: out of memory\n");
-        exit(1);
-    }
+    snode *n = (snode *)calloc_or_die(1, sizeof *n);
     n->s = s;
     n->kind = kind;
     n->magic = ALIVE;
@@ -443,20 +439,6 @@ static void check_balance(const char *name, const totals *t, int runs_end_arming
 
 /* ---- a run -------------------------------------------------------------------------- */
 
-typedef struct poller {
-    hwtimer *t;
-    unsigned quit; /* atomic */
-    test_thread thread;
-} poller;
-
-static void poller_main(void *arg) {
-    poller *p = (poller *)arg;
-    while (!ATOMIC_GET(&p->quit)) {
-        hwtimer_poll(p->t);
-        sleep_ns(50 * US);
-    }
-}
-
 static double seconds = 3.0;
 static int use_worker;
 
@@ -492,27 +474,23 @@ static void test_stress(void) {
     static operator ops[OPERATORS];
     hwtimer_config cfg;
     hwtimer_stats stats;
-    poller p;
+    test_poller poller;
     unsigned i, far = 0;
     int64_t stopped;
     uint64_t runs_seen;
     memset(&s, 0, sizeof s);
     memset(ops, 0, sizeof ops);
-    memset(&p, 0, sizeof p);
     init_shared(&s);
     s.callback_rng = 12345;
     real_config(&cfg, use_worker, 1 * MS, 512);
-    s.t = p.t = create_or_die(&cfg);
-    if (!use_worker) test_thread_start(&p.thread, poller_main, &p);
+    s.t = create_or_die(&cfg);
+    if (!use_worker) test_poller_start(&poller, s.t, 50 * US);
 
     run_operators(&s, ops);
     /* Shared and fire-and-forget nodes keep firing, and re-arming each other, into stop. */
     for (i = 0; i < OPERATORS; i++) far += operator_clean_up(&ops[i]);
     stopped = hwtimer_stop(s.t, hand_back, &s);
-    if (!use_worker) {
-        ATOMIC_SET(&p.quit, 1u);
-        test_thread_join(&p.thread);
-    }
+    if (!use_worker) test_poller_stop(&poller);
 
     CHECK_EQ(ATOMIC_GET(&s.violations), 0);
     CHECK_EQ(s.one_shot.handed, far);

@@ -18,17 +18,8 @@
 typedef struct driver {
     hwtimer *t;
     int worker;
-    unsigned quit; /* atomic: ends the poll loop */
-    test_thread loop;
+    test_poller poller; /* caller-driven: the thread that runs the callbacks */
 } driver;
-
-static void poll_loop(void *arg) {
-    driver *d = (driver *)arg;
-    while (!ATOMIC_GET(&d->quit)) {
-        hwtimer_poll(d->t);
-        sleep_ns(1 * MS);
-    }
-}
 
 static int use_worker; /* which driver this round of tests uses */
 
@@ -38,14 +29,11 @@ static void driver_open(driver *d) {
     d->worker = use_worker;
     real_config(&cfg, d->worker, 1 * MS, 512);
     d->t = create_or_die(&cfg);
-    if (!d->worker) test_thread_start(&d->loop, poll_loop, d);
+    if (!d->worker) test_poller_start(&d->poller, d->t, 1 * MS);
 }
 
 static void driver_close(driver *d) {
-    if (!d->worker) {
-        ATOMIC_SET(&d->quit, 1u);
-        test_thread_join(&d->loop);
-    }
+    if (!d->worker) test_poller_stop(&d->poller);
     CHECK_EQ(hwtimer_pending(d->t), 0);
     hwtimer_destroy(d->t);
 }
@@ -77,11 +65,7 @@ static void slow_run(hwtimer_timeout *to, void *arg) {
 }
 
 static slow *slow_new(hwtimer *t, uint64_t hold) {
-    slow *s = (slow *)calloc(1, sizeof *s);
-    if (!s) {
-        fprintf(stderr, "fatal: out of memory\n");
-        exit(1);
-    }
+    slow *s = (slow *)calloc_or_die(1, sizeof *s);
     s->t = t;
     s->hold = hold;
     return s;
