@@ -377,7 +377,7 @@ static void svg_legend(FILE *f, double y) {
 
 int bench_write_svg(const char *path) {
     size_t npanels = sizeof chart_panels / sizeof chart_panels[0];
-    double width = PANEL_W * (double)npanels, height = PANEL_H + 30;
+    double width = PANEL_W * (double)npanels, height = PANEL_H + 50;
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
@@ -395,6 +395,10 @@ int bench_write_svg(const char *path) {
         }
     }
     svg_legend(f, PANEL_H + 12);
+    fprintf(f, "<text x='%.0f' y='%.0f' font-size='11' fill='#555'>ns per operation, log-log "
+               "axes, lower is better. Netty: the caller's cost only (newTimeout/cancel "
+               "enqueue; its worker thread does the bucket work).</text>\n",
+            MARGIN_L, PANEL_H + 38);
     fprintf(f, "</svg>\n");
     return fclose(f) == 0 ? 0 : -1;
 }
