@@ -469,6 +469,25 @@ static void run_operators(stress *s, operator *ops) {
            OPERATORS, seconds / 2);
 }
 
+/* With the operators gone and their nodes cancelled, the shared and fire-and-forget nodes
+   fire within milliseconds (re-arming each other less and less): then exactly the far
+   nodes are pending. */
+static void check_settles(stress *s, size_t far) {
+    uint64_t give_up = now_ns() + 3 * SEC;
+    while (hwtimer_pending(s->t) != far && now_ns() < give_up) sleep_ns(1 * MS);
+    CHECK_EQ(hwtimer_pending(s->t), far);
+}
+
+/* Arms shared and fire-and-forget nodes once more, so that stop races with their firing. */
+static void last_burst(stress *s) {
+    uint64_t rng = 777;
+    unsigned i;
+    for (i = 0; i < 4 * SHARED; i++) {
+        shared_poke(s, &rng);
+        forget(s, &rng);
+    }
+}
+
 static void test_stress(void) {
     static stress s;
     static operator ops[OPERATORS];
@@ -487,8 +506,9 @@ static void test_stress(void) {
     if (!use_worker) test_poller_start(&poller, s.t, 50 * US);
 
     run_operators(&s, ops);
-    /* Shared and fire-and-forget nodes keep firing, and re-arming each other, into stop. */
     for (i = 0; i < OPERATORS; i++) far += operator_clean_up(&ops[i]);
+    check_settles(&s, far);
+    last_burst(&s);
     stopped = hwtimer_stop(s.t, hand_back, &s);
     if (!use_worker) test_poller_stop(&poller);
 
