@@ -1,0 +1,131 @@
+/* heartbeat.c - a heartbeat per peer, at a fixed rate, on the timer's worker thread.
+
+   The problem: a client keeps long connections to many peers and sends each a heartbeat
+   every PERIOD (Dubbo: every 60 s; a connection that misses three is dropped or
+   reconnected). A peer that goes away must stop beating at once. Dubbo does it with a
+   HashedWheelTimer timeout per channel that re-arms itself on every run.
+
+   How the timer is used: worker mode (cfg.worker = 1 and a thread backend in cfg.threads,
+   here POSIX threads: see worker_timer() in harness_threads.h): callbacks run on the
+   timer's own thread, the application only schedules and cancels.
+   hwtimer_schedule_periodic runs each peer's beat at D0, D0 + p, D0 + 2p, ...: fixed
+   rate, so a late run does not push the next one back and lateness does not add up over
+   the periods (re-arming "p from now" in the callback would drift).
+   Removing a peer is hwtimer_cancel: synchronous, so when it returns no beat of that peer
+   is running or will run, and the peer's memory could be freed at once.
+
+   The test: PEERS peers with first beats spread over one period, RUN_PERIODS periods; every
+   fourth peer is removed halfway. Checked: beat n of a peer runs at >= D0 + n*p and before
+   D0 + (n+1)*p (none early, none missed); the mean lateness of the last 10 beats exceeds
+   that of the first 10 by less than DRIFT_BOUND; a removed peer never beats after its
+   cancel returned; the peers kept beat until the end. */
+#include "../harness.h"
+#include "../harness_threads.h"
+
+#define PEERS 200
+#define PERIOD (50 * MS)
+#define TICK (1 * MS)
+#define RUN_PERIODS 30 /* 1.5 s */
+#define MAX_BEATS (RUN_PERIODS + 2)
+#define COMPARED_BEATS 10 /* the first and the last 10 beats */
+#define DRIFT_BOUND (2 * MS)
+
+typedef struct peer {
+    hwtimer_timeout beat;
+    uint64_t first_deadline; /* D0 */
+    unsigned beats;
+    uint64_t beat_at[MAX_BEATS];
+    int removed;
+    unsigned beats_when_removed;
+} peer;
+
+/* The heartbeat: here it records when it ran; a client would send a ping on the channel. */
+static void on_beat(hwtimer_timeout *to, void *arg) {
+    peer *p = (peer *)arg;
+    (void)to;
+    if (p->beats < MAX_BEATS) p->beat_at[p->beats] = now_ns();
+    p->beats++;
+}
+
+static void add_peers(hwtimer *t, peer *peers) {
+    unsigned i;
+    for (i = 0; i < PEERS; i++) {
+        uint64_t phase = PERIOD * i / PEERS; /* spread the beats over the period */
+        CHECK_EQ(hwtimer_schedule_periodic(t, &peers[i].beat, PERIOD + phase, PERIOD, on_beat,
+                                           &peers[i]),
+                 HWTIMER_OK);
+        peers[i].first_deadline = hwtimer_timeout_deadline(&peers[i].beat);
+    }
+}
+
+static void sleep_until(uint64_t when) {
+    uint64_t now = now_ns();
+    if (when > now) sleep_ns(when - now);
+}
+
+/* Cancel returns 1 (it was beating) and, being synchronous, the count is final now. */
+static void remove_peer(hwtimer *t, peer *p) {
+    CHECK_EQ(hwtimer_cancel(t, &p->beat), 1);
+    p->removed = 1;
+    p->beats_when_removed = p->beats;
+}
+
+static uint64_t lateness(const peer *p, unsigned n) {
+    return p->beat_at[n] - (p->first_deadline + n * PERIOD);
+}
+
+/* Every beat in its own period: at or after its deadline, before the next one. */
+static void check_on_time(const peer *p) {
+    unsigned n, recorded = p->beats < MAX_BEATS ? p->beats : MAX_BEATS;
+    for (n = 0; n < recorded; n++) {
+        CHECK(p->beat_at[n] >= p->first_deadline + n * PERIOD);
+        CHECK(lateness(p, n) < PERIOD);
+    }
+}
+
+static void test_peers_beat_at_fixed_rate(void) {
+    hwtimer *t = worker_timer(TICK, 512);
+    peer *peers = (peer *)calloc_or_die(PEERS, sizeof *peers);
+    uint64_t start = now_ns(), first_late = 0, last_late = 0;
+    unsigned i, n, kept = 0;
+
+    add_peers(t, peers);
+    sleep_until(start + RUN_PERIODS / 2 * PERIOD);
+    for (i = 0; i < PEERS; i += 4) remove_peer(t, &peers[i]);
+    sleep_until(start + (RUN_PERIODS + 1) * PERIOD);
+    for (i = 0; i < PEERS; i++)
+        if (!peers[i].removed) remove_peer(t, &peers[i]);
+
+    for (i = 0; i < PEERS; i++) {
+        peer *p = &peers[i];
+        check_on_time(p);
+        if (i % 4 == 0) {
+            CHECK(p->beats >= RUN_PERIODS / 2 - 2 && p->beats <= RUN_PERIODS / 2 + 1);
+            continue;
+        }
+        CHECK(p->beats >= RUN_PERIODS - 1 && p->beats <= MAX_BEATS);
+        if (p->beats < RUN_PERIODS - 1) continue;
+        for (n = 0; n < COMPARED_BEATS; n++) {
+            first_late += lateness(p, n);
+            last_late += lateness(p, RUN_PERIODS - 2 - n);
+        }
+        kept++;
+    }
+    first_late /= (uint64_t)kept * COMPARED_BEATS;
+    last_late /= (uint64_t)kept * COMPARED_BEATS;
+    printf("mean lateness: first %d beats %.3f ms, last %d beats %.3f ms\n", COMPARED_BEATS,
+           (double)first_late / (double)MS, COMPARED_BEATS, (double)last_late / (double)MS);
+    CHECK(last_late < first_late + DRIFT_BOUND);
+
+    /* The removed peers stay silent: nothing runs after a cancel returned. */
+    sleep_ns(3 * PERIOD);
+    for (i = 0; i < PEERS; i++) CHECK_EQ(peers[i].beats, peers[i].beats_when_removed);
+    CHECK_EQ(hwtimer_pending(t), 0);
+    hwtimer_destroy(t);
+    free(peers);
+}
+
+int main(void) {
+    RUN_TEST(test_peers_beat_at_fixed_rate);
+    return test_finish();
+}
