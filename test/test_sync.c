@@ -11,7 +11,8 @@
 #include "harness.h"
 #include "harness_threads.h"
 
-#define HOLD (200 * MS) /* how long a slow callback sleeps */
+#define HOLD (200 * MS)       /* how long a slow callback sleeps */
+#define REARM_DELAY (20 * MS) /* a callback that re-arms itself: shorter than the quiet check */
 
 /* ---- drivers: who runs the callbacks ------------------------------------------------ */
 
@@ -51,13 +52,19 @@ typedef struct slow {
     unsigned started;        /* atomic: runs begun */
     unsigned finished;       /* atomic: runs ended; written last */
     unsigned *group_finished; /* NULL, or a counter runs of a group of nodes bump at the end */
+    uint64_t fixed_rate;      /* or re-arms at its last deadline + this, every run ... */
+    unsigned stop_rearming;   /* atomic: ... until this is set */
 } slow;
 
 static void slow_run(hwtimer_timeout *to, void *arg) {
     slow *s = (slow *)arg;
     unsigned run = ATOMIC_ADD(&s->started, 1u);
     if (s->hold) sleep_ns(s->hold);
-    if (s->rearm && run == 0) s->cancel_result = hwtimer_reschedule(s->t, to, 1 * MS);
+    if (s->rearm && run == 0) s->cancel_result = hwtimer_reschedule(s->t, to, REARM_DELAY);
+    if (s->fixed_rate && !ATOMIC_GET(&s->stop_rearming)) {
+        s->cancel_result = hwtimer_schedule_at(s->t, to, hwtimer_timeout_deadline(to) + s->fixed_rate,
+                                               slow_run, s);
+    }
     if (s->cancel_self) s->cancel_result = hwtimer_cancel(s->t, to);
     if (s->victim) s->cancel_result = hwtimer_cancel(s->t, s->victim);
     if (s->group_finished) ATOMIC_ADD(s->group_finished, 1u);
@@ -121,20 +128,72 @@ static void test_cancel_periodic_while_running(void) {
     driver_close(&d);
 }
 
-/* The callback re-arms itself while cancel waits for it: cancel must cancel that arming
-   too (returning 1, since it was pending and now will never run). */
+/* The callback re-arms itself while cancel waits for it: cancel must not return with that
+   arming pending. Normally it cancels it (returning 1: it was pending and now will never
+   run). If the waiting thread is not scheduled for REARM_DELAY, the new arming may run
+   first, as with del_timer_sync: then cancel returns 0 after that run. Either way every
+   arming ran or was cancelled, and nothing runs after cancel returned. */
 static void test_cancel_while_callback_rearms(void) {
     driver d;
     slow *s;
+    int cancelled;
     driver_open(&d);
     s = slow_new(d.t, HOLD);
     s->rearm = 1;
     slow_start(s, 0);
-    CHECK_EQ(hwtimer_cancel(d.t, &s->node), 1);
+    cancelled = hwtimer_cancel(d.t, &s->node);
+    CHECK(cancelled == 0 || cancelled == 1);
     CHECK_EQ(s->cancel_result, HWTIMER_OK); /* the re-arm itself succeeded */
-    CHECK_EQ(ATOMIC_GET(&s->started), 1);
+    CHECK_EQ(ATOMIC_GET(&s->started), cancelled == 1 ? 1 : 2); /* two armings */
+    if (cancelled == 0) fprintf(stderr, "note: the re-armed callback ran before cancel took it\n");
     check_quiet_after_cancel(s);
     CHECK_EQ(hwtimer_pending(d.t), 0);
+    free(s);
+    driver_close(&d);
+}
+
+/* Cancels a node on another thread, so that the test thread can time it. */
+typedef struct canceller {
+    hwtimer *t;
+    hwtimer_timeout *to;
+    int result;
+    unsigned done; /* atomic */
+    test_thread thread;
+} canceller;
+
+static void canceller_main(void *arg) {
+    canceller *c = (canceller *)arg;
+    c->result = hwtimer_cancel(c->t, c->to);
+    ATOMIC_SET(&c->done, 1u);
+}
+
+/* A one-shot re-arms itself at a fixed rate, its last deadline + 1 ms, but takes 2 ms: every
+   new deadline is already due when it re-arms (a callback behind schedule). Cancel from
+   another thread waits for the running callback to return (SPEC), not for the callback to
+   stop re-arming: it must return soon, with nothing running or pending. The wait is
+   bounded: after 2 s the callback is told to stop re-arming, so a starving cancel fails
+   the check instead of hanging the test. */
+static void test_cancel_rearming_behind_schedule(void) {
+    driver d;
+    slow *s;
+    canceller c;
+    int returned;
+    driver_open(&d);
+    s = slow_new(d.t, 2 * MS);
+    s->fixed_rate = 1 * MS;
+    slow_start(s, 0);
+    sleep_ns(20 * MS); /* behind schedule by now */
+    memset(&c, 0, sizeof c);
+    c.t = d.t;
+    c.to = &s->node;
+    test_thread_start(&c.thread, canceller_main, &c);
+    returned = wait_for_count(&c.done, 1, 2 * SEC);
+    if (!returned) fprintf(stderr, "cancel still waiting after 2 s, %u runs\n", ATOMIC_GET(&s->started));
+    CHECK(returned);
+    ATOMIC_SET(&s->stop_rearming, 1u);
+    test_thread_join(&c.thread);
+    CHECK(c.result == 0 || c.result == 1);
+    check_quiet_after_cancel(s);
     free(s);
     driver_close(&d);
 }
@@ -211,6 +270,7 @@ static void run_all(void) {
     RUN_TEST(test_cancel_waits_for_running_callback);
     RUN_TEST(test_cancel_periodic_while_running);
     RUN_TEST(test_cancel_while_callback_rearms);
+    RUN_TEST(test_cancel_rearming_behind_schedule);
     RUN_TEST(test_callback_cancels_itself);
     RUN_TEST(test_callback_cancels_another);
     RUN_TEST(test_callbacks_cancel_each_other_in_one_tick);
