@@ -1,0 +1,100 @@
+/* fuzz_model.c - libFuzzer target: hwtimer against the reference model of model.h.
+
+   The fuzz input is the sequence of choices the randomized test (test_model.c) draws from
+   its PRNG: the same model, operations and checks, with libFuzzer picking every choice.
+   Read front to back, an input is
+
+     config      tick (a table of useful ones, or any up to 2^36 ns), wheel size, start
+                 clock S, whether advances may jump to the end of time, node count,
+                 max_pending
+     operations  one byte each (its value modulo 102) picks the kind, then its own
+                 arguments: schedule, schedule_at, schedule_periodic, reschedule, cancel,
+                 advance (forwards, backwards, by years, to UINT64_MAX), an event loop
+                 that sleeps until next_expiry, a clock that wanders, poll, queries, NULL
+                 arguments, re-initializing a node; 100 = stop, 101 = destroy this timer
+                 and create the next one (the nodes carry over). Callbacks draw their
+                 own mutations of the timer from the input as they run.
+
+   A choice among n takes as few bytes as n needs (one for up to 256, little-endian), a
+   value of b bits takes ceil(b/8) bytes; once the input runs out, every choice is 0 and
+   the episode ends. A divergence from the model prints the report of model.h and
+   aborts, so libFuzzer saves the input; FUZZ_MODEL_VERBOSE=1 prints every operation of a
+   replayed input. Run by test/fuzz; `fuzz_model FILE...` replays inputs (suite 'fuzz'). */
+#include "harness.h"
+#include "model.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------------- the input */
+
+static struct {
+    const uint8_t *data;
+    size_t left;
+    int dry; /* a choice found the input empty */
+} input;
+
+/* The next `bytes` bytes of the input, little-endian; zeros past its end. */
+static uint64_t take_bytes(unsigned bytes) {
+    uint64_t v = 0;
+    unsigned i;
+    for (i = 0; i < bytes; i++) {
+        if (input.left == 0) {
+            input.dry = 1;
+            break;
+        }
+        v |= (uint64_t)*input.data++ << (8 * i);
+        input.left--;
+    }
+    return v;
+}
+
+static uint64_t draw_below(uint64_t n) {
+    unsigned bytes = 0;
+    uint64_t span;
+    if (n <= 1) return 0;
+    for (span = n - 1; span; span >>= 8) bytes++;
+    return take_bytes(bytes) % n;
+}
+
+static uint64_t draw_bits(unsigned bits) {
+    uint64_t v = take_bytes((bits + 7) / 8);
+    return bits < 64 ? v & ((UINT64_C(1) << bits) - 1) : v;
+}
+
+static const char *model_origin(void) { return "fuzz input"; }
+
+static void model_print_rerun(void) {
+    fprintf(stderr, "  rerun: FUZZ_MODEL_VERBOSE=1 fuzz_model <the crash file>\n");
+}
+
+/* ------------------------------------------------------------------------- episodes */
+
+enum { OP_NEXT_TIMER = MODEL_OP_STOP + 1 };
+
+/* Operations until the input runs out or asks for the next timer. */
+static void fuzz_episode(void) {
+    episode_begin();
+    for (;;) {
+        unsigned r = (unsigned)draw_below(OP_NEXT_TIMER + 1);
+        if (input.dry || r == OP_NEXT_TIMER) break;
+        model_step(r);
+    }
+    episode_end();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const char *verbose = getenv("FUZZ_MODEL_VERBOSE");
+    input.data = data;
+    input.left = size;
+    input.dry = 0;
+    sim_reset();
+    sim.verbose = verbose && *verbose == '1';
+    if (setjmp(sim.diverged)) {
+        sim_abandon();
+        abort(); /* libFuzzer keeps the input that got here */
+    }
+    while (!input.dry && input.left > 0) fuzz_episode();
+    return 0;
+}

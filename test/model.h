@@ -1,0 +1,885 @@
+/* model.h - the naive reference model of hwtimer and the checks that compare a timer with
+   it, shared by the randomized test (test_model.c) and the fuzzer (fuzz_model.c).
+
+   The model is a plain array of timeout records on a fake clock: deadline D, boundary
+   B (the first S + k*tick >= D, computed exactly; a boundary beyond UINT64_MAX never
+   fires), period, state and a pending flag. No wheel and no cleverness: every question
+   is answered by a linear scan, so the model is obviously right.
+
+   A run is a series of episodes. Each creates a timer with a drawn tick, wheel size,
+   start clock S and max_pending, applies drawn operations (schedule, schedule_at,
+   schedule_periodic, reschedule, cancel, advance forwards, backwards and by years, a
+   clock that wanders away from the advances, an event loop that sleeps until
+   next_expiry), sometimes stops the timer with an `unprocessed` callback, and destroys
+   it. Callbacks mutate the timer as drawn: re-arm themselves, schedule others with
+   delay 0, cancel others that are due in the same pass, cancel themselves.
+
+   Ties in B may run in any order, so the model does not predict the firing order: it
+   follows the real one and checks every callback as it happens (pending, due, in order
+   of B, not armed during this pass), then applies the callback's mutations in the same
+   order. After each pass it checks that nothing due was left, and after every operation
+   the return value, the pending count, next_expiry and the state and deadline of every
+   node the operation touched.
+
+   Where the choices come from is up to the file that includes this one: it defines the
+   four functions declared below (test_model: a seeded PRNG; fuzz_model: the fuzz input).
+   Then it calls sim_reset(), and for each episode episode_begin(), model_step() per
+   operation and episode_end(). A divergence prints what differed and the last operations
+   and longjmps to sim.diverged, which the driver must have set. */
+#ifndef HWTIMER_TEST_MODEL_H
+#define HWTIMER_TEST_MODEL_H
+
+#include "harness.h"
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MODEL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define MODEL_PRINTF(f, a)
+#endif
+
+enum { MAX_NODES = 256, LOG_SIZE = 24, MAX_WAKEUPS = 200 };
+#define NS_PER_YEAR 31557600000000000u
+
+/* ------------------------------------------------------------------------- choices */
+
+/* Defined by the driver. */
+static uint64_t draw_below(uint64_t n);  /* a choice in 0 .. n-1; 0 when n is 0 */
+static uint64_t draw_bits(unsigned bits); /* a value below 2^bits, 1 <= bits <= 64 */
+static const char *model_origin(void);   /* names the run in a divergence: "seed 42" */
+static void model_print_rerun(void);     /* tells how to reproduce a divergence */
+
+static int draw_percent(unsigned p) { return draw_below(100) < p; }
+
+/* Log-uniform: every bit length up to max_bits is equally likely, so a nanosecond and
+   a century both come up. */
+static uint64_t draw_log_bits(unsigned max_bits) {
+    unsigned bits = (unsigned)draw_below(max_bits + 1u);
+    return bits == 0 ? 0 : draw_bits(bits);
+}
+
+/* ------------------------------------------------------------------------- arithmetic */
+
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+static uint64_t sat_sub(uint64_t a, uint64_t b) { return a < b ? 0 : a - b; }
+static uint64_t sat_mul(uint64_t a, uint64_t b) {
+    return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* v - 1, v or v + 1: off-by-one probes around an interesting value. */
+static uint64_t around(uint64_t v) {
+    switch (draw_below(3)) {
+    case 0: return sat_sub(v, 1);
+    case 1: return v;
+    default: return sat_add(v, 1);
+    }
+}
+
+/* ------------------------------------------------------------------------- the model */
+
+typedef struct model_timeout {
+    int ever;            /* scheduled at least once: reschedule has a callback to reuse */
+    int pending;
+    int state;           /* what hwtimer_timeout_state must report */
+    uint64_t deadline;   /* D of the last scheduling (0 before any) */
+    uint64_t boundary;   /* B, valid unless `never` */
+    int never;           /* B lies beyond UINT64_MAX: it never fires */
+    uint64_t period;     /* 0: one-shot */
+    uint64_t armed_pass; /* the advance pass that last armed it; 0: armed outside passes */
+} model_timeout;
+
+typedef struct model {
+    uint64_t start, tick; /* S and tick_ns */
+    uint64_t last_now;    /* now of the last advance that was not a no-op (S before any) */
+    size_t max_pending, pending;
+    int stopped;
+    model_timeout to[MAX_NODES];
+} model;
+
+/* Set by the self-check: a model that ignores the tick grid must be caught. */
+static int model_sabotaged;
+
+/* B = the first S + k*tick (k >= 0) at or after d. Returns 0 when it is beyond UINT64_MAX. */
+static int model_boundary(const model *m, uint64_t d, uint64_t *b) {
+    uint64_t offset, rem;
+    if (model_sabotaged || d <= m->start) {
+        *b = model_sabotaged ? d : m->start;
+        return 1;
+    }
+    offset = (d - m->start) / m->tick * m->tick; /* <= d - S: cannot overflow */
+    rem = (d - m->start) % m->tick;
+    if (rem != 0) {
+        if (offset > UINT64_MAX - m->tick) return 0;
+        offset += m->tick;
+    }
+    if (offset > UINT64_MAX - m->start) return 0;
+    *b = m->start + offset;
+    return 1;
+}
+
+/* The first boundary strictly after x, saturated to UINT64_MAX. */
+static uint64_t model_boundary_after(const model *m, uint64_t x) {
+    uint64_t b;
+    if (x == UINT64_MAX || !model_boundary(m, x + 1, &b)) return UINT64_MAX;
+    return b;
+}
+
+static int model_due(const model_timeout *mt, uint64_t now) {
+    return mt->pending && !mt->never && mt->boundary <= now;
+}
+
+static void model_arm(model *m, int id, uint64_t deadline, uint64_t period, uint64_t pass) {
+    model_timeout *mt = &m->to[id];
+    if (!mt->pending) m->pending++;
+    mt->ever = 1;
+    mt->pending = 1;
+    mt->state = HWTIMER_PENDING;
+    mt->deadline = deadline;
+    mt->period = period;
+    mt->armed_pass = pass;
+    mt->never = !model_boundary(m, deadline, &mt->boundary);
+}
+
+static void model_disarm(model *m, int id, int state) {
+    model_timeout *mt = &m->to[id];
+    if (mt->pending) m->pending--;
+    mt->pending = 0;
+    mt->state = state;
+}
+
+/* What hwtimer_timeout_init gives: a node as if never scheduled. */
+static void model_forget(model *m, int id) {
+    model_timeout *mt = &m->to[id];
+    memset(mt, 0, sizeof *mt);
+    mt->state = HWTIMER_IDLE;
+}
+
+/* A periodic run for deadline d at `now`: the first d + k*p (k >= 1) strictly after now,
+   UINT64_MAX when that overflows. */
+static uint64_t model_next_period(uint64_t d, uint64_t p, uint64_t now) {
+    uint64_t k = now >= d ? (now - d) / p + 1 : 1;
+    if (k > (UINT64_MAX - d) / p) return UINT64_MAX;
+    return d + k * p;
+}
+
+/* Argument errors come first, then stopped, busy, full (the order SPEC lists them). */
+static int model_schedule_result(const model *m, int id) {
+    if (m->stopped) return HWTIMER_ESTOPPED;
+    if (m->to[id].pending) return HWTIMER_EBUSY;
+    if (m->max_pending && m->pending >= m->max_pending) return HWTIMER_EFULL;
+    return HWTIMER_OK;
+}
+
+static int model_reschedule_result(const model *m, int id) {
+    if (!m->to[id].ever) return HWTIMER_EINVAL;
+    if (m->to[id].pending) return HWTIMER_OK;
+    return model_schedule_result(m, id);
+}
+
+/* The smallest B of the pending timeouts that ever fire; 0 when none does. */
+static int model_min_boundary(const model *m, int n, uint64_t *out) {
+    int i, found = 0;
+    for (i = 0; i < n; i++) {
+        const model_timeout *mt = &m->to[i];
+        if (!mt->pending || mt->never) continue;
+        if (!found || mt->boundary < *out) *out = mt->boundary;
+        found = 1;
+    }
+    return found;
+}
+
+/* ------------------------------------------------------------------------- the world */
+
+typedef struct node {
+    hwtimer_timeout to;
+    int id;
+} node;
+
+typedef struct log_entry {
+    uint64_t op, clock, a, b;
+    const char *what;
+    int id;
+    long long result;
+} log_entry;
+
+static struct {
+    int verbose, quiet;
+    /* the timer under test and what it works on */
+    hwtimer *t;
+    uint64_t clock;
+    uint32_t ticks_per_wheel;
+    int n; /* nodes in use this episode */
+    model m;
+    node nodes[MAX_NODES];
+    unsigned char dirty[MAX_NODES]; /* touched since the last check */
+    /* the advance pass in progress */
+    int far; /* this episode may jump to the end of time */
+    int in_pass, in_callback, pass_noop;
+    int running; /* the node whose callback runs */
+    uint64_t pass_id, pass_now, pass_last_boundary;
+    size_t pass_runs;
+    /* hwtimer_stop's hand-back */
+    int hand_back_open;
+    unsigned char handed[MAX_NODES];
+    size_t handed_count;
+    /* counters and diagnostics */
+    uint64_t op, episode, callbacks, log_count;
+    struct { /* what the run exercised: a run that never saw EFULL did not test it */
+        uint64_t armed, armed_in_pass, refused[8], cancelled, cancelled_due, periodic_runs,
+            noop_advances, handed_back, at_end_of_time;
+    } seen;
+    log_entry log[LOG_SIZE];
+    jmp_buf diverged;
+} sim;
+
+static void note(const char *what, int id, uint64_t a, uint64_t b, long long result) {
+    log_entry *e = &sim.log[sim.log_count++ % LOG_SIZE];
+    e->op = sim.op;
+    e->clock = sim.clock;
+    e->what = what;
+    e->id = id;
+    e->a = a;
+    e->b = b;
+    e->result = result;
+    if (id >= 0) sim.dirty[id] = 1;
+    if (sim.verbose)
+        printf("op %llu clock %llu: %s node %d %llu %llu -> %lld\n", (unsigned long long)sim.op,
+               (unsigned long long)sim.clock, what, id, (unsigned long long)a,
+               (unsigned long long)b, result);
+}
+
+static void print_log(void) {
+    uint64_t i = sim.log_count > LOG_SIZE ? sim.log_count - LOG_SIZE : 0;
+    fprintf(stderr, "  last operations (op, clock, what, node, args -> result):\n");
+    for (; i < sim.log_count; i++) {
+        const log_entry *e = &sim.log[i % LOG_SIZE];
+        fprintf(stderr, "    op %llu clock %llu: %s node %d %llu %llu -> %lld\n",
+                (unsigned long long)e->op, (unsigned long long)e->clock, e->what, e->id,
+                (unsigned long long)e->a, (unsigned long long)e->b, e->result);
+    }
+}
+
+static void diverge(const char *fmt, ...) MODEL_PRINTF(1, 2);
+static void diverge(const char *fmt, ...) {
+    va_list ap;
+    if (!sim.quiet) {
+        fprintf(stderr, "DIVERGENCE (%s, op %llu, episode %llu): ", model_origin(),
+                (unsigned long long)sim.op, (unsigned long long)sim.episode);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\n  timer: tick %llu ns, ticks_per_wheel %u, start %llu, max_pending %zu, "
+                        "%d nodes%s; clock %llu, last advance %llu\n",
+                (unsigned long long)sim.m.tick, sim.ticks_per_wheel,
+                (unsigned long long)sim.m.start, sim.m.max_pending, sim.n,
+                sim.m.stopped ? ", stopped" : "", (unsigned long long)sim.clock,
+                (unsigned long long)sim.m.last_now);
+        print_log();
+        model_print_rerun();
+    }
+    longjmp(sim.diverged, 1);
+}
+
+static void expect_result(const char *what, int id, long long got, long long want) {
+    if (got != want) diverge("%s on node %d returned %lld, the model says %lld", what, id, got, want);
+}
+
+/* Arming inside a pass is remembered: such a timeout must wait for a later pass. */
+static uint64_t arming_pass(void) { return sim.in_pass ? sim.pass_id : 0; }
+
+/* ------------------------------------------------------------------------- checks */
+
+static void check_node(int id) {
+    const model_timeout *mt = &sim.m.to[id];
+    int state = hwtimer_timeout_state(&sim.nodes[id].to);
+    uint64_t deadline = hwtimer_timeout_deadline(&sim.nodes[id].to);
+    if (state != mt->state) diverge("node %d: state %d, the model says %d", id, state, mt->state);
+    if (deadline != mt->deadline)
+        diverge("node %d: deadline %llu, the model says %llu", id, (unsigned long long)deadline,
+                (unsigned long long)mt->deadline);
+    sim.dirty[id] = 0;
+}
+
+static void check_all_nodes(int count) {
+    int i;
+    for (i = 0; i < count; i++) check_node(i);
+}
+
+static void check_dirty_nodes(void) {
+    int i;
+    for (i = 0; i < MAX_NODES; i++)
+        if (sim.dirty[i]) check_node(i);
+}
+
+static void check_pending(void) {
+    size_t got = hwtimer_pending(sim.t);
+    if (got != sim.m.pending)
+        diverge("hwtimer_pending %zu, the model has %zu pending", got, sim.m.pending);
+}
+
+/* next_expiry: UINT64_MAX when nothing is pending, otherwise never later than the earliest
+   B. With no B at all (every pending boundary beyond UINT64_MAX) SPEC allows any time: the
+   wheel may still want wake-ups to cascade; the event-loop operation checks progress. */
+static void check_next_expiry(void) {
+    uint64_t got = hwtimer_next_expiry(sim.t), min_b = 0;
+    if (sim.m.pending == 0 && got != UINT64_MAX)
+        diverge("hwtimer_next_expiry %llu, but nothing is pending", (unsigned long long)got);
+    if (model_min_boundary(&sim.m, sim.n, &min_b) && got > min_b)
+        diverge("hwtimer_next_expiry %llu is later than the earliest boundary %llu",
+                (unsigned long long)got, (unsigned long long)min_b);
+}
+
+/* poll_timeout_ms is next_expiry as a relative timeout from the clock, rounded up. */
+static void check_poll_timeout(void) {
+    int got = hwtimer_poll_timeout_ms(sim.t), want;
+    uint64_t expiry = hwtimer_next_expiry(sim.t);
+    if (sim.m.pending == 0) {
+        want = -1;
+    } else if (expiry <= sim.clock) {
+        want = 0;
+    } else {
+        uint64_t wait = expiry - sim.clock, ms = wait / 1000000u + (wait % 1000000u != 0);
+        want = ms > INT_MAX ? INT_MAX : (int)ms;
+    }
+    if (got != want)
+        diverge("hwtimer_poll_timeout_ms %d, expected %d (next_expiry %llu)", got, want,
+                (unsigned long long)expiry);
+}
+
+static void check_world(void) {
+    check_pending();
+    check_next_expiry();
+    check_dirty_nodes();
+}
+
+/* ------------------------------------------------------------------------- random inputs */
+
+static int random_node(void) { return (int)draw_below((uint64_t)sim.n); }
+
+/* A random node for which keep(id) holds, or any node when none does. */
+static int random_node_where(int (*keep)(int id)) {
+    int i, seen = 0, pick = random_node();
+    for (i = 0; i < sim.n; i++)
+        if (keep(i) && draw_below((uint64_t)++seen) == 0) pick = i;
+    return pick;
+}
+
+static int is_pending(int id) { return sim.m.to[id].pending; }
+static int is_not_pending(int id) { return !sim.m.to[id].pending; }
+static int fires(int id) { return sim.m.to[id].pending && !sim.m.to[id].never; }
+
+/* Still to run in the current pass (a callback that cancels it must stop it). */
+static int runs_this_pass(int id) {
+    return id != sim.running && model_due(&sim.m.to[id], sim.pass_now) &&
+           sim.m.to[id].armed_pass != sim.pass_id;
+}
+
+/* The boundary of some pending timeout that fires, or the next boundary. */
+static uint64_t random_pending_boundary(void) {
+    int id = random_node_where(fires);
+    if (fires(id)) return sim.m.to[id].boundary;
+    return model_boundary_after(&sim.m, sim.m.last_now);
+}
+
+static uint64_t random_delay(void) {
+    uint64_t tick = sim.m.tick;
+    switch (draw_below(10)) {
+    case 0: return 0;
+    case 1: return 1 + draw_below(10);
+    case 2: return around(sat_mul(tick, draw_below(4)));
+    case 3: return around(sat_mul(tick, draw_below(2u * (uint64_t)sim.ticks_per_wheel + 2)));
+    case 4: return around(sat_mul(tick, draw_log_bits(24))); /* upper wheel levels */
+    case 5: return draw_log_bits(64);
+    case 6: return UINT64_MAX;
+    case 7: return around(UINT64_MAX - sim.clock); /* clock + delay right at overflow */
+    case 8: return around(sat_sub(random_pending_boundary(), sim.clock)); /* tie with another */
+    default: return draw_log_bits(40);
+    }
+}
+
+static uint64_t random_deadline(void) {
+    switch (draw_below(7)) {
+    case 0: return sat_add(sim.clock, random_delay());
+    case 1: return sat_sub(sim.m.last_now, draw_log_bits(40)); /* already past */
+    case 2: return around(random_pending_boundary());
+    case 3: return UINT64_MAX;
+    case 4: return sat_sub(sim.m.start, draw_log_bits(30)); /* before the timer started */
+    case 5: return draw_bits(64);
+    default: return around(sim.m.last_now);
+    }
+}
+
+static uint64_t random_period(void) {
+    static const uint64_t fixed[] = {1, 2, 3, UINT64_MAX, UINT64_MAX / 2, NS_PER_YEAR};
+    switch (draw_below(6)) {
+    case 0: return fixed[draw_below(sizeof fixed / sizeof fixed[0])];
+    case 1: return sat_sub(around(sim.m.tick), 1) + 1; /* tick - 1 .. tick + 1, never 0 */
+    case 2: return sat_mul(sim.m.tick, 1 + draw_below(2u * (uint64_t)sim.ticks_per_wheel));
+    case 3: return sat_add(draw_log_bits(64), 1);
+    case 4: return 1 + draw_log_bits(30);
+    default: return 1 + draw_below(1000);
+    }
+}
+
+/* Most episodes stay far from the end of time: once an advance reaches UINT64_MAX every
+   later one is a no-op or a repeat, and the rest of the episode would test little. Only
+   `far` episodes jump more than about nine years at once. */
+static int reachable(uint64_t target) {
+    return sim.far || target <= sat_add(sim.m.last_now, UINT64_C(1) << 58);
+}
+
+static uint64_t random_jump(void) {
+    uint64_t last = sim.m.last_now, tick = sim.m.tick;
+    switch (draw_below(16)) {
+    case 0: return last;
+    case 1: return sat_add(last, 1);
+    case 2: return model_boundary_after(&sim.m, last); /* exactly on a boundary */
+    case 3: return sat_sub(model_boundary_after(&sim.m, last), 1);
+    case 4:
+    case 5: return around(random_pending_boundary());
+    case 6:
+    case 7: return sat_add(last, sat_mul(tick, 1 + draw_below(2u * (uint64_t)sim.ticks_per_wheel)));
+    case 8: return sat_add(last, sat_mul(tick, draw_log_bits(24)));
+    case 9: return sat_add(last, draw_log_bits(40));
+    case 10: return sat_sub(last, 1 + draw_log_bits(40)); /* backwards: a no-op */
+    case 11: return sim.clock;
+    case 12: return sat_add(last, sat_mul(NS_PER_YEAR, 1 + draw_below(3)));
+    case 13: return draw_percent(10) ? UINT64_MAX : sat_add(last, draw_log_bits(64));
+    default: return sat_add(last, draw_log_bits(20));
+    }
+}
+
+static uint64_t random_now(void) {
+    uint64_t target = random_jump();
+    return reachable(target) ? target : sat_add(sim.m.last_now, draw_log_bits(40));
+}
+
+static uint64_t random_start(void) {
+    switch (draw_below(12)) {
+    case 0: return 0;
+    case 1: return (UINT64_C(1) << 63) + draw_log_bits(40);
+    case 2: return (UINT64_C(1) << 63) - draw_log_bits(40);
+    case 3: return UINT64_MAX - draw_log_bits(20); /* the clock is about to run out */
+    case 4: return UINT64_MAX - draw_log_bits(44);
+    case 5:
+    case 6: return draw_log_bits(64);
+    default: return draw_log_bits(40);
+    }
+}
+
+/* ------------------------------------------------------------------------- operations */
+
+static void on_fire(hwtimer_timeout *to, void *arg);
+
+/* Records an arming call, compares its result, and arms the model when it succeeded. */
+static void check_arm(const char *what, int id, int got, int want, uint64_t deadline,
+                      uint64_t period) {
+    note(what, id, deadline, period, got);
+    expect_result(what, id, got, want);
+    if (want != HWTIMER_OK) {
+        sim.seen.refused[-want & 7]++;
+        return;
+    }
+    sim.seen.armed++;
+    sim.seen.armed_in_pass += sim.in_pass != 0;
+    model_arm(&sim.m, id, deadline, period, arming_pass());
+}
+
+static void op_schedule(int id, uint64_t delay) {
+    int want = model_schedule_result(&sim.m, id);
+    int got = hwtimer_schedule(sim.t, &sim.nodes[id].to, delay, on_fire, &sim.nodes[id]);
+    check_arm("schedule", id, got, want, sat_add(sim.clock, delay), 0);
+}
+
+static void op_schedule_at(int id, uint64_t deadline) {
+    int want = model_schedule_result(&sim.m, id);
+    int got = hwtimer_schedule_at(sim.t, &sim.nodes[id].to, deadline, on_fire, &sim.nodes[id]);
+    check_arm("schedule_at", id, got, want, deadline, 0);
+}
+
+static void op_schedule_periodic(int id, uint64_t delay, uint64_t period) {
+    int want = period == 0 ? HWTIMER_EINVAL : model_schedule_result(&sim.m, id);
+    int got = hwtimer_schedule_periodic(sim.t, &sim.nodes[id].to, delay, period, on_fire,
+                                        &sim.nodes[id]);
+    check_arm("schedule_periodic", id, got, want, sat_add(sim.clock, delay), period);
+}
+
+/* Keeps the period (and callback) of the last scheduling, pending or not. */
+static void op_reschedule(int id, uint64_t delay) {
+    int want = model_reschedule_result(&sim.m, id);
+    int got = hwtimer_reschedule(sim.t, &sim.nodes[id].to, delay);
+    check_arm("reschedule", id, got, want, sat_add(sim.clock, delay), sim.m.to[id].period);
+}
+
+static void op_cancel(int id) {
+    int want = sim.m.to[id].pending;
+    int got = hwtimer_cancel(sim.t, &sim.nodes[id].to);
+    note("cancel", id, 0, 0, got);
+    expect_result("cancel", id, got, want);
+    if (!want) return;
+    sim.seen.cancelled++;
+    sim.seen.cancelled_due += sim.in_pass && runs_this_pass(id);
+    model_disarm(&sim.m, id, HWTIMER_CANCELLED);
+}
+
+/* Random values are drawn one statement at a time: the order in which a call's arguments
+   are evaluated is unspecified, and a seed must give the same run with every compiler. */
+static void op_random_periodic(int id) {
+    uint64_t delay = random_delay();
+    op_schedule_periodic(id, delay, draw_percent(3) ? 0 : random_period());
+}
+
+static void op_random_reschedule(int id) { op_reschedule(id, random_delay()); }
+
+static void op_random_arm(int id) {
+    switch (draw_below(6)) {
+    case 0:
+    case 1: op_schedule(id, random_delay()); break;
+    case 2: op_schedule_at(id, random_deadline()); break;
+    case 3: op_random_periodic(id); break;
+    default: op_random_reschedule(id); break;
+    }
+}
+
+/* A pass runs from pass_begin to pass_end; on_fire checks each callback in between. */
+static void pass_begin(uint64_t now) {
+    sim.pass_id++;
+    sim.in_pass = 1;
+    sim.pass_now = now;
+    sim.pass_noop = sim.m.stopped || now < sim.m.last_now;
+    sim.pass_last_boundary = 0;
+    sim.pass_runs = 0;
+    note("advance", -1, now, sim.m.last_now, 0);
+}
+
+static void pass_end(size_t got) {
+    int i;
+    sim.in_pass = 0;
+    note("advance returned", -1, sim.pass_now, sim.pass_runs, (long long)got);
+    if (got != sim.pass_runs)
+        diverge("hwtimer_advance(%llu) returned %zu, but %zu callbacks ran",
+                (unsigned long long)sim.pass_now, got, sim.pass_runs);
+    if (sim.pass_noop) {
+        sim.seen.noop_advances++;
+        return;
+    }
+    sim.m.last_now = sim.pass_now;
+    for (i = 0; i < sim.n; i++) {
+        const model_timeout *mt = &sim.m.to[i];
+        if (model_due(mt, sim.pass_now) && mt->armed_pass != sim.pass_id)
+            diverge("node %d (D %llu, B %llu) was due at %llu but did not run", i,
+                    (unsigned long long)mt->deadline, (unsigned long long)mt->boundary,
+                    (unsigned long long)sim.pass_now);
+    }
+    check_all_nodes(sim.n);
+}
+
+static void op_advance(uint64_t now) {
+    pass_begin(now);
+    pass_end(hwtimer_advance(sim.t, now));
+}
+
+static void op_poll(void) {
+    if (!reachable(sim.clock)) return;
+    pass_begin(sim.clock);
+    pass_end(hwtimer_poll(sim.t));
+}
+
+/* An event loop: sleep until next_expiry, advance, repeat until something runs. Every
+   wake-up that runs nothing must move next_expiry strictly later. */
+static void op_event_loop(void) {
+    int wakeups;
+    for (wakeups = 0; wakeups < MAX_WAKEUPS; wakeups++) {
+        uint64_t expiry = hwtimer_next_expiry(sim.t), after;
+        size_t ran;
+        if (expiry == UINT64_MAX || !reachable(expiry)) return;
+        op_advance(expiry > sim.m.last_now ? expiry : sim.m.last_now);
+        ran = sim.pass_runs;
+        check_next_expiry();
+        if (ran > 0) return;
+        after = hwtimer_next_expiry(sim.t);
+        if (after <= expiry)
+            diverge("no progress: advance to next_expiry %llu ran nothing, and next_expiry "
+                    "is now %llu", (unsigned long long)expiry, (unsigned long long)after);
+    }
+    diverge("an event loop woke %d times at next_expiry without running anything", MAX_WAKEUPS);
+}
+
+static void op_move_clock(void) {
+    switch (draw_below(8)) {
+    case 0:
+    case 1: sim.clock = sim.m.last_now; break;
+    case 2: sim.clock = sat_add(sim.m.last_now, draw_log_bits(30)); break; /* ahead of advance */
+    case 3: sim.clock = sat_sub(sim.m.last_now, draw_log_bits(30)); break; /* behind it */
+    case 4: sim.clock = sat_add(sim.clock, draw_log_bits(40)); break;
+    case 5: sim.clock = around(model_boundary_after(&sim.m, sim.m.last_now)); break;
+    case 6: sim.clock = sat_sub(sim.m.start, draw_log_bits(20)); break; /* behind the start */
+    default:
+        sim.clock = draw_percent(20) ? UINT64_MAX - draw_log_bits(16) : sat_add(sim.clock, draw_log_bits(20));
+        break;
+    }
+    note("clock", -1, sim.clock, 0, 0);
+}
+
+static void op_queries(void) {
+    uint64_t now = hwtimer_now(sim.t);
+    hwtimer_stats stats;
+    if (now != sim.clock)
+        diverge("hwtimer_now %llu, the clock reads %llu", (unsigned long long)now,
+                (unsigned long long)sim.clock);
+    check_poll_timeout();
+    hwtimer_stats_get(sim.t, &stats);
+    if (stats.pending != sim.m.pending)
+        diverge("stats.pending %zu, the model has %zu", stats.pending, sim.m.pending);
+}
+
+/* NULL arguments are HWTIMER_EINVAL whatever the node's state, and change nothing. */
+static void op_bad_arguments(void) {
+    int id = random_node();
+    hwtimer_timeout *to = &sim.nodes[id].to;
+    note("bad arguments", id, 0, 0, 0);
+    expect_result("schedule(fn NULL)", id, hwtimer_schedule(sim.t, to, 1, NULL, NULL), HWTIMER_EINVAL);
+    expect_result("schedule(to NULL)", id, hwtimer_schedule(sim.t, NULL, 1, on_fire, NULL),
+                  HWTIMER_EINVAL);
+    expect_result("schedule_at(t NULL)", id, hwtimer_schedule_at(NULL, to, 1, on_fire, NULL),
+                  HWTIMER_EINVAL);
+    expect_result("reschedule(t NULL)", id, hwtimer_reschedule(NULL, to, 1), HWTIMER_EINVAL);
+    expect_result("cancel(to NULL)", id, hwtimer_cancel(sim.t, NULL), HWTIMER_EINVAL);
+    expect_result("cancel(t NULL)", id, hwtimer_cancel(NULL, to), HWTIMER_EINVAL);
+}
+
+/* Re-initializes a node that is not pending: it is IDLE and never scheduled again. */
+static void op_forget(void) {
+    int id = random_node_where(is_not_pending);
+    if (sim.m.to[id].pending) return;
+    if (draw_percent(50)) {
+        hwtimer_timeout_init(&sim.nodes[id].to);
+    } else {
+        memset(&sim.nodes[id].to, 0, sizeof sim.nodes[id].to);
+    }
+    model_forget(&sim.m, id);
+    note("forget", id, 0, 0, 0);
+}
+
+static void on_unprocessed(hwtimer_timeout *to, void *ctx);
+
+/* stop hands back exactly the pending set, each CANCELLED; a second stop returns 0. */
+static void op_stop(void) {
+    int64_t got;
+    int i;
+    memset(sim.handed, 0, sizeof sim.handed);
+    sim.handed_count = 0;
+    sim.hand_back_open = 1;
+    got = hwtimer_stop(sim.t, on_unprocessed, &sim);
+    sim.hand_back_open = 0;
+    note("stop", -1, sim.handed_count, 0, (long long)got);
+    expect_result("stop", -1, got, (long long)sim.m.pending);
+    for (i = 0; i < sim.n; i++) {
+        if (!sim.m.to[i].pending) continue;
+        if (!sim.handed[i]) diverge("stop did not hand back node %d", i);
+        model_disarm(&sim.m, i, HWTIMER_CANCELLED);
+    }
+    sim.m.stopped = 1;
+    expect_result("second stop", -1, hwtimer_stop(sim.t, on_unprocessed, &sim), 0);
+    check_all_nodes(sim.n);
+}
+
+/* ------------------------------------------------------------------------- callbacks */
+
+static int node_index(const hwtimer_timeout *to) {
+    int i;
+    for (i = 0; i < sim.n; i++)
+        if (&sim.nodes[i].to == to) return i;
+    diverge("a callback got a node %p that is not one of ours", (const void *)to);
+    return -1;
+}
+
+static int node_id(const hwtimer_timeout *to, const void *arg) {
+    int id = node_index(to);
+    if (arg != &sim.nodes[id]) diverge("node %d's callback got arg %p, not its own", id, arg);
+    return id;
+}
+
+static void on_unprocessed(hwtimer_timeout *to, void *ctx) {
+    int id = node_index(to);
+    note("handed back", id, 0, 0, hwtimer_timeout_state(to));
+    if (!sim.hand_back_open) diverge("node %d was handed back outside hwtimer_stop", id);
+    if (ctx != &sim) diverge("stop's unprocessed callback got ctx %p, not stop's", ctx);
+    if (sim.handed[id]) diverge("stop handed back node %d twice", id);
+    if (!sim.m.to[id].pending) diverge("stop handed back node %d, which was not pending", id);
+    if (hwtimer_timeout_state(to) != HWTIMER_CANCELLED)
+        diverge("stop handed back node %d in state %d, not CANCELLED", id,
+                hwtimer_timeout_state(to));
+    sim.handed[id] = 1;
+    sim.seen.handed_back++;
+    sim.handed_count++;
+}
+
+static void check_run_allowed(int id) {
+    const model_timeout *mt = &sim.m.to[id];
+    if (!sim.in_pass) diverge("node %d ran outside hwtimer_advance", id);
+    if (sim.in_callback) diverge("node %d ran inside another callback", id);
+    if (sim.pass_noop)
+        diverge("node %d ran in advance(%llu), below the previous now %llu: a no-op", id,
+                (unsigned long long)sim.pass_now, (unsigned long long)sim.m.last_now);
+    if (!mt->pending) diverge("node %d ran, but it is not pending (state %d)", id, mt->state);
+    if (mt->never)
+        diverge("node %d ran, but its boundary lies beyond UINT64_MAX (D %llu)", id,
+                (unsigned long long)mt->deadline);
+    if (mt->boundary > sim.pass_now)
+        diverge("node %d ran early: B %llu > now %llu (D %llu)", id,
+                (unsigned long long)mt->boundary, (unsigned long long)sim.pass_now,
+                (unsigned long long)mt->deadline);
+    if (mt->armed_pass == sim.pass_id)
+        diverge("node %d was armed during this pass and ran in the same pass", id);
+    if (mt->boundary < sim.pass_last_boundary)
+        diverge("node %d ran out of order: B %llu after B %llu", id,
+                (unsigned long long)mt->boundary, (unsigned long long)sim.pass_last_boundary);
+    if (!mt->period && hwtimer_timeout_state(&sim.nodes[id].to) != HWTIMER_EXPIRED)
+        diverge("one-shot node %d runs in state %d, not EXPIRED", id,
+                hwtimer_timeout_state(&sim.nodes[id].to));
+}
+
+/* Stop from one of the timer's own callbacks is refused and changes nothing. */
+static void check_stop_refused(void) {
+    int64_t got = hwtimer_stop(sim.t, on_unprocessed, &sim);
+    note("stop from callback", -1, 0, 0, (long long)got);
+    expect_result("stop from a callback", -1, got, HWTIMER_EWORKER);
+    check_pending();
+}
+
+/* The header documents advance from a callback as returning 0 (no nested pass). */
+static void check_advance_refused(void) {
+    size_t got = hwtimer_advance(sim.t, UINT64_MAX);
+    note("advance from callback", -1, UINT64_MAX, 0, (long long)got);
+    expect_result("advance from a callback", -1, (long long)got, 0);
+}
+
+static void mutate_from_callback(int self) {
+    int rounds = (int)draw_below(4);
+    while (rounds-- > 0) {
+        switch (draw_below(10)) {
+        case 0:
+        case 1: op_random_arm(self); break; /* the usual way to re-arm */
+        case 2: op_schedule(random_node(), 0); break; /* must wait for the next pass */
+        case 3: op_cancel(random_node_where(runs_this_pass)); break; /* then it must not run */
+        case 4: op_cancel(self); break;
+        case 5: op_random_reschedule(random_node()); break;
+        case 6: op_random_arm(random_node()); break;
+        case 7: check_stop_refused(); break;
+        case 8: check_advance_refused(); break;
+        default: check_pending(); break;
+        }
+    }
+}
+
+static void on_fire(hwtimer_timeout *to, void *arg) {
+    int id = node_id(to, arg);
+    model_timeout *mt = &sim.m.to[id];
+    uint64_t ran_deadline = mt->deadline, ran_period = mt->period;
+    check_run_allowed(id);
+    note("run", id, mt->deadline, mt->boundary, (long long)sim.pass_now);
+    sim.pass_last_boundary = mt->boundary;
+    sim.pass_runs++;
+    sim.callbacks++;
+    sim.seen.periodic_runs += ran_period != 0;
+    if (!ran_period) model_disarm(&sim.m, id, HWTIMER_EXPIRED);
+    sim.in_callback = 1;
+    sim.running = id;
+    mutate_from_callback(id);
+    sim.running = -1;
+    sim.in_callback = 0;
+    /* A periodic timeout the callback neither cancelled nor re-armed moves on by its period. */
+    if (ran_period && mt->pending && mt->armed_pass != sim.pass_id)
+        model_arm(&sim.m, id, model_next_period(ran_deadline, ran_period, sim.pass_now),
+                  ran_period, sim.pass_id);
+}
+
+/* ------------------------------------------------------------------------- episodes */
+
+/* Operation r of the mix, r < MODEL_OP_MIX: the share of each kind is its range of r. */
+enum { MODEL_OP_MIX = 100, MODEL_OP_STOP = MODEL_OP_MIX };
+
+static void model_op(unsigned r) {
+    if (r < 30) op_random_arm(random_node());
+    else if (r < 40) op_cancel(draw_percent(50) ? random_node_where(is_pending) : random_node());
+    else if (r < 64) op_advance(random_now());
+    else if (r < 69) op_event_loop();
+    else if (r < 80) op_move_clock();
+    else if (r < 84) op_poll();
+    else if (r < 94) op_queries();
+    else if (r < 96) op_bad_arguments();
+    else op_forget();
+}
+
+static void episode_begin(void) {
+    static const uint64_t ticks[] = {1, 3, 1000, 1000000, 100000000, 7919, UINT64_C(1) << 40};
+    static const uint32_t wheels[] = {1, 2, 3, 4, 8, 64, 512, 4096};
+    static const int sizes[] = {1, 4, 16, 64, 256};
+    hwtimer_config cfg;
+    int err;
+    sim.episode++;
+    sim.m.tick = draw_percent(85) ? ticks[draw_below(sizeof ticks / sizeof ticks[0])]
+                                 : 1 + draw_log_bits(36);
+    sim.ticks_per_wheel = wheels[draw_below(sizeof wheels / sizeof wheels[0])];
+    sim.m.start = random_start();
+    sim.far = draw_percent(15);
+    sim.m.last_now = sim.m.start;
+    sim.m.stopped = 0;
+    sim.clock = sim.m.start;
+    sim.n = sizes[draw_below(sizeof sizes / sizeof sizes[0])];
+    sim.m.max_pending = draw_percent(25) ? (size_t)(1 + draw_below((uint64_t)sim.n)) : 0;
+    test_fake_config(&cfg, &sim.clock, sim.m.tick, sim.ticks_per_wheel);
+    cfg.max_pending = sim.m.max_pending;
+    err = hwtimer_create(&sim.t, &cfg);
+    note("create", -1, sim.m.tick, sim.m.start, err);
+    expect_result("hwtimer_create", -1, err, HWTIMER_OK);
+}
+
+/* Destroy cancels whatever is pending; the nodes keep their last callback and period,
+   so the next episode may reschedule them on its new timer. */
+static void episode_end(void) {
+    int i;
+    note("destroy", -1, 0, 0, 0);
+    hwtimer_destroy(sim.t);
+    sim.t = NULL;
+    for (i = 0; i < sim.n; i++)
+        if (sim.m.to[i].pending) model_disarm(&sim.m, i, HWTIMER_CANCELLED);
+    check_all_nodes(MAX_NODES);
+}
+
+/* Operation r (below MODEL_OP_MIX, or MODEL_OP_STOP), then the checks every operation ends
+   with. */
+static void model_step(unsigned r) {
+    if (r == MODEL_OP_STOP) {
+        op_stop();
+    } else {
+        model_op(r);
+    }
+    check_world();
+    sim.seen.at_end_of_time += sim.m.last_now == UINT64_MAX;
+    sim.op++;
+}
+
+static void sim_reset(void) {
+    int i;
+    memset(&sim, 0, sizeof sim);
+    sim.running = -1;
+    for (i = 0; i < MAX_NODES; i++) {
+        sim.nodes[i].id = i;
+        model_forget(&sim.m, i);
+    }
+}
+
+/* After a divergence outside a callback the timer is consistent and can be freed; inside
+   one, its advance is still on the stack and it is left alone. */
+static void sim_abandon(void) {
+    if (sim.t && !sim.in_pass) hwtimer_destroy(sim.t);
+    sim.t = NULL;
+}
+
+
+#endif
