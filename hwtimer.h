@@ -794,6 +794,14 @@ typedef struct hwtimer__level {
     uint64_t *occupied;
 } hwtimer__level;
 
+/* A cancel that waits for a running callback, on the canceller's stack. If the callback arms
+   its node again, the pass cancels that arming for the waiter and sets `hit`. */
+typedef struct hwtimer__cancel_wait {
+    hwtimer_timeout *to;
+    int hit;
+    struct hwtimer__cancel_wait *next;
+} hwtimer__cancel_wait;
+
 struct hwtimer {
     /* geometry, fixed at create */
     uint64_t tick_ns;
@@ -826,6 +834,8 @@ struct hwtimer {
     /* running callbacks */
     hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
     int running_touched;       /* it was cancelled or scheduled during its callback */
+    int running_rearmed;       /* it is pending again, armed during its callback */
+    struct hwtimer__cancel_wait *cancel_waits; /* cancels waiting for a running callback */
     int in_pass;
     int stopped;
     int destroy_deferred;      /* hwtimer_destroy was called from a callback */
@@ -1300,7 +1310,7 @@ HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t d
     if (hwtimer__is_pending_on(t, to) || hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EBUSY;
     if (t->max_pending && t->pending >= t->max_pending) return HWTIMER_EFULL;
     if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
-    if (to == t->running) t->running_touched = 1;
+    if (to == t->running) t->running_touched = t->running_rearmed = 1;
     to->fn = fn;
     to->arg = arg;
     to->period = period;
@@ -1350,7 +1360,7 @@ HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint6
 static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
     uint64_t tick = hwtimer__due_tick(t, deadline);
     HWTIMER__STORE64(&to->deadline, deadline);
-    if (to == t->running) t->running_touched = 1;
+    if (to == t->running) t->running_touched = t->running_rearmed = 1;
     if (to->state != HWTIMER_PENDING) {
         hwtimer__set_state(to, HWTIMER_PENDING);
         hwtimer__file_at(t, to, tick);
@@ -1382,10 +1392,27 @@ HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t del
 static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
     if (!hwtimer__is_pending_on(t, to)) return 0;
     if (to->state == HWTIMER_PENDING) hwtimer__unfile(t, to);
-    if (to == t->running) t->running_touched = 1;
+    if (to == t->running) {
+        t->running_touched = 1;
+        t->running_rearmed = 0; /* the callback may now free it */
+    }
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     t->pending--;
     return 1;
+}
+
+/* The callback of `to` armed it again and returned: if a cancel waits for it, cancel that
+   arming now for the waiter. Otherwise a callback that keeps re-arming at deadlines already
+   due would run again before the waiter gets the lock, for as long as it re-arms. (A node
+   that was not re-armed may have been freed by its callback: it is not touched.) */
+static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__cancel_wait *w;
+    for (w = t->cancel_waits; w; w = w->next) {
+        if (w->to == to) {
+            w->hit |= hwtimer__cancel_locked(t, to);
+            return;
+        }
+    }
 }
 
 /* Must cancel wait for this node's callback, which runs on another thread? */
@@ -1394,18 +1421,33 @@ static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) 
 }
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
-    int cancelled = 0;
+    int cancelled = 0, waiting = 0;
+    hwtimer__cancel_wait me, **w;
     if (!t || !to) return HWTIMER_EINVAL;
     hwtimer__lock(t);
     if (hwtimer__is_pending_elsewhere(t, to)) {
         hwtimer__unlock(t);
         return HWTIMER_EINVAL;
     }
-    /* Like del_timer_sync: wait for a running callback, and cancel again if it re-armed. */
+    /* Like del_timer_sync: wait for a running callback; an arming it makes is cancelled as it
+       returns (hwtimer__cancel_for_waiter) or here. */
     for (;;) {
         cancelled |= hwtimer__cancel_locked(t, to);
         if (!hwtimer__runs_elsewhere(t, to)) break;
+        if (!waiting) {
+            me.to = to;
+            me.hit = 0;
+            me.next = t->cancel_waits;
+            t->cancel_waits = &me;
+            waiting = 1;
+        }
         hwtimer__wait_done(t);
+    }
+    if (waiting) {
+        w = &t->cancel_waits;
+        while (*w != &me) w = &(*w)->next;
+        *w = me.next;
+        cancelled |= me.hit;
     }
     hwtimer__unlock(t);
     return cancelled;
@@ -1517,14 +1559,18 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     hwtimer__set_state(to, HWTIMER_EXPIRED);
     if (!periodic) t->pending--;
     t->running = to;
-    t->running_touched = 0;
+    t->running_touched = t->running_rearmed = 0;
     t->stats.fired++;
     if (periodic && t->worker_mode) now = t->clock_fn(t->clock_ctx); /* when the run started */
     hwtimer__unlock(t);
     fn(to, arg);
     hwtimer__lock(t);
     t->running = NULL;
-    if (periodic && !t->running_touched) hwtimer__rearm_periodic(t, to, now);
+    if (t->running_rearmed) {
+        hwtimer__cancel_for_waiter(t, to);
+    } else if (periodic && !t->running_touched) {
+        hwtimer__rearm_periodic(t, to, now);
+    }
     hwtimer__signal_done(t);
 }
 
