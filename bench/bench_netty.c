@@ -24,6 +24,8 @@ static void skip_netty(const char *why) {
     }
 }
 
+#if defined(BENCH_JAVA) && defined(BENCH_JAVA_CLASSPATH) && defined(BENCH_JAVA_CLASS)
+
 static void parse_line(char *line) {
     line[strcspn(line, "\r\n")] = '\0';
     if (line[0] == 'R' && line[1] == ',') {
@@ -60,7 +62,6 @@ static size_t size_list(const bench_options *o, char *buf, size_t size) {
 }
 
 void bench_netty_run(const bench_options *o) {
-#if defined(BENCH_JAVA) && defined(BENCH_JAVA_CLASSPATH) && defined(BENCH_JAVA_CLASS)
     char sizes[256], cmd[8192], line[1024];
     if (!o->java) {
         skip_netty("--no-java");
@@ -94,12 +95,16 @@ void bench_netty_run(const bench_options *o) {
     }
     printf("Netty HashedWheelTimer: %s (JVM run %.1f s, N capped at 10^6).\n", BENCH_JAVA_CLASSPATH,
            (double)(bench_wall_ns() - t0) / 1e9);
-#else
-    (void)o;
-    (void)size_list;
-    skip_netty("meson found no java/javac or no netty jar");
-#endif
 }
+
+#else
+
+void bench_netty_run(const bench_options *o) {
+    (void)o;
+    skip_netty("meson found no java/javac or no netty jar");
+}
+
+#endif
 
 /* Netty 4.1's worker moves a new timeout into bucket (calculated & mask) with
    remainingRounds = (calculated - tick) / wheel, calculated = deadline / tickDuration;
