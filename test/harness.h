@@ -5,6 +5,7 @@
      1  pthreads compiled in, but cfg.threads = NULL (single thread, no locks)
      2  cfg.threads = hwtimer_threads_pthread()
      3  cfg.threads = hwtimer_threads_c11()   (built with HWTIMER_C11_THREADS, -std=c11)
+     4  cfg.threads = hwtimer_threads_win32() (Windows: mingw-w64 under Wine, test/wine)
    test_threads() returns the table for the mode, so a test that only needs
    "whatever this build has" never repeats the selection.
 
@@ -79,6 +80,8 @@ static inline const hwtimer_threads *test_threads(void) {
     return hwtimer_threads_pthread();
 #elif HWTIMER_TEST_MODE == 3
     return hwtimer_threads_c11();
+#elif HWTIMER_TEST_MODE == 4
+    return hwtimer_threads_win32();
 #else
     return NULL;
 #endif

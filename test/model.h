@@ -35,7 +35,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW_PRINTF_FORMAT) /* mingw-w64: gnu_printf with __USE_MINGW_ANSI_STDIO */
+#define MODEL_PRINTF(f, a) __attribute__((format(__MINGW_PRINTF_FORMAT, f, a)))
+#elif defined(__GNUC__) || defined(__clang__)
 #define MODEL_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define MODEL_PRINTF(f, a)
@@ -216,7 +218,7 @@ static struct {
     node nodes[MAX_NODES];
     unsigned char dirty[MAX_NODES]; /* touched since the last check */
     /* the advance pass in progress */
-    int far; /* this episode may jump to the end of time */
+    int far_jumps; /* this episode may jump to the end of time */
     int in_pass, in_callback, pass_noop;
     int running; /* the node whose callback runs */
     uint64_t pass_id, pass_now, pass_last_boundary;
@@ -426,9 +428,9 @@ static uint64_t random_period(void) {
 
 /* Most episodes stay far from the end of time: once an advance reaches UINT64_MAX every
    later one is a no-op or a repeat, and the rest of the episode would test little. Only
-   `far` episodes jump more than about nine years at once. */
+   `far_jumps` episodes jump more than about nine years at once. */
 static int reachable(uint64_t target) {
-    return sim.far || target <= sat_add(sim.m.last_now, UINT64_C(1) << 58);
+    return sim.far_jumps || target <= sat_add(sim.m.last_now, UINT64_C(1) << 58);
 }
 
 static uint64_t random_jump(void) {
@@ -826,7 +828,7 @@ static void episode_begin(void) {
                                  : 1 + draw_log_bits(36);
     sim.ticks_per_wheel = wheels[draw_below(sizeof wheels / sizeof wheels[0])];
     sim.m.start = random_start();
-    sim.far = draw_percent(15);
+    sim.far_jumps = draw_percent(15);
     sim.m.last_now = sim.m.start;
     sim.m.stopped = 0;
     sim.clock = sim.m.start;
