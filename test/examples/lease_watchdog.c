@@ -21,6 +21,7 @@
    than the periods that passed; no renewal runs after release returned. */
 #include "../harness.h"
 #include "../harness_threads.h"
+#include "example_util.h"
 
 #define LEASE (150 * MS)
 #define RENEW_EVERY (LEASE / 3)
@@ -66,11 +67,6 @@ static void release(hwtimer *t, lock *l) {
     l->renewals_at_release = l->renewals;
     check_lease(l, l->released_at);
     l->expires_at = 0;
-}
-
-static void sleep_until(uint64_t when) {
-    uint64_t now = now_ns();
-    if (when > now) sleep_ns(when - now);
 }
 
 static void check_renewals(const lock *l) {
