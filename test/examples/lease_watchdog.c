@@ -27,6 +27,7 @@
 #define RENEW_EVERY (LEASE / 3)
 #define TICK (1 * MS)
 #define LOCKS 4
+#define MAX_SKIPPED 2 /* periods a worker stalled by a busy machine may skip */
 
 /* One lock: the lock server's view of it (expires_at) and the holder's watchdog. */
 typedef struct lock {
@@ -75,8 +76,10 @@ static void check_renewals(const lock *l) {
     printf("held %3llu ms: %2u renewals (%u periods of %llu ms)\n",
            (unsigned long long)(held / MS), l->renewals, periods,
            (unsigned long long)(RENEW_EVERY / MS));
-    CHECK(l->renewals <= periods);     /* the first is due one period after acquiring */
-    CHECK(l->renewals + 2 >= periods); /* the last one or two may still have been due */
+    /* The first renewal is due one period after acquiring: at most one per period. The
+       last may not have run yet, and a stalled worker may skip a few. */
+    CHECK(l->renewals <= periods);
+    CHECK(l->renewals + 1 + MAX_SKIPPED >= periods);
     CHECK_EQ(l->found_expired, 0);
     CHECK_EQ(l->renewed_free, 0);
     CHECK_EQ(l->renewals, l->renewals_at_release);
