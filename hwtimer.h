@@ -1061,10 +1061,14 @@ static void hwtimer__signal_done(hwtimer *t) {
     if (t->waiters) t->threads->cond_broadcast(t->done_cond);
 }
 
-/* A node filed due at `tick` while the worker sleeps past it: wake the worker. */
-static void hwtimer__wake_worker_for(hwtimer *t, uint64_t deadline) {
+/* A node was filed with `deadline` when the clock read `now` (0: not read). Wake a sleeping
+   worker if the node is due before it wakes, or if the clock already passed its wake-up:
+   the worker waits in OS time, and a clock_fn that jumps (a test clock, a suspend) can
+   leave it asleep past what is due. */
+static void hwtimer__wake_worker_for(hwtimer *t, uint64_t deadline, uint64_t now) {
     if (t->worker_running && t->worker_wake_at &&
-        hwtimer__tick_time(t, hwtimer__due_tick(t, deadline)) < t->worker_wake_at) {
+        (now >= t->worker_wake_at ||
+         hwtimer__tick_time(t, hwtimer__due_tick(t, deadline)) < t->worker_wake_at)) {
         t->threads->cond_broadcast(t->wake_cond);
     }
 }
@@ -1304,8 +1308,9 @@ static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout
 }
 
 /* Arms a node that is not pending (lock held). */
-HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                               uint64_t period, hwtimer_fn fn, void *arg) {
+HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                     uint64_t deadline, uint64_t period, hwtimer_fn fn,
+                                     void *arg) {
     if (t->stopped) return HWTIMER_ESTOPPED;
     if (hwtimer__is_pending_on(t, to) || hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EBUSY;
     if (t->max_pending && t->pending >= t->max_pending) return HWTIMER_EFULL;
@@ -1319,45 +1324,48 @@ HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t d
     hwtimer__set_state(to, HWTIMER_PENDING);
     t->pending++;
     hwtimer__file(t, to);
-    hwtimer__wake_worker_for(t, deadline);
+    hwtimer__wake_worker_for(t, deadline, now);
     return HWTIMER_OK;
 }
 
 /* Validates, locks and arms: what every scheduling call shares. */
-static int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline, uint64_t period,
-                        hwtimer_fn fn, void *arg) {
+static int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t now, uint64_t deadline,
+                        uint64_t period, hwtimer_fn fn, void *arg) {
     int err;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     hwtimer__lock(t);
-    err = hwtimer__arm_locked(t, to, deadline, period, fn, arg);
+    err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
     hwtimer__unlock(t);
     return err;
 }
 
-static uint64_t hwtimer__deadline_in(hwtimer *t, uint64_t delay_ns) {
-    return hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns);
-}
-
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg) {
+    uint64_t now;
     if (!t) return HWTIMER_EINVAL;
-    return hwtimer__arm(t, to, hwtimer__deadline_in(t, delay_ns), 0, fn, arg);
+    now = t->clock_fn(t->clock_ctx);
+    return hwtimer__arm(t, to, now, hwtimer__add_sat(now, delay_ns), 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg) {
-    return hwtimer__arm(t, to, deadline_ns, 0, fn, arg);
+    /* no clock read, except for the worker's sake (see hwtimer__wake_worker_for) */
+    uint64_t now = t && t->worker_mode ? t->clock_fn(t->clock_ctx) : 0;
+    return hwtimer__arm(t, to, now, deadline_ns, 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg) {
+    uint64_t now;
     if (!t || !period_ns) return HWTIMER_EINVAL;
-    return hwtimer__arm(t, to, hwtimer__deadline_in(t, delay_ns), period_ns, fn, arg);
+    now = t->clock_fn(t->clock_ctx);
+    return hwtimer__arm(t, to, now, hwtimer__add_sat(now, delay_ns), period_ns, fn, arg);
 }
 
 /* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
    callback is in no list yet: it is filed now and will not be re-armed by its period. */
-static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                 uint64_t deadline) {
     uint64_t tick = hwtimer__due_tick(t, deadline);
     HWTIMER__STORE64(&to->deadline, deadline);
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
@@ -1368,21 +1376,22 @@ static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t deadl
         hwtimer__unfile(t, to);
         hwtimer__file_at(t, to, tick);
     } /* else: same slot, and the slot does not care about the exact deadline */
-    hwtimer__wake_worker_for(t, deadline);
+    hwtimer__wake_worker_for(t, deadline, now);
 }
 
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
-    uint64_t deadline;
+    uint64_t now, deadline;
     int err = HWTIMER_OK;
     if (!t || !to) return HWTIMER_EINVAL;
-    deadline = hwtimer__deadline_in(t, delay_ns);
+    now = t->clock_fn(t->clock_ctx);
+    deadline = hwtimer__add_sat(now, delay_ns);
     hwtimer__lock(t);
     if (!to->fn) {
         err = HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
     } else if (hwtimer__is_pending_on(t, to)) {
-        hwtimer__move_locked(t, to, deadline);
+        hwtimer__move_locked(t, to, now, deadline);
     } else {
-        err = hwtimer__arm_locked(t, to, deadline, to->period, to->fn, to->arg);
+        err = hwtimer__arm_locked(t, to, now, deadline, to->period, to->fn, to->arg);
     }
     hwtimer__unlock(t);
     return err;
