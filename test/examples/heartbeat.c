@@ -142,6 +142,6 @@ static void test_peers_beat_at_fixed_rate(void) {
 }
 
 int main(void) {
-    RUN_TEST(test_peers_beat_at_fixed_rate);
+    RUN_TIMED_TEST(test_peers_beat_at_fixed_rate);
     return test_finish();
 }

@@ -436,6 +436,6 @@ static void test_idle_connections_are_reaped(void) {
 }
 
 int main(void) {
-    RUN_TEST(test_idle_connections_are_reaped);
+    RUN_TIMED_TEST(test_idle_connections_are_reaped);
     return test_finish();
 }

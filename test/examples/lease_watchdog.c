@@ -105,6 +105,6 @@ static void test_watchdog_keeps_lease_until_release(void) {
 }
 
 int main(void) {
-    RUN_TEST(test_watchdog_keeps_lease_until_release);
+    RUN_TIMED_TEST(test_watchdog_keeps_lease_until_release);
     return test_finish();
 }
