@@ -65,7 +65,7 @@ static void on_retry(hwtimer_timeout *to, void *arg);
 
 /* One attempt; on failure, queue the next one after its backoff (or give up). */
 static void attempt(call *c) {
-    unsigned retries_done = c->attempts;
+    unsigned retries_done = c->attempts; /* this attempt included, if it is a retry */
     c->attempt_at[c->attempts++] = c->fb->clock;
     if (service_invoke(c) == 0) {
         c->outcome = SUCCEEDED;
