@@ -13,6 +13,7 @@
    a thread backend and run only in the threaded modes. */
 #include "harness.h"
 #include "harness_threads.h"
+#include "fake_timer.h"
 
 #include <limits.h>
 
@@ -43,10 +44,8 @@ static void count_free(void *ptr, void *ctx) {
 /* ---- rig: a caller-driven timer on a fake clock, and nodes that count their runs ----- */
 
 typedef struct rig {
-    uint64_t clock;
-    uint64_t start, tick;
+    fake_timer f;
     alloc_count mem;
-    hwtimer *t;
     uint64_t pass_last_boundary; /* of the last callback in the current advance */
     unsigned out_of_order;       /* callbacks that ran before an earlier boundary's */
 } rig;
@@ -54,9 +53,7 @@ typedef struct rig {
 static void rig_config(rig *r, hwtimer_config *cfg, uint64_t start, uint64_t tick,
                        uint32_t ticks_per_wheel) {
     memset(r, 0, sizeof *r);
-    r->clock = r->start = start;
-    r->tick = tick;
-    test_fake_config(cfg, &r->clock, tick, ticks_per_wheel);
+    fake_timer_config(&r->f, cfg, start, tick, ticks_per_wheel);
     cfg->alloc_fn = count_alloc;
     cfg->free_fn = count_free;
     cfg->alloc_ctx = &r->mem;
@@ -65,30 +62,24 @@ static void rig_config(rig *r, hwtimer_config *cfg, uint64_t start, uint64_t tic
 static void rig_open(rig *r, uint64_t start, uint64_t tick, uint32_t ticks_per_wheel) {
     hwtimer_config cfg;
     rig_config(r, &cfg, start, tick, ticks_per_wheel);
-    r->t = create_or_die(&cfg);
+    r->f.t = create_or_die(&cfg);
 }
 
 /* Destroys the timer: every byte it took comes back, and every pass ran in order. */
 static void rig_close(rig *r) {
-    hwtimer_destroy(r->t);
-    r->t = NULL;
+    hwtimer_destroy(r->f.t);
+    r->f.t = NULL;
     CHECK_EQ(ATOMIC_GET(&r->mem.frees), ATOMIC_GET(&r->mem.allocs));
     CHECK_EQ(r->out_of_order, 0);
 }
 
 static size_t rig_advance(rig *r, uint64_t now) {
-    r->clock = now;
     r->pass_last_boundary = 0;
-    return hwtimer_advance(r->t, now);
+    return fake_timer_advance(&r->f, now);
 }
 
-/* SPEC's boundary of a deadline: the first S + k*tick >= D; UINT64_MAX if none exists. */
 static uint64_t rig_boundary(const rig *r, uint64_t deadline) {
-    uint64_t k;
-    if (deadline <= r->start) return r->start;
-    k = (deadline - r->start) / r->tick + ((deadline - r->start) % r->tick != 0);
-    if (k > (UINT64_MAX - r->start) / r->tick) return UINT64_MAX;
-    return r->start + k * r->tick;
+    return fake_timer_boundary(&r->f, deadline);
 }
 
 typedef struct node {
@@ -105,7 +96,7 @@ typedef struct node {
 /* On a fake clock: never before the boundary, and in order of boundary within a pass. */
 static void note_run(rig *r, node *n) {
     uint64_t b = rig_boundary(r, hwtimer_timeout_deadline(&n->to));
-    n->early |= r->clock < b;
+    n->early |= r->f.clock < b;
     r->out_of_order += b < r->pass_last_boundary;
     r->pass_last_boundary = b;
 }
@@ -129,7 +120,7 @@ static void nodes_init(node *n, size_t count, rig *r) {
 }
 
 static int node_schedule(node *n, uint64_t delay) {
-    return hwtimer_schedule(n->r->t, &n->to, delay, node_run, n);
+    return hwtimer_schedule(n->r->f.t, &n->to, delay, node_run, n);
 }
 
 /* What a refused call must leave alone. */
@@ -162,7 +153,7 @@ static snapshot take_snapshot(hwtimer *t, const hwtimer_timeout *to) {
 /* Each scheduling call with a NULL t, to or fn is EINVAL, whether the node is idle or
    pending (argument errors come first), and changes nothing. */
 static void check_null_scheduling(rig *r, node *n) {
-    hwtimer *t = r->t;
+    hwtimer *t = r->f.t;
     hwtimer_timeout *to = &n->to;
     snapshot before = take_snapshot(t, to);
     CHECK_EQ(hwtimer_schedule(NULL, to, MS, node_run, n), HWTIMER_EINVAL);
@@ -222,11 +213,11 @@ static void test_null_arguments(void) {
     CHECK_EQ(node_schedule(&n[1], 3 * MS), HWTIMER_OK);
     check_null_scheduling(&r, &n[0]); /* an idle node */
     check_null_scheduling(&r, &n[1]); /* a pending one */
-    hwtimer_stats_get(r.t, NULL);
+    hwtimer_stats_get(r.f.t, NULL);
     /* a NULL arg is the caller's business: the callback gets it back */
     null_arg_runs = 0;
-    CHECK_EQ(hwtimer_schedule(r.t, &n[0].to, MS, null_arg_run, NULL), HWTIMER_OK);
-    CHECK_EQ(rig_advance(&r, r.start + 3 * MS), 2);
+    CHECK_EQ(hwtimer_schedule(r.f.t, &n[0].to, MS, null_arg_run, NULL), HWTIMER_OK);
+    CHECK_EQ(rig_advance(&r, r.f.start + 3 * MS), 2);
     CHECK_EQ(null_arg_runs + n[1].runs, 2);
     rig_close(&r);
 }
@@ -480,17 +471,17 @@ static void test_worker_cannot_start(void) {
     cfg.clock_fn = NULL; /* the worker sleeps on the real clock */
     cfg.threads = &th;
     cfg.worker = 1;
-    r.t = create_or_die(&cfg);
+    r.f.t = create_or_die(&cfg);
     nodes_init(&n, 1, NULL);
     faulty.fail_thread = 1;
-    before = take_snapshot(r.t, &n.to);
-    CHECK_EQ(hwtimer_start(r.t), HWTIMER_ETHREAD);
-    CHECK_EQ(hwtimer_schedule(r.t, &n.to, MS, node_run, &n), HWTIMER_ETHREAD);
-    CHECK_EQ(hwtimer_schedule_periodic(r.t, &n.to, MS, MS, node_run, &n), HWTIMER_ETHREAD);
-    CHECK_UNCHANGED(before, r.t, &n.to);
+    before = take_snapshot(r.f.t, &n.to);
+    CHECK_EQ(hwtimer_start(r.f.t), HWTIMER_ETHREAD);
+    CHECK_EQ(hwtimer_schedule(r.f.t, &n.to, MS, node_run, &n), HWTIMER_ETHREAD);
+    CHECK_EQ(hwtimer_schedule_periodic(r.f.t, &n.to, MS, MS, node_run, &n), HWTIMER_ETHREAD);
+    CHECK_UNCHANGED(before, r.f.t, &n.to);
     CHECK_EQ(hwtimer_timeout_state(&n.to), HWTIMER_IDLE);
     faulty.fail_thread = 0;
-    CHECK_EQ(hwtimer_schedule(r.t, &n.to, MS, node_run, &n), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(r.f.t, &n.to, MS, node_run, &n), HWTIMER_OK);
     CHECK(wait_for_count(&n.runs, 1, 5 * SEC));
     rig_close(&r);
 }
@@ -500,14 +491,14 @@ static void test_worker_cannot_start(void) {
 /* Pending on a: b refuses it with EBUSY (schedule) and EINVAL (cancel), and nothing on
    either timer changes. */
 static void check_refused_elsewhere(rig *a, rig *b, node *n) {
-    snapshot on_a = take_snapshot(a->t, &n->to), on_b = take_snapshot(b->t, &n->to);
-    CHECK_EQ(hwtimer_schedule(b->t, &n->to, MS, node_run, n), HWTIMER_EBUSY);
-    CHECK_EQ(hwtimer_schedule_at(b->t, &n->to, 0, node_run, n), HWTIMER_EBUSY);
-    CHECK_EQ(hwtimer_schedule_periodic(b->t, &n->to, MS, MS, node_run, n), HWTIMER_EBUSY);
-    CHECK_EQ(hwtimer_reschedule(b->t, &n->to, MS), HWTIMER_EBUSY);
-    CHECK_EQ(hwtimer_cancel(b->t, &n->to), HWTIMER_EINVAL);
-    CHECK_UNCHANGED(on_a, a->t, &n->to);
-    CHECK_UNCHANGED(on_b, b->t, &n->to);
+    snapshot on_a = take_snapshot(a->f.t, &n->to), on_b = take_snapshot(b->f.t, &n->to);
+    CHECK_EQ(hwtimer_schedule(b->f.t, &n->to, MS, node_run, n), HWTIMER_EBUSY);
+    CHECK_EQ(hwtimer_schedule_at(b->f.t, &n->to, 0, node_run, n), HWTIMER_EBUSY);
+    CHECK_EQ(hwtimer_schedule_periodic(b->f.t, &n->to, MS, MS, node_run, n), HWTIMER_EBUSY);
+    CHECK_EQ(hwtimer_reschedule(b->f.t, &n->to, MS), HWTIMER_EBUSY);
+    CHECK_EQ(hwtimer_cancel(b->f.t, &n->to), HWTIMER_EINVAL);
+    CHECK_UNCHANGED(on_a, a->f.t, &n->to);
+    CHECK_UNCHANGED(on_b, b->f.t, &n->to);
 }
 
 static void test_node_on_two_timers(void) {
@@ -518,8 +509,8 @@ static void test_node_on_two_timers(void) {
     nodes_init(&n, 1, &a);
     CHECK_EQ(node_schedule(&n, 10 * MS), HWTIMER_OK);
     check_refused_elsewhere(&a, &b, &n);
-    CHECK_EQ(rig_advance(&b, b.start + HOUR), 0); /* b never runs it */
-    CHECK_EQ(rig_advance(&a, a.start + 10 * MS), 1);
+    CHECK_EQ(rig_advance(&b, b.f.start + HOUR), 0); /* b never runs it */
+    CHECK_EQ(rig_advance(&a, a.f.start + 10 * MS), 1);
     CHECK_EQ(n.runs, 1);
 
     /* done on a: now it may go to b, and a refuses it */
@@ -534,7 +525,7 @@ static void test_node_on_two_timers(void) {
     n.r = &a;
     CHECK_EQ(node_schedule(&n, MS), HWTIMER_OK);
     check_refused_elsewhere(&a, &c, &n);
-    CHECK_EQ(rig_advance(&a, a.clock + MS), 1);
+    CHECK_EQ(rig_advance(&a, a.f.clock + MS), 1);
     CHECK_EQ(n.runs, 2);
     CHECK_EQ(n.early, 0);
     rig_close(&c);
@@ -567,7 +558,7 @@ static void test_freed_after_cancel(void) {
     rig_open(&r, 123, MS, 4);
     heap_nodes_schedule(&r, nodes, HEAP_NODES, 1);
     for (i = 0; i < HEAP_NODES; i += 2) {
-        CHECK_EQ(hwtimer_cancel(r.t, &nodes[i]->to), 1);
+        CHECK_EQ(hwtimer_cancel(r.f.t, &nodes[i]->to), 1);
         free(nodes[i]);
         nodes[i] = NULL;
     }
@@ -576,15 +567,15 @@ static void test_freed_after_cancel(void) {
         nodes[i]->r = &r;
         CHECK_EQ(node_schedule(nodes[i], (i + 1) * HOUR), HWTIMER_OK);
     }
-    CHECK_EQ(hwtimer_pending(r.t), HEAP_NODES);
-    for (i = 1; i <= 64; i++) (void)rig_advance(&r, r.start + i * (11 * YEAR / 64) + i * i * MS);
+    CHECK_EQ(hwtimer_pending(r.f.t), HEAP_NODES);
+    for (i = 1; i <= 64; i++) (void)rig_advance(&r, r.f.start + i * (11 * YEAR / 64) + i * i * MS);
     for (i = 0; i < HEAP_NODES; i++) {
         runs += nodes[i]->runs;
         CHECK_EQ(nodes[i]->early, 0);
         free(nodes[i]);
     }
     CHECK_EQ(runs, HEAP_NODES);
-    CHECK_EQ(hwtimer_pending(r.t), 0);
+    CHECK_EQ(hwtimer_pending(r.f.t), 0);
     rig_close(&r);
 }
 
@@ -596,13 +587,13 @@ static void test_freed_after_stop_and_destroy(void) {
     size_t i, pending;
     rig_open(&r, 0, MS, 8);
     heap_nodes_schedule(&r, nodes, HEAP_NODES, 2);
-    (void)rig_advance(&r, r.start + HOUR);
-    pending = hwtimer_pending(r.t);
+    (void)rig_advance(&r, r.f.start + HOUR);
+    pending = hwtimer_pending(r.f.t);
     CHECK(pending > 0 && pending < HEAP_NODES);
-    CHECK_EQ(hwtimer_stop(r.t, NULL, NULL), pending);
+    CHECK_EQ(hwtimer_stop(r.f.t, NULL, NULL), pending);
     for (i = 0; i < HEAP_NODES; i++) free(nodes[i]);
-    CHECK_EQ(rig_advance(&r, r.start + 20 * YEAR), 0);
-    CHECK_EQ(hwtimer_next_expiry(r.t), UINT64_MAX);
+    CHECK_EQ(rig_advance(&r, r.f.start + 20 * YEAR), 0);
+    CHECK_EQ(hwtimer_next_expiry(r.f.t), UINT64_MAX);
     rig_close(&r);
 
     rig_open(&r, 0, MS, 8);
@@ -625,19 +616,19 @@ static void count_handed_back(hwtimer_timeout *to, void *ctx) {
    back nothing. */
 static void check_stopped(rig *r, node *n) {
     unsigned handed = 0;
-    CHECK_EQ(hwtimer_stop(r->t, count_handed_back, &handed), 0);
-    CHECK_EQ(hwtimer_stop(r->t, count_handed_back, &handed), 0);
+    CHECK_EQ(hwtimer_stop(r->f.t, count_handed_back, &handed), 0);
+    CHECK_EQ(hwtimer_stop(r->f.t, count_handed_back, &handed), 0);
     CHECK_EQ(handed, 0);
     CHECK_EQ(node_schedule(n, MS), HWTIMER_ESTOPPED);
-    CHECK_EQ(hwtimer_schedule_at(r->t, &n->to, 0, node_run, n), HWTIMER_ESTOPPED);
-    CHECK_EQ(hwtimer_schedule_periodic(r->t, &n->to, MS, MS, node_run, n), HWTIMER_ESTOPPED);
-    CHECK_EQ(hwtimer_start(r->t), HWTIMER_ESTOPPED);
-    CHECK_EQ(hwtimer_cancel(r->t, &n->to), 0);
-    CHECK_EQ(hwtimer_pending(r->t), 0);
-    CHECK_EQ(hwtimer_next_expiry(r->t), UINT64_MAX);
-    CHECK_EQ(hwtimer_poll_timeout_ms(r->t), -1);
+    CHECK_EQ(hwtimer_schedule_at(r->f.t, &n->to, 0, node_run, n), HWTIMER_ESTOPPED);
+    CHECK_EQ(hwtimer_schedule_periodic(r->f.t, &n->to, MS, MS, node_run, n), HWTIMER_ESTOPPED);
+    CHECK_EQ(hwtimer_start(r->f.t), HWTIMER_ESTOPPED);
+    CHECK_EQ(hwtimer_cancel(r->f.t, &n->to), 0);
+    CHECK_EQ(hwtimer_pending(r->f.t), 0);
+    CHECK_EQ(hwtimer_next_expiry(r->f.t), UINT64_MAX);
+    CHECK_EQ(hwtimer_poll_timeout_ms(r->f.t), -1);
     CHECK_EQ(rig_advance(r, UINT64_MAX), 0);
-    CHECK_EQ(hwtimer_poll(r->t), 0);
+    CHECK_EQ(hwtimer_poll(r->f.t), 0);
 }
 
 static void test_stop_twice(void) {
@@ -651,10 +642,10 @@ static void test_stop_twice(void) {
 
     rig_open(&r, 0, MS, 8);
     CHECK_EQ(node_schedule(&n[0], MS), HWTIMER_OK);
-    CHECK_EQ(hwtimer_schedule_periodic(r.t, &n[1].to, MS, MS, node_run, &n[1]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_stop(r.t, count_handed_back, &handed), 2);
+    CHECK_EQ(hwtimer_schedule_periodic(r.f.t, &n[1].to, MS, MS, node_run, &n[1]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_stop(r.f.t, count_handed_back, &handed), 2);
     CHECK_EQ(handed, 2);
-    CHECK_EQ(hwtimer_reschedule(r.t, &n[1].to, MS), HWTIMER_ESTOPPED);
+    CHECK_EQ(hwtimer_reschedule(r.f.t, &n[1].to, MS), HWTIMER_ESTOPPED);
     check_stopped(&r, &n[2]);
     CHECK_EQ(n[0].runs + n[1].runs, 0);
     rig_close(&r);
@@ -670,25 +661,25 @@ static void test_destroy_with_pending(void) {
     size_t i, runs = 0;
     rig_open(&r, 0, MS, 2);
     nodes_init(n, N, &r);
-    CHECK_EQ(rig_advance(&r, r.start + SEC), 0);
+    CHECK_EQ(rig_advance(&r, r.f.start + SEC), 0);
     for (i = 0; i < N; i++) {
-        uint64_t deadline = i < 8 ? i * MS : r.start + ((uint64_t)1 << (i % 44 + 20));
+        uint64_t deadline = i < 8 ? i * MS : r.f.start + ((uint64_t)1 << (i % 44 + 20));
         if (i % 5 == 4) {
-            CHECK_EQ(hwtimer_schedule_periodic(r.t, &n[i].to, i * MS, MS, node_run, &n[i]),
+            CHECK_EQ(hwtimer_schedule_periodic(r.f.t, &n[i].to, i * MS, MS, node_run, &n[i]),
                      HWTIMER_OK);
         } else {
-            CHECK_EQ(hwtimer_schedule_at(r.t, &n[i].to, deadline, node_run, &n[i]), HWTIMER_OK);
+            CHECK_EQ(hwtimer_schedule_at(r.f.t, &n[i].to, deadline, node_run, &n[i]), HWTIMER_OK);
         }
     }
-    CHECK_EQ(hwtimer_pending(r.t), N);
+    CHECK_EQ(hwtimer_pending(r.f.t), N);
     rig_close(&r);
     for (i = 0; i < N; i++) {
         CHECK_EQ(hwtimer_timeout_state(&n[i].to), HWTIMER_CANCELLED);
         CHECK_EQ(n[i].runs, 0);
     }
     rig_open(&r, 0, MS, 2);
-    for (i = 0; i < N; i++) CHECK_EQ(hwtimer_reschedule(r.t, &n[i].to, MS), HWTIMER_OK);
-    CHECK_EQ(rig_advance(&r, r.start + MS), N);
+    for (i = 0; i < N; i++) CHECK_EQ(hwtimer_reschedule(r.f.t, &n[i].to, MS), HWTIMER_OK);
+    CHECK_EQ(rig_advance(&r, r.f.start + MS), N);
     for (i = 0; i < N; i++) runs += n[i].runs;
     CHECK_EQ(runs, N);
     rig_close(&r);
@@ -707,18 +698,18 @@ static void check_destroy_from_callback(int periodic) {
     size_t i;
     rig_open(&r, 0, MS, 8);
     nodes_init(n, N, &r);
-    n[0].destroy = r.t;
+    n[0].destroy = r.f.t;
     n[0].destroy_mem = &r.mem;
     if (periodic) {
-        CHECK_EQ(hwtimer_schedule_periodic(r.t, &n[0].to, MS, MS, node_run, &n[0]), HWTIMER_OK);
+        CHECK_EQ(hwtimer_schedule_periodic(r.f.t, &n[0].to, MS, MS, node_run, &n[0]), HWTIMER_OK);
     } else {
         CHECK_EQ(node_schedule(&n[0], MS), HWTIMER_OK);
     }
     CHECK_EQ(node_schedule(&n[1], MS), HWTIMER_OK); /* same tick, may run first */
     CHECK_EQ(node_schedule(&n[2], 2 * MS), HWTIMER_OK);
     CHECK_EQ(node_schedule(&n[3], HOUR), HWTIMER_OK);
-    CHECK_EQ(hwtimer_advance(r.t, r.start + 2 * MS), 1 + n[1].runs);
-    r.t = NULL;
+    CHECK_EQ(hwtimer_advance(r.f.t, r.f.start + 2 * MS), 1 + n[1].runs);
+    r.f.t = NULL;
     CHECK_EQ(n[0].runs, 1);
     CHECK_EQ(n[0].frees_in_callback, 0);
     CHECK_EQ(n[0].after_destroy, HWTIMER_ESTOPPED);
@@ -746,12 +737,12 @@ static void test_destroy_from_worker_callback(void) {
     cfg.clock_fn = NULL;
     cfg.threads = test_threads();
     cfg.worker = 1;
-    r.t = create_or_die(&cfg);
+    r.f.t = create_or_die(&cfg);
     nodes_init(n, 2, NULL); /* the real clock: no rig */
-    n[0].destroy = r.t;
+    n[0].destroy = r.f.t;
     n[0].destroy_mem = &r.mem;
-    CHECK_EQ(hwtimer_schedule(r.t, &n[1].to, HOUR, node_run, &n[1]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_schedule(r.t, &n[0].to, MS, node_run, &n[0]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(r.f.t, &n[1].to, HOUR, node_run, &n[1]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(r.f.t, &n[0].to, MS, node_run, &n[0]), HWTIMER_OK);
     CHECK(wait_for_count(&r.mem.frees, ATOMIC_GET(&r.mem.allocs), 5 * SEC));
     CHECK_EQ(n[0].frees_in_callback, 0);
     CHECK_EQ(n[0].after_destroy, HWTIMER_ESTOPPED);
@@ -769,20 +760,20 @@ static void test_clock_backwards(void) {
     node n[3];
     rig_open(&r, HOUR, MS, 8);
     nodes_init(n, 3, &r);
-    CHECK_EQ(rig_advance(&r, r.start + 10 * SEC), 0);
-    r.clock = r.start + 5 * SEC; /* stepped back 5 s */
+    CHECK_EQ(rig_advance(&r, r.f.start + 10 * SEC), 0);
+    r.f.clock = r.f.start + 5 * SEC; /* stepped back 5 s */
     CHECK_EQ(node_schedule(&n[0], SEC), HWTIMER_OK);
-    CHECK_EQ(hwtimer_timeout_deadline(&n[0].to), r.start + 6 * SEC);
-    r.clock = r.start - 30 * 60 * SEC; /* and behind the start */
+    CHECK_EQ(hwtimer_timeout_deadline(&n[0].to), r.f.start + 6 * SEC);
+    r.f.clock = r.f.start - 30 * 60 * SEC; /* and behind the start */
     CHECK_EQ(node_schedule(&n[1], 0), HWTIMER_OK);
     CHECK_EQ(node_schedule(&n[2], 30 * 60 * SEC + 5 * SEC), HWTIMER_OK); /* S + 5 s */
-    CHECK_EQ(hwtimer_poll(r.t), 0);                 /* behind: a no-op */
-    CHECK_EQ(rig_advance(&r, r.start + 9 * SEC), 0); /* still behind the last advance */
-    CHECK(hwtimer_next_expiry(r.t) <= r.start + 10 * SEC);
-    CHECK_EQ(rig_advance(&r, r.start + 10 * SEC), 3);
+    CHECK_EQ(hwtimer_poll(r.f.t), 0);                 /* behind: a no-op */
+    CHECK_EQ(rig_advance(&r, r.f.start + 9 * SEC), 0); /* still behind the last advance */
+    CHECK(hwtimer_next_expiry(r.f.t) <= r.f.start + 10 * SEC);
+    CHECK_EQ(rig_advance(&r, r.f.start + 10 * SEC), 3);
     CHECK_EQ(n[0].runs + n[1].runs + n[2].runs, 3);
     CHECK_EQ(n[0].early + n[1].early + n[2].early, 0);
-    CHECK_EQ(hwtimer_next_expiry(r.t), UINT64_MAX);
+    CHECK_EQ(hwtimer_next_expiry(r.f.t), UINT64_MAX);
     rig_close(&r);
 }
 
@@ -804,7 +795,7 @@ static void test_clock_jumps_years(void) {
     for (i = 0; i < N; i++)
         CHECK_EQ(node_schedule(&n[i], (i * 7919 % N) * (YEAR / 50) + i), HWTIMER_OK);
     for (jump = 1; jump <= 4; jump++) {
-        uint64_t now = r.start + jump * 3 * YEAR;
+        uint64_t now = r.f.start + jump * 3 * YEAR;
         for (due = 0, i = 0; i < N; i++)
             due += rig_boundary(&r, hwtimer_timeout_deadline(&n[i].to)) <= now;
         ran_before = runs_of(n, N);
@@ -891,20 +882,20 @@ static void test_end_of_time(void) {
     nodes_init(n, 5, &r);
     CHECK_EQ(node_schedule(&n[0], UINT64_MAX), HWTIMER_OK); /* D clamps to UINT64_MAX */
     CHECK_EQ(hwtimer_timeout_deadline(&n[0].to), UINT64_MAX);
-    CHECK_EQ(hwtimer_schedule_at(r.t, &n[1].to, r.start + 10 * MS, node_run, &n[1]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_schedule_periodic(r.t, &n[2].to, 0, UINT64_MAX, node_run, &n[2]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_schedule_at(r.t, &n[3].to, 0, node_run, &n[3]), HWTIMER_OK); /* long past */
-    CHECK_EQ(hwtimer_schedule_periodic(r.t, &n[4].to, MS, 1, node_run, &n[4]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(r.f.t, &n[1].to, r.f.start + 10 * MS, node_run, &n[1]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_periodic(r.f.t, &n[2].to, 0, UINT64_MAX, node_run, &n[2]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(r.f.t, &n[3].to, 0, node_run, &n[3]), HWTIMER_OK); /* long past */
+    CHECK_EQ(hwtimer_schedule_periodic(r.f.t, &n[4].to, MS, 1, node_run, &n[4]), HWTIMER_OK);
     CHECK_EQ(rig_advance(&r, UINT64_MAX), 4);
     CHECK_EQ(n[0].runs, 0); /* its boundary lies past UINT64_MAX */
     CHECK_EQ(n[1].runs + n[2].runs + n[3].runs + n[4].runs, 4);
     CHECK_EQ(hwtimer_timeout_deadline(&n[2].to), UINT64_MAX); /* the next period overflowed */
-    CHECK_EQ(hwtimer_pending(r.t), 3);                        /* n[0], n[2], n[4] */
+    CHECK_EQ(hwtimer_pending(r.f.t), 3);                        /* n[0], n[2], n[4] */
     CHECK_EQ(rig_advance(&r, UINT64_MAX), 0);
-    CHECK_EQ(hwtimer_poll_timeout_ms(r.t), 0); /* the clock reads UINT64_MAX (hwtimer.h) */
-    CHECK_EQ(hwtimer_cancel(r.t, &n[2].to), 1);
+    CHECK_EQ(hwtimer_poll_timeout_ms(r.f.t), 0); /* the clock reads UINT64_MAX (hwtimer.h) */
+    CHECK_EQ(hwtimer_cancel(r.f.t, &n[2].to), 1);
     CHECK_EQ(n[0].early + n[1].early + n[2].early + n[3].early + n[4].early, 0);
-    CHECK_EQ(hwtimer_stop(r.t, NULL, NULL), 2);
+    CHECK_EQ(hwtimer_stop(r.f.t, NULL, NULL), 2);
     rig_close(&r);
 }
 

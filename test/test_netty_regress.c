@@ -12,39 +12,19 @@
    Netty runs) need a thread backend and run in the threaded modes only. */
 #include "harness.h"
 #include "harness_threads.h"
+#include "fake_timer.h"
 
 #define HOUR (3600 * SEC)
 #define YEAR (365 * 24 * HOUR)
 
 /* ---- a fake clock ----------------------------------------------------------------------- */
 
-typedef struct fake {
-    uint64_t clock, start, tick;
-    hwtimer *t;
-} fake;
-
-static void fake_open(fake *f, uint64_t start, uint64_t tick, uint32_t ticks_per_wheel,
+static void fake_open(fake_timer *f, uint64_t start, uint64_t tick, uint32_t ticks_per_wheel,
                       size_t max_pending) {
     hwtimer_config cfg;
-    f->clock = f->start = start;
-    f->tick = tick;
-    test_fake_config(&cfg, &f->clock, tick, ticks_per_wheel);
+    fake_timer_config(f, &cfg, start, tick, ticks_per_wheel);
     cfg.max_pending = max_pending;
     f->t = create_or_die(&cfg);
-}
-
-static size_t fake_advance(fake *f, uint64_t now) {
-    f->clock = now;
-    return hwtimer_advance(f->t, now);
-}
-
-/* SPEC's boundary: the first S + k*tick >= D, or UINT64_MAX when there is none. */
-static uint64_t fake_boundary(const fake *f, uint64_t deadline) {
-    uint64_t k;
-    if (deadline <= f->start) return f->start;
-    k = (deadline - f->start) / f->tick + ((deadline - f->start) % f->tick != 0);
-    if (k > (UINT64_MAX - f->start) / f->tick) return UINT64_MAX;
-    return f->start + k * f->tick;
 }
 
 static uint64_t rng_next(uint64_t *state) {
@@ -88,7 +68,7 @@ typedef struct wide_node {
 } wide_node;
 
 typedef struct wide_run {
-    fake f;
+    fake_timer f;
     uint64_t prev_now;      /* the now of the advance before the current one */
     uint64_t last_boundary; /* of the previous callback in this advance */
     size_t fired, early, late, out_of_order;
@@ -107,7 +87,7 @@ static void wide_fire(hwtimer_timeout *to, void *arg) {
 
 static void wide_advance(wide_run *w, uint64_t now) {
     w->last_boundary = 0;
-    (void)fake_advance(&w->f, now);
+    (void)fake_timer_advance(&w->f, now);
     w->prev_now = now;
 }
 
@@ -130,7 +110,7 @@ static void run_millions(size_t count, uint64_t span) {
             wide_node *n = &nodes[scheduled];
             uint64_t delay = 1 + rng_next(&rng) % (w.f.start + span - now); /* D <= S + span */
             CHECK_EQ(hwtimer_schedule(w.f.t, &n->to, delay, wide_fire, &w), HWTIMER_OK);
-            n->boundary = fake_boundary(&w.f, now + delay);
+            n->boundary = fake_timer_boundary(&w.f, now + delay);
             wrong_deadline += hwtimer_timeout_deadline(&n->to) != now + delay;
         }
         wide_advance(&w, now);
@@ -168,7 +148,7 @@ static void test_netty_1115_millions_each_in_its_bucket(void) {
    UINT64_MAX clamps D to UINT64_MAX, whose boundary (the start is chosen so) lies past
    the end of time: it never fires. */
 static void check_huge_delays(uint64_t start) {
-    fake f;
+    fake_timer f;
     counted c[2];
     uint64_t b_int64, last = 0;
     int wakeups = 0;
@@ -177,12 +157,12 @@ static void check_huge_delays(uint64_t start) {
     CHECK_EQ(hwtimer_schedule(f.t, &c[0].to, UINT64_MAX, count_run, &c[0]), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule(f.t, &c[1].to, INT64_MAX, count_run, &c[1]), HWTIMER_OK);
     CHECK_EQ(hwtimer_timeout_deadline(&c[0].to), UINT64_MAX);
-    CHECK_EQ(fake_boundary(&f, UINT64_MAX), UINT64_MAX); /* never */
-    b_int64 = fake_boundary(&f, start + INT64_MAX);
+    CHECK_EQ(fake_timer_boundary(&f, UINT64_MAX), UINT64_MAX); /* never */
+    b_int64 = fake_timer_boundary(&f, start + INT64_MAX);
     CHECK(hwtimer_next_expiry(f.t) > f.clock);
     CHECK(hwtimer_poll_timeout_ms(f.t) > 0);
-    CHECK_EQ(fake_advance(&f, start + 3 * SEC), 0); /* Netty's test waited 3 s */
-    CHECK_EQ(fake_advance(&f, start + 100 * YEAR), 0);
+    CHECK_EQ(fake_timer_advance(&f, start + 3 * SEC), 0); /* Netty's test waited 3 s */
+    CHECK_EQ(fake_timer_advance(&f, start + 100 * YEAR), 0);
     /* an event loop: sleep until next_expiry, advance, until the 292-year one has run */
     while (ATOMIC_GET(&c[1].runs) == 0 && wakeups < 1000) {
         uint64_t next = hwtimer_next_expiry(f.t);
@@ -190,13 +170,13 @@ static void check_huge_delays(uint64_t start) {
         if (next <= last || next <= f.clock) break;
         last = next;
         CHECK(next <= b_int64);
-        (void)fake_advance(&f, next);
+        (void)fake_timer_advance(&f, next);
         wakeups++;
     }
     CHECK_EQ(c[1].runs, 1);
     CHECK_EQ(f.clock, b_int64); /* exactly at its boundary */
     CHECK(wakeups <= 16);       /* a few cascades, not a spin */
-    CHECK_EQ(fake_advance(&f, UINT64_MAX), 0);
+    CHECK_EQ(fake_timer_advance(&f, UINT64_MAX), 0);
     CHECK_EQ(c[0].runs, 0);
     CHECK_EQ(hwtimer_pending(f.t), 1);
     CHECK_EQ(hwtimer_timeout_state(&c[0].to), HWTIMER_PENDING);
@@ -309,15 +289,15 @@ static void check_handed_back(hwtimer *t, counted *c, const handed *h) {
 }
 
 static void test_netty_14081_stop_cancels_what_it_returns(void) {
-    fake f;
+    fake_timer f;
     counted c[STOP_NODES];
     handed h = {0, 0};
     fake_open(&f, 5 * SEC, MS, 512, 0);
-    CHECK_EQ(fake_advance(&f, f.start + 10 * MS), 0);
+    CHECK_EQ(fake_timer_advance(&f, f.start + 10 * MS), 0);
     schedule_stop_nodes(f.t, c);
     CHECK_EQ(hwtimer_stop(f.t, collect, &h), STOP_NODES);
     check_handed_back(f.t, c, &h);
-    CHECK_EQ(fake_advance(&f, f.start + HOUR), 0);
+    CHECK_EQ(fake_timer_advance(&f, f.start + HOUR), 0);
     CHECK_EQ(runs_of(c, STOP_NODES), 0);
     hwtimer_destroy(f.t);
 }
@@ -398,7 +378,7 @@ static void check_max_pending_exact(hwtimer *t) {
 }
 
 static void test_netty_14959_cancelled_in_its_tick_counted_once(void) {
-    fake f;
+    fake_timer f;
     same_tick s;
     memset(&s, 0, sizeof s);
     s.first = -1;
@@ -406,11 +386,11 @@ static void test_netty_14959_cancelled_in_its_tick_counted_once(void) {
     fake_open(&f, 3 * SEC, 100 * MS, 512, SAME_TICK);
     s.t = f.t;
     same_tick_schedule(&s);
-    CHECK_EQ(fake_advance(&f, f.start + 200 * MS), 1);
+    CHECK_EQ(fake_timer_advance(&f, f.start + 200 * MS), 1);
     CHECK_EQ(s.cancelled, SAME_TICK - 1);
     CHECK_EQ(s.pending_after, 0);
     CHECK_EQ(runs_of(s.c, SAME_TICK), 1);
-    CHECK_EQ(fake_advance(&f, f.start + 2 * SEC), 0); /* Netty's next-tick decrement */
+    CHECK_EQ(fake_timer_advance(&f, f.start + 2 * SEC), 0); /* Netty's next-tick decrement */
     check_max_pending_exact(f.t);
     hwtimer_destroy(f.t);
 }
