@@ -407,10 +407,26 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 #endif
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
+/* <windows.h> defines min, max, near and far as macros: keep them out of the including file
+   unless it had them already. */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#define HWTIMER__DEFINED_NOMINMAX
+#endif
+#if !defined(near) && !defined(far)
+#define HWTIMER__UNDEF_NEAR_FAR
+#endif
 #include <windows.h>
+#ifdef HWTIMER__DEFINED_NOMINMAX
+#undef NOMINMAX
+#endif
+#ifdef HWTIMER__UNDEF_NEAR_FAR
+#undef near
+#undef far
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -1070,6 +1086,7 @@ static void hwtimer__wake_worker_for(hwtimer *t, uint64_t deadline, uint64_t now
         (now >= t->worker_wake_at ||
          hwtimer__tick_time(t, hwtimer__due_tick(t, deadline)) < t->worker_wake_at)) {
         t->threads->cond_broadcast(t->wake_cond);
+        t->worker_wake_at = 0; /* it is awake now: no more broadcasts until it sleeps again */
     }
 }
 

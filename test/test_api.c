@@ -1659,20 +1659,20 @@ static void test_poll(void) {
    the behaviour is checked): every timeout fires exactly at its boundary, near or far. */
 static void test_wheel_sizes(void) {
     static const uint32_t sizes[] = {1, 2, 3, 5, 7, 64, 1000};
-    enum { NEAR = 150, FAR = 40 };
+    enum { NEAR_COUNT = 150, FAR_COUNT = 40 };
     size_t s;
     for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         fixture f;
-        probe p[NEAR];
+        probe p[NEAR_COUNT];
         uint64_t rng = 1000 + s;
         fixture_open(&f, 2 * MS + 999, MS, sizes[s]);
-        probes_init(p, NEAR, &f);
-        schedule_random(p, NEAR, &rng, 0, 300 * MS);
-        step_and_check_exact(&f, p, NEAR, tick_at(&f, 301));
+        probes_init(p, NEAR_COUNT, &f);
+        schedule_random(p, NEAR_COUNT, &rng, 0, 300 * MS);
+        step_and_check_exact(&f, p, NEAR_COUNT, tick_at(&f, 301));
 
-        probes_init(p, FAR, &f);
-        schedule_random(p, FAR, &rng, MS, 50 * YEAR);
-        drain_by_next_expiry(&f, p, FAR, 200 * FAR);
+        probes_init(p, FAR_COUNT, &f);
+        schedule_random(p, FAR_COUNT, &rng, MS, 50 * YEAR);
+        drain_by_next_expiry(&f, p, FAR_COUNT, 200 * FAR_COUNT);
         fixture_close(&f);
     }
 }
