@@ -533,12 +533,17 @@ static void test_user_threads_table(void) {
 
 /* Which backends exist depends on the build; SPEC says absent ones are NULL. */
 static void test_thread_backends(void) {
-    CHECK(hwtimer_threads_win32() == NULL); /* these tests run on POSIX systems */
 #if HWTIMER_TEST_MODE == 0
     CHECK(hwtimer_threads_default() == NULL);
     CHECK(hwtimer_threads_pthread() == NULL);
     CHECK(hwtimer_threads_c11() == NULL);
+    CHECK(hwtimer_threads_win32() == NULL);
+#elif defined(_WIN32) /* mingw-w64: Win32 threads by default, no pthreads unless asked */
+    CHECK(hwtimer_threads_win32() != NULL);
+    CHECK(hwtimer_threads_pthread() == NULL);
+    CHECK(hwtimer_threads_default() == hwtimer_threads_win32());
 #else
+    CHECK(hwtimer_threads_win32() == NULL);
     CHECK(hwtimer_threads_pthread() != NULL);
     CHECK(hwtimer_threads_default() == hwtimer_threads_pthread()); /* pthreads preferred */
 #endif

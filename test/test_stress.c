@@ -36,7 +36,7 @@
 #define QUARANTINE 8   /* cancelled nodes an operator keeps a while before freeing them */
 #define SHARED 16
 #define MAX_DELAY (5 * MS)
-#define FAR (60 * SEC)
+#define FAR_DELAY (60 * SEC)
 #define SLOW_CALLBACK (200 * US) /* one in 16 one-shot callbacks takes this long */
 #define ALIVE 0x600dF00Du
 #define FREED 0xDEADBEEFu
@@ -50,7 +50,7 @@ typedef struct snode {
     stress *s;
     enum kind kind;
     unsigned magic;   /* ALIVE while allocated */
-    int far;          /* owner only: scheduled FAR away and not moved since */
+    int far;          /* owner only: scheduled FAR_DELAY away and not moved since */
     unsigned armed;   /* atomic: armings since the owner's last check */
     unsigned runs;    /* atomic */
     unsigned cancels; /* atomic: cancels that returned 1 */
@@ -216,7 +216,7 @@ static void owner_arm(stress *s, snode *n, uint64_t *rng, int reuse) {
     totals *tot = n->kind == ONE_SHOT ? &s->one_shot : &s->periodic;
     int rc;
     n->far = n->kind == ONE_SHOT && dice(rng, 8) == 0;
-    if (n->far) delay = FAR;
+    if (n->far) delay = FAR_DELAY;
     if (reuse) {
         rc = hwtimer_reschedule(s->t, &n->to, delay);
     } else if (n->kind == ONE_SHOT) {
