@@ -1313,11 +1313,15 @@ HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
     if (to) memset(to, 0, sizeof *to);
 }
 
-/* Pending on t: filed, or a periodic one whose callback runs now and was not touched yet. */
-static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
-    if (to->owner != t) return 0;
-    if (to->state == HWTIMER_PENDING) return 1;
+/* Pending on some timer: filed, or a periodic node whose callback runs now on t and was not
+   touched yet (a running node belongs to t). */
+static int hwtimer__is_pending(const hwtimer *t, const hwtimer_timeout *to) {
+    if (HWTIMER__LOAD(&to->state) == HWTIMER_PENDING) return 1;
     return to == t->running && to->period && !t->running_touched;
+}
+
+static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
+    return to->owner == t && hwtimer__is_pending(t, to);
 }
 
 static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
@@ -1329,7 +1333,7 @@ HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t n
                                      uint64_t deadline, uint64_t period, hwtimer_fn fn,
                                      void *arg) {
     if (t->stopped) return HWTIMER_ESTOPPED;
-    if (hwtimer__is_pending_on(t, to) || hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EBUSY;
+    if (hwtimer__is_pending(t, to)) return HWTIMER_EBUSY; /* here or on another timer */
     if (t->max_pending && t->pending >= t->max_pending) return HWTIMER_EFULL;
     if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
@@ -1389,10 +1393,16 @@ static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
     if (to->state != HWTIMER_PENDING) {
         hwtimer__set_state(to, HWTIMER_PENDING);
         hwtimer__file_at(t, to, tick);
-    } else if (tick <= t->horizon || to->where != hwtimer__wheel_where(t, tick)) {
+    } else if (tick <= t->horizon) {
         hwtimer__unfile(t, to);
-        hwtimer__file_at(t, to, tick);
-    } /* else: same slot, and the slot does not care about the exact deadline */
+        hwtimer__file_in_due(t, to, tick);
+    } else {
+        uint32_t where = hwtimer__wheel_where(t, tick);
+        if (where != to->where) { /* same slot: it does not care about the exact deadline */
+            hwtimer__unfile(t, to);
+            hwtimer__file_in_wheel(t, to, where);
+        }
+    }
     hwtimer__wake_worker_for(t, deadline, now);
 }
 
