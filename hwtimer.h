@@ -64,8 +64,14 @@ THE DESIGN (read this before the code)
    if due exactly now). Every occupied slot between the old and new elapsed is visited
    once, in time order, and no empty one is.
 
-   Trade-offs. Memory is L*W list heads (16 bytes) plus bitmaps: 32 KiB for the default
-   512 slots and 100 ms tick. A timeout is re-filed at most L-1 times, and re-filing needs
+   Each slot is HWTIMER_SLOT_LISTS (default 4) lists, and a node goes to the next one in
+   turn. Emptying a slot walks them all at once, each from both ends: a big timer's nodes
+   are scattered over memory, the walk is a chain of cache misses, and eight independent
+   chains let the CPU wait for eight misses at a time instead of one (measured: 170 ns
+   per node with one chain at 10^6 timeouts, 24 ns with eight).
+
+   Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps: 128 KiB
+   for the default 512 slots and 100 ms tick. A timeout is re-filed at most L-1 times, and re-filing needs
    its due tick, which is recomputed from its deadline (one multiply-high division, since
    the 64-byte node has no room to cache it). Timeouts scheduled while the timer is
    running callbacks for tick T, or scheduled with a deadline at or before the last tick
@@ -94,6 +100,8 @@ OPTIONS (define before including, in the implementation file unless noted)
    HWTIMER_ASSERT(x)     internal invariant checks (default: assert(x))
    HWTIMER_MALLOC(ctx,size), HWTIMER_FREE(ctx,ptr)  the allocator used when the config
                          has none (default malloc/free); the config's alloc_fn wins.
+   HWTIMER_SLOT_LISTS    lists per slot, a power of two (default 4): 1 saves 3/4 of the
+                         timer's memory and makes expiring big timers several times slower
    HWTIMER_C11_MAX_WAIT_NS  longest single wait of the C11 backend (default 15 s): C11
                          waits on the wall clock, so a wall clock stepped back delays a
                          wake-up by at most this much. Nothing ever fires early.
@@ -474,6 +482,13 @@ static unsigned hwtimer__msb64(uint64_t x) {
 #define HWTIMER__HOT static
 #endif
 
+/* Asks for a cache line that is needed soon (a hint: nothing happens without the builtin). */
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define HWTIMER__PREFETCH(p) ((void)(p))
+#endif
+
 /* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
 static uint64_t hwtimer__shr(uint64_t x, unsigned n) { return n < 64 ? x >> n : 0; }
 static uint64_t hwtimer__shl(uint64_t x, unsigned n) { return n < 64 ? x << n : 0; }
@@ -801,12 +816,20 @@ enum {
 
 #define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
 
-/* One level: `width` buckets and a bit tree that says which are occupied. Layer 0 of the
+#ifndef HWTIMER_SLOT_LISTS
+#define HWTIMER_SLOT_LISTS 4
+#endif
+/* A power of two, so that choosing a list is a mask (a negative array size stops the build). */
+typedef char hwtimer__slot_lists_is_a_power_of_two
+    [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
+
+/* One level: `width` slots of HWTIMER_SLOT_LISTS lists each, and a bit tree that says
+   which slots are occupied. Layer 0 of the
    tree has a bit per slot; each word of layer k has its bit in layer k+1, set while the
    word is nonzero. The geometry (layers, offsets) is the same for every level and lives in
    the timer. */
 typedef struct hwtimer__level {
-    struct hwtimer__link *slot;
+    struct hwtimer__link *lists; /* slot i: lists[i * HWTIMER_SLOT_LISTS ...] */
     uint64_t *occupied;
 } hwtimer__level;
 
@@ -843,6 +866,7 @@ struct hwtimer {
     uint64_t elapsed;  /* processed up to this tick */
     uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
     uint64_t last_now; /* the `now` of the last advance */
+    uint32_t next_list; /* which list of a busy slot gets the next node, in turn */
     struct hwtimer__link due;   /* sorted by deadline */
     struct hwtimer__link ready; /* to run in this pass, in order */
     size_t pending;
@@ -879,10 +903,10 @@ static void hwtimer__list_insert_after(struct hwtimer__link *pos, struct hwtimer
     pos->next->prev = n;
     pos->next = n;
 }
+/* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
 static void hwtimer__list_unlink(struct hwtimer__link *n) {
     n->prev->next = n->next;
     n->next->prev = n->prev;
-    n->next = n->prev = NULL;
 }
 /* Moves every node of `from` to the end of `to`. */
 static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link *from) {
@@ -946,10 +970,32 @@ static uint32_t hwtimer__level_next_occupied(const hwtimer *t, const hwtimer__le
     return (uint32_t)pos;
 }
 
-HWTIMER__HOT void hwtimer__level_push(const hwtimer *t, hwtimer__level *lv, uint32_t i,
-                                hwtimer_timeout *to) {
-    struct hwtimer__link *head = &lv->slot[i];
-    if (hwtimer__list_empty(head)) hwtimer__level_mark(t, lv, i);
+HWTIMER__HOT struct hwtimer__link *hwtimer__slot(const hwtimer__level *lv, uint32_t i) {
+    return &lv->lists[(size_t)i * HWTIMER_SLOT_LISTS];
+}
+
+/* Are the lists from `lists` to the end of its slot all empty? (All of a slot's lists from
+   its first.) One branch: a mispredicted branch per list would cost more than the loads. */
+HWTIMER__HOT int hwtimer__slot_empty_from(const struct hwtimer__link *lists, unsigned first) {
+    unsigned k;
+    int occupied = 0;
+    for (k = first; k < HWTIMER_SLOT_LISTS; k++) occupied |= !hwtimer__list_empty(&lists[k]);
+    return !occupied;
+}
+
+/* Files a node in slot i: in its first list while that is empty, so a sparse slot keeps its
+   one or two nodes where emptying it looks first (which list holds them would otherwise be
+   a coin toss, and a mispredicted branch costs more than the walk); else in the next list
+   in turn. A slot whose first list is empty may still be occupied: marking twice is
+   harmless. */
+HWTIMER__HOT void hwtimer__level_push(hwtimer *t, hwtimer__level *lv, uint32_t i,
+                                      hwtimer_timeout *to) {
+    struct hwtimer__link *head = hwtimer__slot(lv, i);
+    if (hwtimer__list_empty(head)) {
+        hwtimer__level_mark(t, lv, i);
+    } else {
+        head += t->next_list++ & (HWTIMER_SLOT_LISTS - 1);
+    }
     hwtimer__list_insert_after(head->prev, &to->link);
 }
 
@@ -1037,14 +1083,19 @@ static void hwtimer__file(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__file_at(t, to, hwtimer__due_tick(t, to->deadline));
 }
 
+/* Takes a pending node out of its list. Its slot can only have become empty if the node was
+   alone in its list (both its links point at the list's head): only then are the slot's
+   other lists looked at. */
 HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
     uint32_t where = to->where;
     hwtimer__list_unlink(&to->link);
     to->where = HWTIMER__WHERE_NONE;
-    if (where >= HWTIMER__WHERE_WHEEL) {
+    if (where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
         uint32_t id = where - HWTIMER__WHERE_WHEEL;
         hwtimer__level *lv = &t->level[id >> t->bits];
-        if (hwtimer__list_empty(&lv->slot[id & t->mask])) hwtimer__level_unmark(t, lv, id & t->mask);
+        if (hwtimer__slot_empty_from(hwtimer__slot(lv, id & t->mask), 0)) {
+            hwtimer__level_unmark(t, lv, id & t->mask);
+        }
     }
 }
 
@@ -1167,7 +1218,8 @@ static int hwtimer__add_size(size_t *total, size_t n) {
    0 when its size does not fit a size_t. */
 static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t *offsets,
                            size_t *total) {
-    size_t slots = (size_t)t->levels * t->width;
+    uint64_t slots64 = (uint64_t)t->levels * t->width * HWTIMER_SLOT_LISTS;
+    size_t slots = (size_t)slots64;
     size_t words = (size_t)t->levels * (t->layer_offset[t->bit_layers - 1] + 1);
     *total = 0;
     offsets[0] = 0;
@@ -1175,7 +1227,7 @@ static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t *
     offsets[1] = *total;
     if (!hwtimer__add_size(total, t->levels * sizeof(hwtimer__level))) return 0;
     offsets[2] = *total;
-    if (slots > SIZE_MAX / sizeof(struct hwtimer__link)) return 0;
+    if (slots64 > SIZE_MAX / sizeof(struct hwtimer__link)) return 0;
     if (!hwtimer__add_size(total, slots * sizeof(struct hwtimer__link))) return 0;
     offsets[3] = *total;
     if (!hwtimer__add_size(total, words * sizeof(uint64_t))) return 0;
@@ -1193,14 +1245,15 @@ static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t *
 /* Points the timer's levels and thread objects into its block and empties the wheel. */
 static void hwtimer__carve(hwtimer *t, char *block, const size_t *offsets) {
     unsigned l;
-    uint32_t i;
+    size_t i;
     size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
     t->level = (hwtimer__level *)(void *)(block + offsets[1]);
     for (l = 0; l < t->levels; l++) {
         hwtimer__level *lv = &t->level[l];
-        lv->slot = (struct hwtimer__link *)(void *)(block + offsets[2]) + (size_t)l * t->width;
+        lv->lists = (struct hwtimer__link *)(void *)(block + offsets[2]) +
+                    (size_t)l * t->width * HWTIMER_SLOT_LISTS;
         lv->occupied = (uint64_t *)(void *)(block + offsets[3]) + l * words_per_level;
-        for (i = 0; i < t->width; i++) hwtimer__list_init(&lv->slot[i]);
+        for (i = 0; i < (size_t)t->width * HWTIMER_SLOT_LISTS; i++) hwtimer__list_init(&lv->lists[i]);
         memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
     }
     if (t->threads) {
@@ -1550,28 +1603,67 @@ static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
     }
 }
 
+/* One list of a slot being emptied, walked from both ends: `front` and `back` are the
+   next nodes to take; front == end when it is done. */
+typedef struct hwtimer__walk {
+    struct hwtimer__link *front, *back, *end;
+} hwtimer__walk;
+
+/* Re-files the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
+   before a node is re-filed, as re-filing rewrites its links, and fetched at once: the
+   re-filing done for the other lists until this one's next turn hides the wait. */
+HWTIMER__HOT int hwtimer__walk_step(hwtimer *t, unsigned level, hwtimer__walk *w) {
+    struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
+    if (front == w->end) return 0;
+    next = front->next;
+    prev = back->prev;
+    HWTIMER__PREFETCH(next);
+    HWTIMER__PREFETCH(prev);
+    hwtimer__refile(t, level, hwtimer__node(front));
+    if (front != back) hwtimer__refile(t, level, hwtimer__node(back));
+    if (front == back || next == back) {
+        w->front = w->end;
+    } else {
+        w->front = next;
+        w->back = prev;
+    }
+    return 1;
+}
+
 /* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
-   coarse slot is re-filed, which puts it in a lower level. The detached list is walked from
-   both ends at once: two independent pointer chains let the CPU wait for two cache misses
-   at a time, and a coarse slot of a big timer is mostly cache misses. Order within a slot
-   does not matter: its nodes are re-filed by their own deadlines. */
+   coarse slot is re-filed, which puts it in a lower level, never back in this slot. All its
+   lists are walked in step, each from both ends: 2 * HWTIMER_SLOT_LISTS independent pointer
+   chains, so the CPU waits for that many cache misses at a time (see THE DESIGN). Order
+   within a slot does not matter: its nodes are re-filed by their own deadlines. */
 static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     hwtimer__level *lv = &t->level[level];
-    struct hwtimer__link list, *front, *back;
-    hwtimer__list_init(&list);
-    hwtimer__list_splice(&list, &lv->slot[slot]);
-    hwtimer__level_unmark(t, lv, slot);
-    front = list.next;
-    back = list.prev;
-    while (front != &list) {
-        struct hwtimer__link *next = front->next, *prev = back->prev;
-        hwtimer__refile(t, level, hwtimer__node(front));
-        if (front == back) break;
-        hwtimer__refile(t, level, hwtimer__node(back));
-        if (next == back) break;
-        front = next;
-        back = prev;
+    struct hwtimer__link *lists = hwtimer__slot(lv, slot);
+    hwtimer__walk walk[HWTIMER_SLOT_LISTS];
+    unsigned k, walks = 0;
+    int more;
+    if (hwtimer__slot_empty_from(lists, 1)) { /* a sparse slot (see hwtimer__level_push) */
+        hwtimer__walk one;
+        one.front = lists[0].next;
+        one.back = lists[0].prev;
+        one.end = &lists[0];
+        while (hwtimer__walk_step(t, level, &one)) continue;
+        hwtimer__list_init(&lists[0]);
+        hwtimer__level_unmark(t, lv, slot);
+        return;
     }
+    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
+        if (hwtimer__list_empty(&lists[k])) continue;
+        walk[walks].front = lists[k].next;
+        walk[walks].back = lists[k].prev;
+        walk[walks].end = &lists[k];
+        walks++;
+    }
+    do {
+        more = 0;
+        for (k = 0; k < walks; k++) more |= hwtimer__walk_step(t, level, &walk[k]);
+    } while (more);
+    for (k = 0; k < walks; k++) hwtimer__list_init(walk[k].end);
+    hwtimer__level_unmark(t, lv, slot);
 }
 
 /* Fixed rate: the first D + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
@@ -1773,7 +1865,10 @@ static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
         hwtimer__level *lv = &t->level[l];
         uint32_t slot = hwtimer__level_next_occupied(t, lv, 0);
         while (slot < t->width) {
-            hwtimer__list_splice(out, &lv->slot[slot]);
+            unsigned k;
+            for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
+                hwtimer__list_splice(out, &hwtimer__slot(lv, slot)[k]);
+            }
             slot = hwtimer__level_next_occupied(t, lv, slot + 1);
         }
         memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
