@@ -175,7 +175,8 @@ struct hwtimer_timeout {
     hwtimer_fn fn;
     void *arg;
     hwtimer *owner;            /* the timer it was last scheduled on */
-    uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*) */
+    uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*);
+                                  stale otherwise */
     uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_CANCELLED */
     uint8_t spare8;
     uint16_t spare16;
@@ -480,6 +481,15 @@ static unsigned hwtimer__msb64(uint64_t x) {
 #define HWTIMER__HOT static __forceinline
 #else
 #define HWTIMER__HOT static
+#endif
+
+/* Keeps a slow path out of its caller, so the fast path saves fewer registers. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER__NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define HWTIMER__NOINLINE __declspec(noinline)
+#else
+#define HWTIMER__NOINLINE
 #endif
 
 /* Asks for a cache line that is needed soon (a hint: nothing happens without the builtin). */
@@ -1083,19 +1093,23 @@ static void hwtimer__file(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__file_at(t, to, hwtimer__due_tick(t, to->deadline));
 }
 
+/* A node alone in one of the lists of slot `where` was taken out: clears the slot's bit if
+   its other lists are empty too. Out of line, so that a cancel needs few registers. */
+static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer *t, uint32_t where) {
+    uint32_t id = where - HWTIMER__WHERE_WHEEL;
+    hwtimer__level *lv = &t->level[id >> t->bits];
+    if (hwtimer__slot_empty_from(hwtimer__slot(lv, id & t->mask), 0)) {
+        hwtimer__level_unmark(t, lv, id & t->mask);
+    }
+}
+
 /* Takes a pending node out of its list. Its slot can only have become empty if the node was
-   alone in its list (both its links point at the list's head): only then are the slot's
-   other lists looked at. */
+   alone in its list (both its links point at the list's head). `where` keeps its stale
+   value: it is only read while the node is pending. */
 HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
-    uint32_t where = to->where;
     hwtimer__list_unlink(&to->link);
-    to->where = HWTIMER__WHERE_NONE;
-    if (where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
-        uint32_t id = where - HWTIMER__WHERE_WHEEL;
-        hwtimer__level *lv = &t->level[id >> t->bits];
-        if (hwtimer__slot_empty_from(hwtimer__slot(lv, id & t->mask), 0)) {
-            hwtimer__level_unmark(t, lv, id & t->mask);
-        }
+    if (to->where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
+        hwtimer__unmark_if_empty(t, to->where);
     }
 }
 
@@ -1381,14 +1395,17 @@ static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout
     return to->owner != t && HWTIMER__LOAD(&to->state) == HWTIMER_PENDING;
 }
 
-/* Arms a node that is not pending (lock held). */
-HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                     uint64_t deadline, uint64_t period, hwtimer_fn fn,
-                                     void *arg) {
+/* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
+HWTIMER__HOT int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
     if (t->stopped) return HWTIMER_ESTOPPED;
     if (hwtimer__is_pending(t, to)) return HWTIMER_EBUSY; /* here or on another timer */
     if (t->max_pending && t->pending >= t->max_pending) return HWTIMER_EFULL;
-    if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
+    return HWTIMER_OK;
+}
+
+/* Arms a node that hwtimer__arm_refusal let through (lock held). */
+HWTIMER__HOT void hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
+                                    uint64_t period, hwtimer_fn fn, void *arg) {
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
     to->fn = fn;
     to->arg = arg;
@@ -1398,18 +1415,38 @@ HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t n
     hwtimer__set_state(to, HWTIMER_PENDING);
     t->pending++;
     hwtimer__file(t, to);
+}
+
+/* Arms a node on a timer with threads, starting and waking its worker (lock held). */
+static int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                               uint64_t deadline, uint64_t period, hwtimer_fn fn, void *arg) {
+    int err = hwtimer__arm_refusal(t, to);
+    if (err) return err;
+    if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
+    hwtimer__arm_node(t, to, deadline, period, fn, arg);
     hwtimer__wake_worker_for(t, deadline, now);
     return HWTIMER_OK;
 }
 
-/* Validates, locks and arms: what every scheduling call shares. */
-static int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t now, uint64_t deadline,
-                        uint64_t period, hwtimer_fn fn, void *arg) {
+static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                                uint64_t deadline, uint64_t period,
+                                                hwtimer_fn fn, void *arg) {
     int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
     hwtimer__lock(t);
     err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
     hwtimer__unlock(t);
+    return err;
+}
+
+/* What every scheduling call shares. Without threads there is no lock and no worker: the
+   short way, kept free of the threaded one's calls so that it needs few registers. */
+HWTIMER__HOT int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t now, uint64_t deadline,
+                              uint64_t period, hwtimer_fn fn, void *arg) {
+    int err;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_sync(t, to, now, deadline, period, fn, arg);
+    err = hwtimer__arm_refusal(t, to);
+    if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
     return err;
 }
 
@@ -1459,34 +1496,45 @@ static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
     hwtimer__wake_worker_for(t, deadline, now);
 }
 
-HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
-    uint64_t now, deadline;
-    int err = HWTIMER_OK;
-    if (!t || !to) return HWTIMER_EINVAL;
-    now = t->clock_fn(t->clock_ctx);
-    deadline = hwtimer__add_sat(now, delay_ns);
-    hwtimer__lock(t);
-    if (!to->fn) {
-        err = HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
-    } else if (hwtimer__is_pending_on(t, to)) {
-        hwtimer__move_locked(t, to, now, deadline);
-    } else {
-        err = hwtimer__arm_locked(t, to, now, deadline, to->period, to->fn, to->arg);
+/* Moves a node pending on t, or arms it again with its last callback (lock held). */
+static int hwtimer__reschedule_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                      uint64_t deadline) {
+    if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
+    if (!hwtimer__is_pending_on(t, to)) {
+        return hwtimer__arm_locked(t, to, now, deadline, to->period, to->fn, to->arg);
     }
+    hwtimer__move_locked(t, to, now, deadline);
+    return HWTIMER_OK;
+}
+
+static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
+                                                       uint64_t now, uint64_t deadline) {
+    int err;
+    hwtimer__lock(t);
+    err = hwtimer__reschedule_locked(t, to, now, deadline);
     hwtimer__unlock(t);
     return err;
 }
 
+HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
+    uint64_t now;
+    if (!t || !to) return HWTIMER_EINVAL;
+    now = t->clock_fn(t->clock_ctx);
+    if (t->threads) return hwtimer__reschedule_sync(t, to, now, hwtimer__add_sat(now, delay_ns));
+    return hwtimer__reschedule_locked(t, to, now, hwtimer__add_sat(now, delay_ns));
+}
+
 /* Cancels a node if it is pending on t (lock held): 1, else 0. */
 static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
+    int filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
     if (!hwtimer__is_pending_on(t, to)) return 0;
-    if (to->state == HWTIMER_PENDING) hwtimer__unfile(t, to);
     if (to == t->running) {
         t->running_touched = 1;
         t->running_rearmed = 0; /* the callback may now free it */
     }
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     t->pending--;
+    if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
     return 1;
 }
 
@@ -1509,10 +1557,11 @@ static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) 
     return t->running == to && t->threads && !t->threads->thread_is_self(t->pass_thread);
 }
 
-HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
+/* Cancel on a timer with threads: locks, and waits for the node's callback if it runs on
+   another thread. */
+static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *to) {
     int cancelled = 0, waiting = 0;
     hwtimer__cancel_wait me, **w;
-    if (!t || !to) return HWTIMER_EINVAL;
     hwtimer__lock(t);
     if (hwtimer__is_pending_elsewhere(t, to)) {
         hwtimer__unlock(t);
@@ -1540,6 +1589,15 @@ HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     }
     hwtimer__unlock(t);
     return cancelled;
+}
+
+/* Without threads nothing runs elsewhere: no lock and no wait, and a lean frame, since a
+   cancel of a big timer mostly waits for the neighbours' cache lines to be written. */
+HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
+    if (!t || !to) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__cancel_sync(t, to);
+    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
+    return hwtimer__cancel_locked(t, to);
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
@@ -1683,7 +1741,6 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     void *arg = to->arg;
     int periodic = to->period != 0;
     hwtimer__list_unlink(&to->link); /* a plain list: no bitmap to update */
-    to->where = HWTIMER__WHERE_NONE;
     hwtimer__set_state(to, HWTIMER_EXPIRED);
     if (!periodic) t->pending--;
     t->running = to;
@@ -1875,7 +1932,6 @@ static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
     }
     for (p = out->next; p != out; p = p->next) {
         hwtimer_timeout *to = hwtimer__node(p);
-        to->where = HWTIMER__WHERE_NONE;
         hwtimer__set_state(to, HWTIMER_CANCELLED);
         n++;
     }
