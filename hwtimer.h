@@ -959,7 +959,8 @@ static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
 }
 
 /* Marks slot i occupied, climbing only while words were empty. */
-static void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
+static HWTIMER__NOINLINE void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv,
+                                                  uint32_t i) {
     unsigned layer;
     uint64_t pos = i;
     for (layer = 0; layer < t->bit_layers; layer++) {
@@ -1116,7 +1117,7 @@ HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tic
     }
 }
 
-static void hwtimer__file(hwtimer *t, hwtimer_timeout *to) {
+HWTIMER__HOT void hwtimer__file(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__file_at(t, to, hwtimer__due_tick(t, to->deadline));
 }
 
