@@ -897,7 +897,7 @@ struct hwtimer {
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
     hwtimer__level *level;
-    size_t max_pending;
+    size_t max_pending; /* SIZE_MAX: no limit */
     uint64_t (*clock_fn)(void *);
     void *clock_ctx;
     void (*free_fn)(void *, void *);
@@ -1393,7 +1393,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     if (!block) return HWTIMER_ENOMEM;
     t = (hwtimer *)(void *)block;
     *t = geometry;
-    t->max_pending = cfg->max_pending;
+    t->max_pending = cfg->max_pending ? cfg->max_pending : SIZE_MAX; /* one compare to check */
     t->free_fn = cfg->free_fn;
     t->alloc_ctx = cfg->alloc_ctx;
     t->bytes = total;
@@ -1440,7 +1440,7 @@ static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout
 HWTIMER__HOT int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
     if (t->stopped) return HWTIMER_ESTOPPED;
     if (hwtimer__is_pending(t, to)) return HWTIMER_EBUSY; /* here or on another timer */
-    if (t->max_pending && t->pending >= t->max_pending) return HWTIMER_EFULL;
+    if (t->pending >= t->max_pending) return HWTIMER_EFULL;
     return HWTIMER_OK;
 }
 

@@ -101,6 +101,16 @@ static double producers_mops(hwtimer *t, unsigned threads, size_t pairs, const u
     return done / (double)(t1 - t0) * 1e3;
 }
 
+/* ns per read of the clock the worker uses: every schedule reads it once. Recorded as
+   scenario 0 (a fact about the machine, in the CSV and the summary, not a table). */
+static void measure_clock_read(void) {
+    enum { READS = 1000000 };
+    uint64_t t0 = bench_wall_ns();
+    for (int i = 0; i < READS; i++) (void)monotonic_clock(NULL); /* a call: not optimized out */
+    uint64_t t1 = bench_wall_ns();
+    bench_record(0, "clock", 0, "clock read", (double)(t1 - t0) / READS, "ns");
+}
+
 int bench_threads_producers(const bench_options *o) {
     static const char *const metric[] = {"", "1 producer thread", "2 producer threads"};
     uint32_t *delays = bench_delays_ms(2 * PRODUCER_WINDOW, 1000, 61000, BENCH_SEED + 5);
@@ -109,6 +119,7 @@ int bench_threads_producers(const bench_options *o) {
         free(delays);
         return 0;
     }
+    measure_clock_read();
     for (unsigned threads = 1; threads <= 2; threads++) {
         for (int worker = 1; worker >= 0; worker--) {
             fprintf(stderr, "  scenario 5: %s, %u producer(s)\n",
