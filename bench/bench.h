@@ -116,6 +116,10 @@ int bench_threads_producers(const bench_options *o);
 int bench_threads_accuracy(const bench_options *o);
 int bench_threads_idle(const bench_options *o);
 
+/* ns per bare unlink of n nodes laid out and linked as hwtimer links scenario 1's
+   (bench_floor.c): the memory floor under a cancel. */
+double bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n);
+
 /* Netty's HashedWheelTimer through NettyBench.java (bench_netty.c). */
 void bench_netty_run(const bench_options *o);
 /* Scenario 4 for a rounds wheel like Netty's: the bucket visits it would make. */

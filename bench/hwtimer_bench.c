@@ -511,6 +511,14 @@ int main(int argc, char **argv) {
             caller_scenario(&o, s, delays);
         }
     }
+    if (mask & (1u << 1)) {
+        size_t n = (size_t)o.sizes[o.nsizes - 1];
+        double floor_ns = bench_cancel_floor_ns(delays, n);
+        bench_record(0, "floor", n, "bare unlink", floor_ns, "ns/op");
+        bench_note(1, "Floor under cancel at N = %zu: a bare unlink of the same nodes, in the "
+                      "same order, from lists built as hwtimer builds them, with no timer: "
+                      "%.1f ns per node (bench_floor.c)", n, floor_ns);
+    }
     print_caller_tables(mask);
     if (mask & (1u << 4)) {
         long_timers(&o);
