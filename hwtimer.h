@@ -1050,6 +1050,64 @@ HWTIMER__HOT void hwtimer__level_push(hwtimer *t, hwtimer__level *lv, uint32_t i
     hwtimer__list_append(head, &to->link);
 }
 
+/* Visiting every node of a few lists. A list of a big timer is a chain of cache misses, as
+   its nodes are scattered over memory; walking HWTIMER_SLOT_LISTS lists in step, each
+   from both ends, with the next nodes prefetched, makes that many independent chains, and
+   the CPU waits for all their misses at once (see THE DESIGN). */
+typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
+
+/* One list being walked: `front` and `back` are the next nodes to visit; front == end when
+   it is done. */
+typedef struct hwtimer__walk {
+    struct hwtimer__link *front, *back, *end;
+} hwtimer__walk;
+
+/* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
+   before either node is visited, as a visit may re-link or free its node, and fetched at
+   once: the visits to the other lists until this one's next turn hide the wait. */
+HWTIMER__HOT int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit, void *ctx) {
+    struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
+    if (front == w->end) return 0;
+    next = front->next;
+    prev = back->prev;
+    HWTIMER__PREFETCH(next);
+    HWTIMER__PREFETCH(prev);
+    visit(ctx, hwtimer__node(front));
+    if (front != back) visit(ctx, hwtimer__node(back));
+    if (front == back || next == back) {
+        w->front = w->end;
+    } else {
+        w->front = next;
+        w->back = prev;
+    }
+    return 1;
+}
+
+/* Visits every node of lists[0 .. n), n <= HWTIMER_SLOT_LISTS, and leaves the heads as they
+   were: the caller empties or splices them. */
+HWTIMER__HOT void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
+                                      hwtimer__visit_fn visit, void *ctx) {
+    hwtimer__walk walk[HWTIMER_SLOT_LISTS];
+    unsigned k, walks = 0;
+    int more;
+    for (k = 0; k < n; k++) {
+        if (hwtimer__list_empty(&lists[k])) continue;
+        walk[walks].front = lists[k].next;
+        walk[walks].back = lists[k].prev;
+        walk[walks].end = &lists[k];
+        walks++;
+    }
+    if (walks == 1) { /* a copy the compiler keeps in registers */
+        hwtimer__walk one = walk[0];
+        while (hwtimer__walk_step(&one, visit, ctx)) continue;
+        return;
+    }
+    do {
+        more = 0;
+        for (k = 0; k < walks; k++) more |= hwtimer__walk_step(&walk[k], visit, ctx);
+    } while (more);
+}
+
 /* ---------------------------------------------------------------------------------
    Ticks: deadlines to ticks and back
    --------------------------------------------------------------------------------- */
@@ -1702,66 +1760,31 @@ static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
     }
 }
 
-/* One list of a slot being emptied, walked from both ends: `front` and `back` are the
-   next nodes to take; front == end when it is done. */
-typedef struct hwtimer__walk {
-    struct hwtimer__link *front, *back, *end;
-} hwtimer__walk;
+typedef struct hwtimer__refiling {
+    hwtimer *t;
+    unsigned level;
+} hwtimer__refiling;
 
-/* Re-files the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
-   before a node is re-filed, as re-filing rewrites its links, and fetched at once: the
-   re-filing done for the other lists until this one's next turn hides the wait. */
-HWTIMER__HOT int hwtimer__walk_step(hwtimer *t, unsigned level, hwtimer__walk *w) {
-    struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
-    if (front == w->end) return 0;
-    next = front->next;
-    prev = back->prev;
-    HWTIMER__PREFETCH(next);
-    HWTIMER__PREFETCH(prev);
-    hwtimer__refile(t, level, hwtimer__node(front));
-    if (front != back) hwtimer__refile(t, level, hwtimer__node(back));
-    if (front == back || next == back) {
-        w->front = w->end;
-    } else {
-        w->front = next;
-        w->back = prev;
-    }
-    return 1;
+static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
+    hwtimer__refiling *r = (hwtimer__refiling *)ctx;
+    hwtimer__refile(r->t, r->level, to);
 }
 
 /* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
-   coarse slot is re-filed, which puts it in a lower level, never back in this slot. All its
-   lists are walked in step, each from both ends: 2 * HWTIMER_SLOT_LISTS independent pointer
-   chains, so the CPU waits for that many cache misses at a time (see THE DESIGN). Order
-   within a slot does not matter: its nodes are re-filed by their own deadlines. */
+   coarse slot is re-filed, which puts it in a lower level, never back in this slot (so the
+   walk never meets a node it re-filed). Order within a slot does not matter: its nodes are
+   re-filed by their own deadlines. */
 static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     hwtimer__level *lv = &t->level[level];
     struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-    hwtimer__walk walk[HWTIMER_SLOT_LISTS];
-    unsigned k, walks = 0;
-    int more;
-    if (hwtimer__slot_empty_from(lists, 1)) { /* a sparse slot (see hwtimer__level_push) */
-        hwtimer__walk one;
-        one.front = lists[0].next;
-        one.back = lists[0].prev;
-        one.end = &lists[0];
-        while (hwtimer__walk_step(t, level, &one)) continue;
-        hwtimer__list_init(&lists[0]);
-        hwtimer__level_unmark(t, lv, slot);
-        return;
-    }
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
-        if (hwtimer__list_empty(&lists[k])) continue;
-        walk[walks].front = lists[k].next;
-        walk[walks].back = lists[k].prev;
-        walk[walks].end = &lists[k];
-        walks++;
-    }
-    do {
-        more = 0;
-        for (k = 0; k < walks; k++) more |= hwtimer__walk_step(t, level, &walk[k]);
-    } while (more);
-    for (k = 0; k < walks; k++) hwtimer__list_init(walk[k].end);
+    hwtimer__refiling r;
+    unsigned k, used;
+    r.t = t;
+    r.level = level;
+    /* a sparse slot has its nodes in its first list (see hwtimer__level_push) */
+    used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
+    hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+    for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
     hwtimer__level_unmark(t, lv, slot);
 }
 
@@ -1952,49 +1975,64 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
     t->worker_running = 0;
 }
 
-/* Moves every pending node to `out`, cancelled (lock held, no pass under way). */
+static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
+    hwtimer__set_state(to, HWTIMER_CANCELLED);
+    ++*(size_t *)ctx;
+}
+
+/* Cancels every pending node and moves it to one of the HWTIMER_SLOT_LISTS lists of `out`,
+   list k of each slot to out[k], so that handing them back can walk them in step too (lock
+   held, no pass under way). */
 static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
-    unsigned l;
+    unsigned l, k;
     size_t n = 0;
-    struct hwtimer__link *p;
     size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
-    hwtimer__list_splice(out, &t->due);
-    hwtimer__list_splice(out, &t->ready);
+    hwtimer__list_splice(&out[0], &t->due);
+    hwtimer__list_splice(&out[0], &t->ready);
+    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &n);
     for (l = 0; l < t->levels; l++) {
         hwtimer__level *lv = &t->level[l];
         uint32_t slot = hwtimer__level_next_occupied(t, lv, 0);
         while (slot < t->width) {
-            unsigned k;
-            for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
-                hwtimer__list_splice(out, &hwtimer__slot(lv, slot)[k]);
-            }
+            struct hwtimer__link *lists = hwtimer__slot(lv, slot);
+            hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, &n);
+            for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&out[k], &lists[k]);
             slot = hwtimer__level_next_occupied(t, lv, slot + 1);
         }
         memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
-    }
-    for (p = out->next; p != out; p = p->next) {
-        hwtimer_timeout *to = hwtimer__node(p);
-        hwtimer__set_state(to, HWTIMER_CANCELLED);
-        n++;
     }
     HWTIMER_ASSERT(n == t->pending);
     t->pending = 0;
     return n;
 }
 
-/* Hands each node of a detached list to fn (no lock held: fn may free the node). */
-static void hwtimer__hand_back(struct hwtimer__link *list, hwtimer_fn fn, void *ctx) {
-    struct hwtimer__link *p = list->next;
-    while (p != list) {
-        hwtimer_timeout *to = hwtimer__node(p);
-        p = p->next;
-        to->link.next = to->link.prev = NULL;
-        if (fn) fn(to, ctx);
-    }
+typedef struct hwtimer__handing_back {
+    hwtimer_fn fn;
+    void *ctx;
+} hwtimer__handing_back;
+
+static void hwtimer__visit_hand_back(void *ctx, hwtimer_timeout *to) {
+    hwtimer__handing_back *h = (hwtimer__handing_back *)ctx;
+    h->fn(to, h->ctx);
+}
+
+/* Hands each cancelled node to fn (no lock held: fn may free the node). */
+static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
+    hwtimer__handing_back h;
+    if (!fn) return;
+    h.fn = fn;
+    h.ctx = ctx;
+    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_hand_back, &h);
+}
+
+/* Empties the lists a stop hands back. */
+static void hwtimer__init_out(struct hwtimer__link *out) {
+    unsigned k;
+    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
-    struct hwtimer__link list;
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     size_t n;
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t);
@@ -2009,19 +2047,18 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
     t->stopped = 1;
     hwtimer__join_worker_locked(t);
     while (t->in_pass) hwtimer__wait_done(t); /* another thread's advance ends after its callback */
-    hwtimer__list_init(&list);
-    n = hwtimer__cancel_all(t, &list);
+    hwtimer__init_out(out);
+    n = hwtimer__cancel_all(t, out);
     hwtimer__unlock(t);
-    hwtimer__hand_back(&list, unprocessed, ctx);
+    hwtimer__hand_back(out, unprocessed, ctx);
     return (int64_t)n;
 }
 
 /* Frees a stopped timer whose worker and passes are over. */
 static void hwtimer__finish_destroy(hwtimer *t) {
-    struct hwtimer__link list;
-    hwtimer__list_init(&list);
-    hwtimer__cancel_all(t, &list);
-    hwtimer__hand_back(&list, NULL, NULL);
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    hwtimer__init_out(out);
+    hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
     hwtimer__fini_sync(t);
     hwtimer__free_block(t);
 }

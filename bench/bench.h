@@ -116,6 +116,9 @@ int bench_threads_producers(const bench_options *o);
 int bench_threads_accuracy(const bench_options *o);
 int bench_threads_idle(const bench_options *o);
 
+/* ns per timeout of hwtimer_stop with n pending (scenario 1's delays), each handed back
+   (bench_hwtimer.c). Exits if one is lost. */
+double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
 /* ns per bare unlink of n nodes laid out and linked as hwtimer links scenario 1's
    (bench_floor.c): the memory floor under a cancel. */
 double bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n);

@@ -140,3 +140,24 @@ const bench_peer bench_peer_hwtimer_worker = {
     hw_cancel, hw_reschedule, NULL, NULL, NULL, hw_node_bytes, hw_overhead_bytes,
     "worker mode runs on the real clock; its expiry is measured in scenarios 6-7",
 };
+
+static void hw_count_handed_back(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    ++*(size_t *)arg;
+}
+
+double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n) {
+    hw_peer *p = (hw_peer *)hw_create(n);
+    size_t handed = 0;
+    hw_schedule(p, delay_ms, n);
+    uint64_t t0 = bench_wall_ns();
+    int64_t stopped = hwtimer_stop(p->timer, hw_count_handed_back, &handed);
+    uint64_t t1 = bench_wall_ns();
+    if (stopped != (int64_t)n || handed != n) {
+        fprintf(stderr, "FAIL hwtimer_stop: %lld stopped, %zu handed back, expected %zu\n",
+                (long long)stopped, handed, n);
+        exit(1);
+    }
+    hw_destroy(p);
+    return (double)(t1 - t0) / (double)(n ? n : 1);
+}

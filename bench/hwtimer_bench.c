@@ -518,6 +518,12 @@ int main(int argc, char **argv) {
         bench_note(1, "Floor under cancel at N = %zu: a bare unlink of the same nodes, in the "
                       "same order, from lists built as hwtimer builds them, with no timer: "
                       "%.1f ns per node (bench_floor.c)", n, floor_ns);
+        if (selected("hwtimer")) {
+            double stop_ns = bench_hwtimer_stop_ns(delays, n);
+            bench_record(0, "hwtimer", n, "stop", stop_ns, "ns/op");
+            bench_note(1, "hwtimer_stop with N = %zu pending, each handed back to a callback: "
+                          "%.1f ns per timeout", n, stop_ns);
+        }
     }
     print_caller_tables(mask);
     if (mask & (1u << 4)) {

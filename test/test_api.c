@@ -1508,16 +1508,18 @@ static void test_stop_hands_over_ownership(void) {
     }
     fixture_close(&f);
 
+    /* Enough nodes that slots hold several lists each: every one handed back once (a node
+       freed twice or visited after its free is an ASan failure). */
     fixture_open(&f, 0, MS, 4);
-    for (i = 0; i < 50; i++) {
+    for (i = 0; i < 2000; i++) {
         hwtimer_timeout *to = (hwtimer_timeout *)calloc(1, sizeof *to);
         if (to == NULL) {
             exit(1);
         }
-        CHECK_EQ(hwtimer_schedule(f.t, to, (i * 37 % 50) * MS, other_fn, NULL), HWTIMER_OK);
+        CHECK_EQ(hwtimer_schedule(f.t, to, (i * 37 % 2000) * MS, other_fn, NULL), HWTIMER_OK);
     }
-    CHECK_EQ(hwtimer_stop(f.t, free_unprocessed, &freed), 50);
-    CHECK_EQ(freed, 50);
+    CHECK_EQ(hwtimer_stop(f.t, free_unprocessed, &freed), 2000);
+    CHECK_EQ(freed, 2000);
     fixture_close(&f);
 }
 
