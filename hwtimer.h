@@ -1502,18 +1502,28 @@ HWTIMER__HOT int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *t
     return HWTIMER_OK;
 }
 
-/* Arms a node that hwtimer__arm_refusal let through (lock held). */
-HWTIMER__HOT void hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                                    uint64_t period, hwtimer_fn fn, void *arg) {
+/* Arming a node that hwtimer__arm_refusal let through (lock held), in two steps: what it
+   runs, then when. */
+HWTIMER__HOT void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
+                                    hwtimer_fn fn, void *arg) {
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
     to->fn = fn;
     to->arg = arg;
     to->period = period;
     to->owner = t;
+}
+
+HWTIMER__HOT void hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
     HWTIMER__STORE64(&to->deadline, deadline);
     hwtimer__set_state(to, HWTIMER_PENDING);
     t->pending++;
     hwtimer__file(t, to, deadline);
+}
+
+HWTIMER__HOT void hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
+                                    uint64_t period, hwtimer_fn fn, void *arg) {
+    hwtimer__arm_what(t, to, period, fn, arg);
+    hwtimer__arm_when(t, to, deadline);
 }
 
 /* Arms a node on a timer with threads, starting and waking its worker (lock held). */
@@ -1549,12 +1559,31 @@ HWTIMER__HOT int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t now, uin
     return err;
 }
 
+static HWTIMER__NOINLINE int hwtimer__arm_after_sync(hwtimer *t, hwtimer_timeout *to,
+                                                      uint64_t delay_ns, uint64_t period,
+                                                      hwtimer_fn fn, void *arg) {
+    uint64_t now = t->clock_fn(t->clock_ctx);
+    return hwtimer__arm_sync(t, to, now, hwtimer__add_sat(now, delay_ns), period, fn, arg);
+}
+
+/* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
+   is checked and filled before the clock is read, so that only t, to and the delay live
+   across that call (nothing else can touch the node meanwhile). */
+HWTIMER__HOT int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+                                    uint64_t period, hwtimer_fn fn, void *arg) {
+    int err;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_after_sync(t, to, delay_ns, period, fn, arg);
+    err = hwtimer__arm_refusal(t, to);
+    if (err) return err;
+    hwtimer__arm_what(t, to, period, fn, arg);
+    hwtimer__arm_when(t, to, hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns));
+    return HWTIMER_OK;
+}
+
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg) {
-    uint64_t now;
-    if (!t) return HWTIMER_EINVAL;
-    now = t->clock_fn(t->clock_ctx);
-    return hwtimer__arm(t, to, now, hwtimer__add_sat(now, delay_ns), 0, fn, arg);
+    return hwtimer__arm_after(t, to, delay_ns, 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
@@ -1566,10 +1595,8 @@ HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t de
 
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg) {
-    uint64_t now;
-    if (!t || !period_ns) return HWTIMER_EINVAL;
-    now = t->clock_fn(t->clock_ctx);
-    return hwtimer__arm(t, to, now, hwtimer__add_sat(now, delay_ns), period_ns, fn, arg);
+    if (!period_ns) return HWTIMER_EINVAL;
+    return hwtimer__arm_after(t, to, delay_ns, period_ns, fn, arg);
 }
 
 /* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
