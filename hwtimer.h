@@ -893,10 +893,13 @@ struct hwtimer {
     unsigned bits;     /* log2(width) */
     unsigned levels;
     unsigned bit_layers;
-    uint8_t level_of_bit[64]; /* bit index / bits: a table, as division is slow */
+    /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
+    uint8_t shift_of_bit[64]; /* the shift of its level's digit: level * bits */
+    uint32_t where_of_bit[64]; /* HWTIMER__WHERE_WHEEL + level * width */
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
     hwtimer__level *level;
+    struct hwtimer__link *lists; /* every level's slot lists, level after level */
     size_t max_pending; /* SIZE_MAX: no limit */
     uint64_t (*clock_fn)(void *);
     void *clock_ctx;
@@ -972,8 +975,7 @@ static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
 }
 
 /* Marks slot i occupied, climbing only while words were empty. */
-static HWTIMER__NOINLINE void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv,
-                                                  uint32_t i) {
+static void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
     unsigned layer;
     uint64_t pos = i;
     for (layer = 0; layer < t->bit_layers; layer++) {
@@ -1034,21 +1036,6 @@ HWTIMER__HOT int hwtimer__slot_empty_from(const struct hwtimer__link *lists, uns
     return !occupied;
 }
 
-/* Files a node in slot i: in its first list while that is empty, so a sparse slot keeps its
-   one or two nodes where emptying it looks first (which list holds them would otherwise be
-   a coin toss, and a mispredicted branch costs more than the walk); else in the next list
-   in turn. A slot whose first list is empty may still be occupied: marking twice is
-   harmless. */
-HWTIMER__HOT void hwtimer__level_push(hwtimer *t, hwtimer__level *lv, uint32_t i,
-                                      hwtimer_timeout *to) {
-    struct hwtimer__link *head = hwtimer__slot(lv, i);
-    if (hwtimer__list_empty(head)) {
-        hwtimer__level_mark(t, lv, i);
-    } else {
-        head += t->next_list++ & (HWTIMER_SLOT_LISTS - 1);
-    }
-    hwtimer__list_append(head, &to->link);
-}
 
 /* Visiting every node of a few lists. A list of a big timer is a chain of cache misses, as
    its nodes are scattered over memory; walking HWTIMER_SLOT_LISTS lists in step, each
@@ -1151,20 +1138,36 @@ static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
 /* The level and slot for a tick after elapsed: the level of the highest bit in which they
    differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
 HWTIMER__HOT uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
-    unsigned level = t->level_of_bit[hwtimer__msb64(tick ^ t->elapsed)];
-    uint32_t slot = (uint32_t)(tick >> (level * t->bits)) & t->mask;
-    HWTIMER_ASSERT(tick > t->elapsed && level < t->levels);
-    return HWTIMER__WHERE_WHEEL + ((uint32_t)level << t->bits) + slot;
+    unsigned bit = hwtimer__msb64(tick ^ t->elapsed);
+    uint32_t slot = (uint32_t)(tick >> t->shift_of_bit[bit]) & t->mask;
+    HWTIMER_ASSERT(tick > t->elapsed && bit / t->bits < t->levels);
+    return t->where_of_bit[bit] + slot;
 }
 
 /* ---------------------------------------------------------------------------------
    Filing and unfiling nodes
    --------------------------------------------------------------------------------- */
 
+/* Marks the slot with wheel index id (level * width + slot) occupied. */
+static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer *t, uint32_t id) {
+    hwtimer__level_mark(t, &t->level[id >> t->bits], id & t->mask);
+}
+
+/* Files a node in the wheel slot `where`: in its first list while that is empty, so a
+   sparse slot keeps its one or two nodes where emptying it looks first (which list holds
+   them would otherwise be a coin toss, and a mispredicted branch costs more than the
+   walk); else in the next list in turn. A slot whose first list is empty may still be
+   occupied: marking twice is harmless. */
 HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
+    struct hwtimer__link *head = &t->lists[(size_t)id * HWTIMER_SLOT_LISTS];
     to->where = where;
-    hwtimer__level_push(t, &t->level[id >> t->bits], id & t->mask, to);
+    if (hwtimer__list_empty(head)) {
+        hwtimer__mark_slot(t, id);
+    } else {
+        head += t->next_list++ & (HWTIMER_SLOT_LISTS - 1);
+    }
+    hwtimer__list_append(head, &to->link);
 }
 
 /* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
@@ -1306,7 +1309,11 @@ static void hwtimer__set_geometry(hwtimer *t, uint32_t ticks_per_wheel) {
     max_tick = hwtimer__due_tick(t, UINT64_MAX);
     tick_bits = max_tick ? hwtimer__msb64(max_tick) + 1 : 1;
     t->levels = (tick_bits + t->bits - 1) / t->bits;
-    for (layer = 0; layer < 64; layer++) t->level_of_bit[layer] = (uint8_t)(layer / t->bits);
+    for (layer = 0; layer < 64; layer++) {
+        unsigned level = layer / t->bits;
+        t->shift_of_bit[layer] = (uint8_t)(level * t->bits);
+        t->where_of_bit[layer] = HWTIMER__WHERE_WHEEL + ((uint32_t)level << t->bits);
+    }
     words = (t->width + 63) / 64;
     for (layer = 0;; layer++) {
         t->layer_words[layer] = words;
@@ -1361,10 +1368,10 @@ static void hwtimer__carve(hwtimer *t, char *block, const size_t *offsets) {
     size_t i;
     size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
     t->level = (hwtimer__level *)(void *)(block + offsets[1]);
+    t->lists = (struct hwtimer__link *)(void *)(block + offsets[2]);
     for (l = 0; l < t->levels; l++) {
         hwtimer__level *lv = &t->level[l];
-        lv->lists = (struct hwtimer__link *)(void *)(block + offsets[2]) +
-                    (size_t)l * t->width * HWTIMER_SLOT_LISTS;
+        lv->lists = t->lists + (size_t)l * t->width * HWTIMER_SLOT_LISTS;
         lv->occupied = (uint64_t *)(void *)(block + offsets[3]) + l * words_per_level;
         for (i = 0; i < (size_t)t->width * HWTIMER_SLOT_LISTS; i++) hwtimer__list_init(&lv->lists[i]);
         memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
@@ -1808,7 +1815,7 @@ static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     unsigned k, used;
     r.t = t;
     r.level = level;
-    /* a sparse slot has its nodes in its first list (see hwtimer__level_push) */
+    /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
     hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
