@@ -119,9 +119,9 @@ int bench_threads_idle(const bench_options *o);
 /* ns per timeout of hwtimer_stop with n pending (scenario 1's delays), each handed back
    (bench_hwtimer.c). Exits if one is lost. */
 double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
-/* ns per bare unlink of n nodes laid out and linked as hwtimer links scenario 1's
-   (bench_floor.c): the memory floor under a cancel. */
-double bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n);
+/* ns per unlink of n nodes laid out and linked as hwtimer links scenario 1's
+   (bench_floor.c), bare and with a cancel's two other stores: the floor under a cancel. */
+void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *with_state);
 
 /* Netty's HashedWheelTimer through NettyBench.java (bench_netty.c). */
 void bench_netty_run(const bench_options *o);
