@@ -1606,32 +1606,42 @@ HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint6
     return hwtimer__arm_after(t, to, delay_ns, period_ns, fn, arg);
 }
 
+/* Gives a filed node a new deadline that is due in the wheel (past the horizon): moves it
+   to its new slot, or leaves it where it is if the slot is the same (a slot does not care
+   about the exact deadline). 0 if the deadline is due too soon for the wheel (lock held). */
+HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    uint64_t tick = hwtimer__due_tick(t, deadline);
+    uint32_t where;
+    if (tick <= t->horizon) return 0;
+    where = hwtimer__wheel_where(t, tick);
+    HWTIMER__STORE64(&to->deadline, deadline);
+    if (where != to->where) {
+        hwtimer__unfile(t, to);
+        hwtimer__file_in_wheel(t, to, where);
+    }
+    return 1;
+}
+
 /* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
    callback is in no list yet: it is filed now and will not be re-armed by its period. */
 static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
                                  uint64_t deadline) {
-    uint64_t tick = hwtimer__due_tick(t, deadline);
-    HWTIMER__STORE64(&to->deadline, deadline);
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
     if (to->state != HWTIMER_PENDING) {
+        HWTIMER__STORE64(&to->deadline, deadline);
         hwtimer__set_state(to, HWTIMER_PENDING);
-        hwtimer__file_at(t, to, tick);
-    } else if (tick <= t->horizon) {
+        hwtimer__file(t, to, deadline);
+    } else if (!hwtimer__move_in_wheel(t, to, deadline)) {
+        HWTIMER__STORE64(&to->deadline, deadline);
         hwtimer__unfile(t, to);
-        hwtimer__file_in_due(t, to, tick);
-    } else {
-        uint32_t where = hwtimer__wheel_where(t, tick);
-        if (where != to->where) { /* same slot: it does not care about the exact deadline */
-            hwtimer__unfile(t, to);
-            hwtimer__file_in_wheel(t, to, where);
-        }
+        hwtimer__file_in_due(t, to, hwtimer__due_tick(t, deadline));
     }
     hwtimer__wake_worker_for(t, deadline, now);
 }
 
 /* Moves a node pending on t, or arms it again with its last callback (lock held). */
-static int hwtimer__reschedule_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                      uint64_t deadline) {
+static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_timeout *to,
+                                                        uint64_t now, uint64_t deadline) {
     if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
     if (!hwtimer__is_pending_on(t, to)) {
         return hwtimer__arm_locked(t, to, now, deadline, to->period, to->fn, to->arg);
@@ -1641,20 +1651,28 @@ static int hwtimer__reschedule_locked(hwtimer *t, hwtimer_timeout *to, uint64_t 
 }
 
 static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
-                                                       uint64_t now, uint64_t deadline) {
+                                                       uint64_t delay_ns) {
     int err;
+    uint64_t now = t->clock_fn(t->clock_ctx);
     hwtimer__lock(t);
-    err = hwtimer__reschedule_locked(t, to, now, deadline);
+    err = hwtimer__reschedule_locked(t, to, now, hwtimer__add_sat(now, delay_ns));
     hwtimer__unlock(t);
     return err;
 }
 
+/* Without threads, the usual case first: a node filed here (not running its callback)
+   pushed later within the wheel, like an idle connection's timeout on every read. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
-    uint64_t now;
+    uint64_t now, deadline;
     if (!t || !to) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__reschedule_sync(t, to, delay_ns);
     now = t->clock_fn(t->clock_ctx);
-    if (t->threads) return hwtimer__reschedule_sync(t, to, now, hwtimer__add_sat(now, delay_ns));
-    return hwtimer__reschedule_locked(t, to, now, hwtimer__add_sat(now, delay_ns));
+    deadline = hwtimer__add_sat(now, delay_ns);
+    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
+        hwtimer__move_in_wheel(t, to, deadline)) {
+        return HWTIMER_OK;
+    }
+    return hwtimer__reschedule_locked(t, to, now, deadline);
 }
 
 /* Cancels a node if it is pending on t (lock held): 1, else 0. */
