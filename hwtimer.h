@@ -872,10 +872,9 @@ typedef char hwtimer__slot_lists_is_a_power_of_two
     [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
 
 /* One level: `width` slots of HWTIMER_SLOT_LISTS lists each, and a bit tree that says
-   which slots are occupied. Layer 0 of the
-   tree has a bit per slot; each word of layer k has its bit in layer k+1, set while the
-   word is nonzero. The geometry (layers, offsets) is the same for every level and lives in
-   the timer. */
+   which slots are occupied. Layer 0 of the tree has a bit per slot; each word of layer k
+   has its bit in layer k+1, set while the word is nonzero. The geometry (layers, offsets)
+   is the same for every level and lives in the timer. */
 typedef struct hwtimer__level {
     struct hwtimer__link *lists; /* slot i: lists[i * HWTIMER_SLOT_LISTS ...] */
     uint64_t *occupied;
@@ -1041,7 +1040,6 @@ HWTIMER__HOT int hwtimer__slot_empty_from(const struct hwtimer__link *lists, uns
     for (k = first; k < HWTIMER_SLOT_LISTS; k++) occupied |= !hwtimer__list_empty(&lists[k]);
     return !occupied;
 }
-
 
 /* Visiting every node of a few lists. A list of a big timer is a chain of cache misses, as
    its nodes are scattered over memory; walking HWTIMER_SLOT_LISTS lists in step, each
