@@ -1,0 +1,307 @@
+/* keepalive.h - the problem every event-loop recipe solves, and the test that checks it.
+
+   The problem: a keep-alive server on 127.0.0.1 closes each connection that has been quiet
+   for IDLE_LIMIT (Netty's IdleStateHandler, nginx's keepalive_timeout). One hwtimer
+   timeout per connection, pushed back on every read, closed when it fires. Every recipe
+   (poll, epoll + timerfd, io_uring, libevent, libuv) serves exactly this, so the loop and
+   its glue to the timer are the only thing that differs between them.
+
+   What a recipe provides: serve(srv), run on its own thread. It adopts srv->listen_fd (a
+   listening, non-blocking socket), builds its timer with keepalive_timer_config, and runs
+   its loop until srv->quit_fd (the read end of a pipe) becomes readable; then it closes
+   every connection and destroys its timer. It reports what its loop saw through the
+   keepalive_* calls below.
+
+   The test (keepalive_run): CLIENTS connections; half of them talk every TALK_EVERY for
+   the whole run, the others talk 0 to QUIET_AFTER_MAX-1 times and go quiet. Checked:
+   - every quiet connection is closed once (the client reads EOF) and no talker is;
+   - none early: the loop runs each close at or after its deadline, and each client sees
+     EOF no sooner than IDLE_LIMIT after its last message (less early_slack: a loop that
+     takes its deadlines from a cached time, as libuv does, says how stale it may be);
+   - lateness: the median under a tick plus a little, the worst under WORST_SLACK;
+   - empty wake-ups (the timer woke the loop and advance ran nothing: a timeout that had
+     to move down from a coarser level first) are counted and bounded: one per rotation of
+     the finest wheel crossed, plus one;
+   - with no connection left the loop sleeps: its timer does not wake it again.
+   Include after harness.h, harness_threads.h and example_util.h. */
+#ifndef HWTIMER_EXAMPLE_KEEPALIVE_H
+#define HWTIMER_EXAMPLE_KEEPALIVE_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define IDLE_LIMIT HWTIMER_MS(200)
+#define TICK HWTIMER_MS(1)
+#define TICKS_PER_WHEEL 512u /* a rotation of the finest wheel: 512 ms */
+#define CLIENTS 100
+#define TALK_EVERY HWTIMER_MS(50)
+#define TALK_ROUNDS 16 /* the run: 0.8 s of talking */
+#define QUIET_AFTER_MAX 5
+/* Lateness tolerated on top of a tick. Typical (the median): the loop's own wake-up, seen by
+   the loop (deadline to callback); the client sees two threads' wake-ups and the loopback
+   stack too (its last send to its EOF). Worst: any thread may wait for a CPU on a busy
+   machine. */
+#define LOOP_TYPICAL_SLACK HWTIMER_MS(3)
+#define CLIENT_TYPICAL_SLACK HWTIMER_MS(10)
+#define WORST_SLACK HWTIMER_MS(100)
+
+/* What the server saw. The counters are atomics: the test reads them while the loop runs. */
+typedef struct keepalive_server {
+    int listen_fd, quit_fd;
+    uint64_t started;
+    unsigned live;          /* open connections */
+    unsigned closed_idle;   /* closed by their idle timeout */
+    unsigned timer_wakeups; /* the loop woke because its timer said so */
+    unsigned empty_wakeups; /* ... and advance ran nothing */
+    /* Written by the loop only, read after it has stopped: */
+    uint64_t close_delays[CLIENTS]; /* each idle close: time past its deadline */
+    unsigned close_delay_count;
+    unsigned closed_early; /* closes run before their deadline */
+} keepalive_server;
+
+/* ---- for the recipes: the timer, and what the loop reports ------------------------- */
+
+static inline void keepalive_timer_config(hwtimer_config *cfg) {
+    hwtimer_config_default(cfg);
+    cfg->tick_ns = TICK;
+    cfg->ticks_per_wheel = TICKS_PER_WHEEL;
+}
+
+static inline void keepalive_opened(keepalive_server *srv) {
+    ATOMIC_ADD(&srv->live, 1u);
+}
+
+static inline void keepalive_closed(keepalive_server *srv) {
+    ATOMIC_ADD(&srv->live, -1u);
+}
+
+/* Call from the idle callback: `to` fired. Compares the real clock with its deadline. */
+static inline void keepalive_idle_fired(keepalive_server *srv, const hwtimer_timeout *to) {
+    uint64_t now = now_ns(), deadline = hwtimer_timeout_deadline(to);
+    if (now < deadline) srv->closed_early++;
+    else if (srv->close_delay_count < CLIENTS)
+        srv->close_delays[srv->close_delay_count++] = now - deadline;
+    ATOMIC_ADD(&srv->closed_idle, 1u);
+}
+
+/* Call when the loop woke because its timer was due, with what advance then ran. */
+static inline void keepalive_timer_woke(keepalive_server *srv, size_t fired) {
+    ATOMIC_ADD(&srv->timer_wakeups, 1u);
+    if (fired == 0) ATOMIC_ADD(&srv->empty_wakeups, 1u);
+}
+
+/* Reads and discards what is there: 1 something was read, 0 nothing, -1 the peer closed
+   (EOF, or an error such as ECONNRESET). */
+static inline int keepalive_drain(int fd) {
+    char buf[256];
+    int active = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n > 0) active = 1;
+        else if (n < 0 && errno == EINTR) continue;
+        else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return active;
+        else return -1;
+    }
+}
+
+/* Accepts one connection, non-blocking; -1 when the backlog is empty (or on EMFILE and
+   the like: the next wake-up tries again). */
+static inline int keepalive_accept(int listen_fd) {
+    for (;;) {
+        int fd = accept(listen_fd, NULL, NULL);
+        if (fd >= 0) {
+            if (fcntl(fd, F_SETFL, O_NONBLOCK) == 0) return fd;
+            close(fd);
+        } else if (errno != EINTR && errno != ECONNABORTED) {
+            return -1;
+        }
+    }
+}
+
+/* ---- the clients (the test's side) --------------------------------------------------- */
+
+typedef struct keepalive_client {
+    int fd;
+    int talker;         /* talks every round for the whole run */
+    int quiet_after;    /* a quiet one: the rounds it talks before it goes quiet */
+    uint64_t last_sent; /* taken before connect/send, so never after the server saw it */
+    uint64_t eof_at;    /* 0: still open */
+} keepalive_client;
+
+static int keepalive__listen(uint16_t *port) {
+    struct sockaddr_in addr;
+    socklen_t len = sizeof addr;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        listen(fd, SOMAXCONN) != 0 || getsockname(fd, (struct sockaddr *)&addr, &len) != 0 ||
+        fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+        perror("listen on 127.0.0.1");
+        exit(1);
+    }
+    *port = ntohs(addr.sin_port);
+    return fd;
+}
+
+static void keepalive__connect(keepalive_client *c, uint16_t port) {
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    c->last_sent = now_ns();
+    c->fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        perror("connect to 127.0.0.1");
+        exit(1);
+    }
+}
+
+static void keepalive__talk(keepalive_client *c) {
+    c->last_sent = now_ns();
+    if (send(c->fd, "x", 1, MSG_NOSIGNAL) != 1) c->eof_at = now_ns(); /* EPIPE: closed */
+}
+
+/* Waits until `until` for EOF on the open clients, recording when each was closed. */
+static void keepalive__watch_for_eof(keepalive_client *clients, uint64_t until) {
+    struct pollfd fds[CLIENTS];
+    uint64_t now;
+    while ((now = now_ns()) < until) {
+        int i, ready;
+        for (i = 0; i < CLIENTS; i++) {
+            fds[i].fd = clients[i].eof_at ? -1 : clients[i].fd; /* -1: poll skips it */
+            fds[i].events = POLLIN;
+        }
+        ready = poll(fds, CLIENTS, (int)((until - now + HWTIMER_MS(1) - 1) / HWTIMER_MS(1)));
+        now = now_ns();
+        for (i = 0; ready > 0 && i < CLIENTS; i++) {
+            char byte;
+            if (fds[i].fd >= 0 && fds[i].revents && recv(clients[i].fd, &byte, 1, 0) <= 0)
+                clients[i].eof_at = now; /* 0: EOF; -1: reset */
+        }
+    }
+}
+
+static int keepalive__speaks(const keepalive_client *c, int round) {
+    return !c->eof_at && (c->talker || round < c->quiet_after);
+}
+
+/* Every TALK_EVERY: the talkers and the not-yet-quiet ones send a byte. */
+static void keepalive__run_clients(keepalive_client *clients) {
+    uint64_t round_end = now_ns();
+    int round, i;
+    for (round = 0; round < TALK_ROUNDS; round++) {
+        for (i = 0; i < CLIENTS; i++)
+            if (keepalive__speaks(&clients[i], round)) keepalive__talk(&clients[i]);
+        round_end += TALK_EVERY;
+        keepalive__watch_for_eof(clients, round_end);
+    }
+}
+
+/* Lateness past the due time: typically under a tick plus a little, always bounded.
+   Sorts late[]. */
+static void keepalive__check_lateness(const char *recipe, const char *view, uint64_t *late,
+                                      size_t count, uint64_t typical_slack) {
+    uint64_t typical = median(late, count), worst = count ? late[count - 1] : 0;
+    printf("%s: %s: late by %.2f ms (median), %.2f ms (worst), %zu closes\n", recipe, view,
+           (double)typical / (double)HWTIMER_MS(1), (double)worst / (double)HWTIMER_MS(1),
+           count);
+    CHECK(count > 0);
+    CHECK(typical < TICK + typical_slack);
+    CHECK(worst < TICK + WORST_SLACK);
+}
+
+/* The talkers are open; each quiet one was closed once, IDLE_LIMIT after its last message. */
+static void keepalive__check_clients(const char *recipe, const keepalive_client *clients,
+                                     uint64_t early_slack) {
+    uint64_t late[CLIENTS];
+    size_t closed = 0;
+    int i;
+    for (i = 0; i < CLIENTS; i++) {
+        const keepalive_client *c = &clients[i];
+        if (c->talker) {
+            CHECK(c->eof_at == 0);
+        } else {
+            CHECK(c->eof_at != 0);
+            if (c->eof_at == 0) continue;
+            CHECK(c->eof_at + early_slack >= c->last_sent + IDLE_LIMIT);
+            late[closed++] = c->eof_at > c->last_sent + IDLE_LIMIT
+                                 ? c->eof_at - c->last_sent - IDLE_LIMIT
+                                 : 0;
+        }
+    }
+    keepalive__check_lateness(recipe, "seen by the client", late, closed,
+                              CLIENT_TYPICAL_SLACK);
+}
+
+static void keepalive__wait_until_no_connections(keepalive_server *srv) {
+    uint64_t give_up = now_ns() + HWTIMER_SEC(2);
+    while (ATOMIC_GET(&srv->live) != 0 && now_ns() < give_up) sleep_ns(HWTIMER_MS(1));
+    CHECK_EQ(ATOMIC_GET(&srv->live), 0);
+}
+
+/* Once every connection is gone nothing is pending: the loop's timer stays quiet. Then
+   the empty wake-ups: at most one per rotation of the finest wheel, plus one. */
+static void keepalive__check_sleeps(const char *recipe, keepalive_server *srv) {
+    unsigned wakeups = ATOMIC_GET(&srv->timer_wakeups), empty, rotations;
+    sleep_ns(HWTIMER_MS(200));
+    CHECK_EQ(ATOMIC_GET(&srv->timer_wakeups), wakeups);
+    empty = ATOMIC_GET(&srv->empty_wakeups);
+    rotations = (unsigned)((now_ns() - srv->started) / (TICK * TICKS_PER_WHEEL));
+    printf("%s: %u timer wake-ups, %u empty (bound %u: rotations crossed + 1)\n", recipe,
+           wakeups, empty, rotations + 1);
+    CHECK(empty <= rotations + 1);
+}
+
+/* Runs the whole test against serve(srv) on its own thread; see the top of the file. */
+static void keepalive_run(const char *recipe, void (*serve)(void *srv),
+                          uint64_t early_slack) {
+    keepalive_server srv;
+    keepalive_client clients[CLIENTS];
+    int quit_pipe[2], i;
+    uint16_t port;
+    test_thread loop;
+    memset(&srv, 0, sizeof srv);
+    memset(clients, 0, sizeof clients);
+    srv.listen_fd = keepalive__listen(&port);
+    if (pipe(quit_pipe) != 0) {
+        perror("pipe");
+        exit(1);
+    }
+    srv.quit_fd = quit_pipe[0];
+    srv.started = now_ns();
+    test_thread_start(&loop, serve, &srv);
+
+    for (i = 0; i < CLIENTS; i++) {
+        clients[i].talker = i % 2 == 0;
+        clients[i].quiet_after = (i / 2) % QUIET_AFTER_MAX;
+        keepalive__connect(&clients[i], port);
+    }
+    keepalive__run_clients(clients);
+    keepalive__check_clients(recipe, clients, early_slack);
+    CHECK_EQ(ATOMIC_GET(&srv.closed_idle), CLIENTS / 2);
+    CHECK_EQ(ATOMIC_GET(&srv.live), CLIENTS / 2);
+
+    for (i = 0; i < CLIENTS; i++) close(clients[i].fd); /* the talkers hang up */
+    keepalive__wait_until_no_connections(&srv);
+    keepalive__check_sleeps(recipe, &srv);
+
+    CHECK_EQ(write(quit_pipe[1], "q", 1), 1);
+    test_thread_join(&loop);
+    CHECK_EQ(srv.closed_early, 0);
+    keepalive__check_lateness(recipe, "seen by the loop", srv.close_delays,
+                              srv.close_delay_count, LOOP_TYPICAL_SLACK);
+    close(srv.listen_fd);
+    close(quit_pipe[0]);
+    close(quit_pipe[1]);
+}
+
+#endif
