@@ -41,6 +41,18 @@ static inline uint64_t median(uint64_t *values, size_t count) {
     return values[count / 2];
 }
 
+/* Checks how late `count` callbacks ran (late[], sorted here): the median under
+   typical_bound, the worst under worst_bound; prints both, in ms. */
+static inline void check_lateness(const char *who, const char *what, uint64_t *late,
+                                  size_t count, uint64_t typical_bound, uint64_t worst_bound) {
+    uint64_t typical = median(late, count), worst = count ? late[count - 1] : 0;
+    printf("%s: %s: %zu, late by %.2f ms (median), %.2f ms (worst)\n", who, what, count,
+           (double)typical / 1e6, (double)worst / 1e6);
+    CHECK(count > 0);
+    CHECK(typical < typical_bound);
+    CHECK(worst < worst_bound);
+}
+
 /* ---- the canary: how long this process waits for a CPU ------------------------------ */
 
 typedef struct canary {

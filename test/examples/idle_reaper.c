@@ -348,7 +348,7 @@ static void run_clients(client *clients, int count) {
 }
 
 /* Lateness past the due time: typically under a tick plus a little, always bounded. */
-static void check_lateness(const char *view, uint64_t *late, size_t count,
+static void reaper_check_lateness(const char *view, uint64_t *late, size_t count,
                            uint64_t typical_slack) {
     uint64_t typical = median(late, count), worst = count ? late[count - 1] : 0;
     printf("%s: late by %.1f ms (median), %.1f ms (worst); tick %llu ms\n", view,
@@ -374,7 +374,7 @@ static void check_closed_exactly_the_quiet_ones(const client *clients, int count
         CHECK(c->eof_at - c->last_sent >= IDLE_LIMIT);
         late[closed++] = c->eof_at - c->last_sent - IDLE_LIMIT;
     }
-    check_lateness("closed after the idle limit, seen by the client", late, closed,
+    reaper_check_lateness("closed after the idle limit, seen by the client", late, closed,
                    CLIENT_TYPICAL_SLACK);
     free(late);
 }
@@ -427,7 +427,7 @@ static void test_idle_connections_are_reaped(void) {
 
     server_stop(&srv);
     CHECK_EQ(srv.closed_early, 0);
-    check_lateness("closed after the deadline, seen by the loop", srv.close_delays,
+    reaper_check_lateness("closed after the deadline, seen by the loop", srv.close_delays,
                    srv.close_delay_count, LOOP_TYPICAL_SLACK);
     CHECK_EQ(srv.allocations, 1); /* hwtimer_create's block, nothing per connection or read */
     for (i = 0; i < count; i++)

@@ -127,7 +127,7 @@ static void serve(void *arg) {
 }
 
 static void test_poll_loop(void) {
-    keepalive_run("poll", serve, 0);
+    keepalive_run("poll", serve, 0, KEEPALIVE_REARM_BEFORE_SLEEP);
 }
 
 int main(void) {

@@ -152,7 +152,7 @@ static void serve(void *arg) {
 }
 
 static void test_timerfd_loop(void) {
-    keepalive_run("epoll + timerfd", serve, 0);
+    keepalive_run("epoll + timerfd", serve, 0, KEEPALIVE_REARM_BEFORE_SLEEP);
 }
 
 int main(void) {
