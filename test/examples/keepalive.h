@@ -40,10 +40,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* An example may set its own IDLE_LIMIT, TICK, TICKS_PER_WHEEL and CLIENTS first. */
+#ifndef IDLE_LIMIT
 #define IDLE_LIMIT HWTIMER_MS(200)
+#endif
+#ifndef TICK
 #define TICK HWTIMER_MS(1)
-#define TICKS_PER_WHEEL 512u /* a rotation of the finest wheel: 512 ms */
+#endif
+#ifndef TICKS_PER_WHEEL
+#define TICKS_PER_WHEEL 512u /* a rotation of the finest wheel: 512 ms at 1 ms */
+#endif
+#ifndef CLIENTS
 #define CLIENTS 100
+#endif
 #define TALK_EVERY HWTIMER_MS(50)
 #define TALK_ROUNDS 16 /* the run: 0.8 s of talking */
 #define QUIET_AFTER_MAX 5
@@ -51,7 +60,7 @@
    the loop (deadline to callback); the client sees two threads' wake-ups and the loopback
    stack too (its last send to its EOF). Worst: any thread may wait for a CPU on a busy
    machine. */
-#define LOOP_TYPICAL_SLACK HWTIMER_MS(3)
+#define LOOP_TYPICAL_SLACK HWTIMER_MS(4)
 #define CLIENT_TYPICAL_SLACK HWTIMER_MS(10)
 #define WORST_SLACK HWTIMER_MS(100)
 
@@ -105,7 +114,7 @@ static inline void keepalive_timer_woke(keepalive_server *srv, size_t fired) {
 
 /* Reads and discards what is there: 1 something was read, 0 nothing, -1 the peer closed
    (EOF, or an error such as ECONNRESET). */
-static inline int keepalive_drain(int fd) {
+static inline int keepalive__drain(int fd) {
     char buf[256];
     int active = 0;
     for (;;) {
@@ -119,7 +128,7 @@ static inline int keepalive_drain(int fd) {
 
 /* Accepts one connection, non-blocking; -1 when the backlog is empty (or on EMFILE and
    the like: the next wake-up tries again). */
-static inline int keepalive_accept(int listen_fd) {
+static inline int keepalive__accept(int listen_fd) {
     for (;;) {
         int fd = accept(listen_fd, NULL, NULL);
         if (fd >= 0) {
@@ -130,6 +139,120 @@ static inline int keepalive_accept(int listen_fd) {
         }
     }
 }
+
+/* ---- for the loops that watch file descriptors (all but libuv) ----------------------
+   The server's side of the problem, the same whatever the loop: a connection is an fd
+   and its idle timeout; accepting schedules the timeout, a read pushes it back, EOF
+   cancels it, and when it fires the connection is closed. The recipe embeds a
+   keepalive_fds first in its server struct and keepalive_conn first in its connection
+   struct, and says how its loop starts watching a connection and how it closes one. */
+
+typedef struct keepalive_conn {
+    int fd;
+    hwtimer_timeout idle; /* fires when the connection has been quiet for IDLE_LIMIT */
+} keepalive_conn;
+
+typedef struct keepalive_fds {
+    keepalive_server *ka;
+    hwtimer *timer;
+    size_t conn_size; /* of the recipe's connection struct */
+    /* the loop starts watching c->fd; nonzero: it could not (c is then freed) */
+    int (*watch)(struct keepalive_fds *fds, keepalive_conn *c);
+    /* the loop stops watching c, closes c->fd, calls keepalive_closed and frees c
+       (or arranges all that, as io_uring must) */
+    void (*close)(struct keepalive_fds *fds, keepalive_conn *c);
+} keepalive_fds;
+
+/* The idle timeout fired: nothing was read for IDLE_LIMIT. */
+static void keepalive__on_idle(hwtimer_timeout *to, void *arg) {
+    keepalive_fds *fds = (keepalive_fds *)arg;
+    keepalive_idle_fired(fds->ka, to);
+    fds->close(fds, HWTIMER_CONTAINER_OF(to, keepalive_conn, idle)); /* frees the node too */
+}
+
+/* The listening socket is readable: accept every waiting connection. */
+static inline void keepalive_accept_all(keepalive_fds *fds) {
+    int fd;
+    while ((fd = keepalive__accept(fds->ka->listen_fd)) >= 0) {
+        keepalive_conn *c = (keepalive_conn *)calloc(1, fds->conn_size);
+        if (c) c->fd = fd;
+        if (!c || fds->watch(fds, c) != 0) {
+            free(c);
+            close(fd);
+            continue;
+        }
+        keepalive_opened(fds->ka);
+        hwtimer_schedule(fds->timer, &c->idle, IDLE_LIMIT, keepalive__on_idle, fds);
+    }
+}
+
+/* c->fd is readable: activity pushes the idle deadline back; EOF or an error closes.
+   Returns 0 when it closed c. */
+static inline int keepalive_conn_read(keepalive_fds *fds, keepalive_conn *c) {
+    int got = keepalive__drain(c->fd);
+    if (got > 0) {
+        hwtimer_reschedule(fds->timer, &c->idle, IDLE_LIMIT);
+    } else if (got < 0) {
+        hwtimer_cancel(fds->timer, &c->idle);
+        fds->close(fds, c);
+        return 0;
+    }
+    return 1;
+}
+
+static void keepalive__close_unprocessed(hwtimer_timeout *to, void *arg) {
+    keepalive_fds *fds = (keepalive_fds *)arg;
+    fds->close(fds, HWTIMER_CONTAINER_OF(to, keepalive_conn, idle));
+}
+
+/* At shutdown: hwtimer_stop hands back each pending timeout, each a connection still
+   open, and it is closed. */
+static inline void keepalive_close_all(keepalive_fds *fds) {
+    hwtimer_stop(fds->timer, keepalive__close_unprocessed, fds);
+}
+
+#if defined(__linux__)
+#include <sys/epoll.h>
+/* The epoll recipes' connections: epoll's data.ptr is the connection (or a marker the
+   recipe chooses for its other descriptors). */
+typedef struct keepalive_epoll {
+    keepalive_fds fds; /* first: the hooks get it */
+    int epfd;
+} keepalive_epoll;
+
+static inline void keepalive_epoll_add(keepalive_epoll *e, int fd, void *ptr) {
+    struct epoll_event ev;
+    ev.events = EPOLLIN;
+    ev.data.ptr = ptr;
+    epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int keepalive__epoll_watch(keepalive_fds *fds, keepalive_conn *c) {
+    keepalive_epoll_add((keepalive_epoll *)fds, c->fd, c);
+    return 0;
+}
+
+static void keepalive__epoll_close(keepalive_fds *fds, keepalive_conn *c) {
+    epoll_ctl(((keepalive_epoll *)fds)->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    keepalive_closed(fds->ka);
+    free(c);
+}
+
+static inline void keepalive_epoll_init(keepalive_epoll *e, keepalive_server *ka,
+                                        hwtimer *timer) {
+    e->fds.ka = ka;
+    e->fds.timer = timer;
+    e->fds.conn_size = sizeof(keepalive_conn);
+    e->fds.watch = keepalive__epoll_watch;
+    e->fds.close = keepalive__epoll_close;
+    e->epfd = epoll_create1(0);
+    if (e->epfd < 0) {
+        perror("epoll_create1");
+        exit(1);
+    }
+}
+#endif
 
 /* ---- the clients (the test's side) --------------------------------------------------- */
 
@@ -263,6 +386,22 @@ static void keepalive__check_sleeps(const char *recipe, keepalive_server *srv,
     CHECK(empty <= bound);
 }
 
+/* Each connection takes two descriptors in this process (client and server side). */
+static void keepalive__enough_descriptors(void) {
+    struct rlimit lim = {0, 0};
+    rlim_t need = 2 * CLIENTS + 32;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < need) {
+        lim.rlim_cur = lim.rlim_max < need ? lim.rlim_max : need;
+        setrlimit(RLIMIT_NOFILE, &lim);
+        getrlimit(RLIMIT_NOFILE, &lim);
+    }
+    if (lim.rlim_cur < need) {
+        fprintf(stderr, "fatal: %d connections need %lu descriptors\n", CLIENTS,
+                (unsigned long)need);
+        exit(1);
+    }
+}
+
 /* Runs the whole test against serve(srv) on its own thread; see the top of the file. */
 static void keepalive_run(const char *recipe, void (*serve)(void *srv),
                           uint64_t early_slack, enum keepalive_rearm rearm) {
@@ -271,6 +410,7 @@ static void keepalive_run(const char *recipe, void (*serve)(void *srv),
     int quit_pipe[2], i;
     uint16_t port;
     test_thread loop;
+    keepalive__enough_descriptors();
     memset(&srv, 0, sizeof srv);
     memset(clients, 0, sizeof clients);
     srv.listen_fd = keepalive__listen(&port);

@@ -29,27 +29,26 @@
 #include <event2/event.h>
 
 typedef struct conn {
-    int fd;
+    keepalive_conn kc; /* first: the shared code's part */
+    keepalive_fds *fds;
     struct event *readable;
-    hwtimer_timeout idle;
 } conn;
 
 typedef struct server {
-    keepalive_server *ka;
-    hwtimer *timer;
+    keepalive_fds fds; /* first: the hooks get it */
     struct event_base *base;
     struct event *tick, *rearm;
 } server;
 
 /* GLUE: set the timer event to the wheel's next expiry, or delete it (nothing pending). */
 static void tick_arm(server *s) {
-    uint64_t next = hwtimer_next_expiry(s->timer), now, wait;
+    uint64_t next = hwtimer_next_expiry(s->fds.timer), now, wait;
     struct timeval tv;
     if (next == UINT64_MAX) {
         evtimer_del(s->tick);
         return;
     }
-    now = hwtimer_now(s->timer);
+    now = hwtimer_now(s->fds.timer);
     wait = next > now ? next - now + HWTIMER_US(1) - 1 : 0; /* whole us, rounded up */
     tv.tv_sec = (time_t)(wait / HWTIMER_SEC(1));
     tv.tv_usec = (suseconds_t)(wait % HWTIMER_SEC(1) / HWTIMER_US(1));
@@ -60,7 +59,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
     server *s = (server *)arg;
     (void)fd;
     (void)what;
-    keepalive_timer_woke(s->ka, hwtimer_poll(s->timer));
+    keepalive_timer_woke(s->fds.ka, hwtimer_poll(s->fds.timer));
     tick_arm(s);
 }
 
@@ -77,60 +76,38 @@ static void on_wake(void *ctx) {
 }
 /* END GLUE (and in serve: the precise-timer base, the event, cfg.wake_fn) */
 
-static void conn_close(server *s, conn *c) {
+static void on_readable(evutil_socket_t fd, short what, void *arg) {
+    conn *c = (conn *)arg;
+    (void)fd;
+    (void)what;
+    keepalive_conn_read(c->fds, &c->kc);
+}
+
+static int conn_watch(keepalive_fds *fds, keepalive_conn *kc) {
+    conn *c = (conn *)kc;
+    c->fds = fds;
+    c->readable = event_new(((server *)fds)->base, kc->fd, EV_READ | EV_PERSIST, on_readable, c);
+    return c->readable ? event_add(c->readable, NULL) : -1;
+}
+
+static void conn_close(keepalive_fds *fds, keepalive_conn *kc) {
+    conn *c = (conn *)kc;
     event_free(c->readable);
-    close(c->fd);
-    keepalive_closed(s->ka);
+    close(kc->fd);
+    keepalive_closed(fds->ka);
     free(c);
 }
 
-static void on_idle(hwtimer_timeout *to, void *arg) {
-    server *s = (server *)arg;
-    keepalive_idle_fired(s->ka, to);
-    conn_close(s, HWTIMER_CONTAINER_OF(to, conn, idle));
-}
-
-static void on_readable(evutil_socket_t fd, short what, void *arg) {
-    conn *c = (conn *)arg;
-    server *s = (server *)hwtimer_timeout_arg(&c->idle);
-    int got = keepalive_drain(fd);
+static void on_accept(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
     (void)what;
-    if (got > 0) {
-        hwtimer_reschedule(s->timer, &c->idle, IDLE_LIMIT);
-    } else if (got < 0) {
-        hwtimer_cancel(s->timer, &c->idle);
-        conn_close(s, c);
-    }
-}
-
-static void on_accept(evutil_socket_t listen_fd, short what, void *arg) {
-    server *s = (server *)arg;
-    int fd;
-    (void)what;
-    while ((fd = keepalive_accept(listen_fd)) >= 0) {
-        conn *c = (conn *)calloc(1, sizeof *c);
-        if (c) c->readable = event_new(s->base, fd, EV_READ | EV_PERSIST, on_readable, c);
-        if (!c || !c->readable) {
-            free(c);
-            close(fd);
-            continue;
-        }
-        c->fd = fd;
-        event_add(c->readable, NULL);
-        keepalive_opened(s->ka);
-        hwtimer_schedule(s->timer, &c->idle, IDLE_LIMIT, on_idle, s); /* may call on_wake */
-    }
+    keepalive_accept_all((keepalive_fds *)arg); /* each schedule may call on_wake */
 }
 
 static void on_quit(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     event_base_loopbreak((struct event_base *)arg);
-}
-
-/* hwtimer_stop hands back each pending timeout: each is a connection still open. */
-static void close_unprocessed(hwtimer_timeout *to, void *arg) {
-    conn_close((server *)arg, HWTIMER_CONTAINER_OF(to, conn, idle));
 }
 
 static struct event_base *precise_base(void) {
@@ -151,22 +128,25 @@ static void serve(void *arg) {
     hwtimer_config cfg;
     struct event *accepting, *quitting;
     memset(&s, 0, sizeof s);
-    s.ka = (keepalive_server *)arg;
+    s.fds.ka = (keepalive_server *)arg;
+    s.fds.conn_size = sizeof(conn);
+    s.fds.watch = conn_watch;
+    s.fds.close = conn_close;
     s.base = precise_base();
     s.tick = evtimer_new(s.base, on_tick, &s);
     s.rearm = event_new(s.base, -1, 0, on_rearm, &s);
     keepalive_timer_config(&cfg);
     cfg.wake_fn = on_wake; /* GLUE */
     cfg.wake_ctx = &s;
-    s.timer = create_or_die(&cfg);
-    accepting = event_new(s.base, s.ka->listen_fd, EV_READ | EV_PERSIST, on_accept, &s);
-    quitting = event_new(s.base, s.ka->quit_fd, EV_READ, on_quit, s.base);
+    s.fds.timer = create_or_die(&cfg);
+    accepting = event_new(s.base, s.fds.ka->listen_fd, EV_READ | EV_PERSIST, on_accept, &s);
+    quitting = event_new(s.base, s.fds.ka->quit_fd, EV_READ, on_quit, s.base);
     event_add(accepting, NULL);
     event_add(quitting, NULL);
     tick_arm(&s); /* GLUE: wake_fn reports changes to an answer: the loop asks once first */
     event_base_dispatch(s.base);
-    hwtimer_stop(s.timer, close_unprocessed, &s);
-    hwtimer_destroy(s.timer);
+    keepalive_close_all(&s.fds);
+    hwtimer_destroy(s.fds.timer);
     event_free(accepting);
     event_free(quitting);
     event_free(s.tick);

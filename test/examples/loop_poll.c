@@ -14,60 +14,40 @@
 #include "keepalive.h"
 
 #define MAX_CONNS (CLIENTS + 16)
-#define FIRST_CONN 2 /* fds[0]: the quit pipe, fds[1]: the listening socket */
+#define FIRST_CONN 2 /* pfds[0]: the quit pipe, pfds[1]: the listening socket */
 
 typedef struct conn {
-    int fd;
-    nfds_t slot; /* its index in the server's fds[] */
-    hwtimer_timeout idle;
+    keepalive_conn kc; /* first: the shared code's part */
+    nfds_t slot;       /* its index in the server's pfds[] */
 } conn;
 
 typedef struct server {
-    keepalive_server *ka;
-    hwtimer *timer;
-    struct pollfd fds[FIRST_CONN + MAX_CONNS];
-    conn *conns[FIRST_CONN + MAX_CONNS]; /* conns[i] owns fds[i] */
+    keepalive_fds fds; /* first: the hooks get it */
+    struct pollfd pfds[FIRST_CONN + MAX_CONNS];
+    conn *conns[FIRST_CONN + MAX_CONNS]; /* conns[i] owns pfds[i] */
     nfds_t count;
 } server;
 
-/* Closing marks the slot free (fd -1, which poll skips); compact() reuses it later. */
-static void conn_close(server *s, conn *c) {
-    s->fds[c->slot].fd = -1;
-    s->conns[c->slot] = NULL;
-    close(c->fd);
-    keepalive_closed(s->ka);
-    free(c);
-}
-
-static void on_idle(hwtimer_timeout *to, void *arg) {
-    server *s = (server *)arg;
-    keepalive_idle_fired(s->ka, to);
-    conn_close(s, HWTIMER_CONTAINER_OF(to, conn, idle));
-}
-
-static void conn_open(server *s, int fd) {
-    conn *c = s->count < FIRST_CONN + MAX_CONNS ? (conn *)calloc(1, sizeof *c) : NULL;
-    if (!c) {
-        close(fd);
-        return;
-    }
-    c->fd = fd;
+static int conn_watch(keepalive_fds *fds, keepalive_conn *kc) {
+    server *s = (server *)fds;
+    conn *c = (conn *)kc;
+    if (s->count == FIRST_CONN + MAX_CONNS) return -1;
     c->slot = s->count++;
-    s->fds[c->slot].fd = fd;
-    s->fds[c->slot].events = POLLIN;
+    s->pfds[c->slot].fd = kc->fd;
+    s->pfds[c->slot].events = POLLIN;
     s->conns[c->slot] = c;
-    keepalive_opened(s->ka);
-    hwtimer_schedule(s->timer, &c->idle, IDLE_LIMIT, on_idle, s);
+    return 0;
 }
 
-static void conn_read(server *s, conn *c) {
-    int got = keepalive_drain(c->fd);
-    if (got > 0) {
-        hwtimer_reschedule(s->timer, &c->idle, IDLE_LIMIT);
-    } else if (got < 0) {
-        hwtimer_cancel(s->timer, &c->idle);
-        conn_close(s, c);
-    }
+/* Closing marks the slot free (fd -1, which poll skips); compact() reuses it later. */
+static void conn_close(keepalive_fds *fds, keepalive_conn *kc) {
+    server *s = (server *)fds;
+    conn *c = (conn *)kc;
+    s->pfds[c->slot].fd = -1;
+    s->conns[c->slot] = NULL;
+    close(kc->fd);
+    keepalive_closed(fds->ka);
+    free(c);
 }
 
 /* Moves the last connections into the slots closed ones left. */
@@ -79,7 +59,7 @@ static void compact(server *s) {
             continue;
         }
         s->count--;
-        s->fds[i] = s->fds[s->count];
+        s->pfds[i] = s->pfds[s->count];
         s->conns[i] = s->conns[s->count];
         if (s->conns[i]) s->conns[i]->slot = i;
     }
@@ -87,43 +67,39 @@ static void compact(server *s) {
 
 static void handle_events(server *s) {
     nfds_t i, count = s->count; /* connections accepted now wait for the next poll */
-    int fd;
-    if (s->fds[1].revents)
-        while ((fd = keepalive_accept(s->ka->listen_fd)) >= 0) conn_open(s, fd);
+    if (s->pfds[1].revents) keepalive_accept_all(&s->fds);
     for (i = FIRST_CONN; i < count; i++)
-        if (s->conns[i] && s->fds[i].revents) conn_read(s, s->conns[i]);
+        if (s->conns[i] && s->pfds[i].revents) keepalive_conn_read(&s->fds, &s->conns[i]->kc);
     compact(s);
-}
-
-/* hwtimer_stop hands back each pending timeout: each is a connection still open. */
-static void close_unprocessed(hwtimer_timeout *to, void *arg) {
-    conn_close((server *)arg, HWTIMER_CONTAINER_OF(to, conn, idle));
 }
 
 static void serve(void *arg) {
     server s;
     hwtimer_config cfg;
     memset(&s, 0, sizeof s);
-    s.ka = (keepalive_server *)arg;
+    s.fds.ka = (keepalive_server *)arg;
+    s.fds.conn_size = sizeof(conn);
+    s.fds.watch = conn_watch;
+    s.fds.close = conn_close;
     keepalive_timer_config(&cfg);
-    s.timer = create_or_die(&cfg);
-    s.fds[0].fd = s.ka->quit_fd;
-    s.fds[1].fd = s.ka->listen_fd;
-    s.fds[0].events = s.fds[1].events = POLLIN;
+    s.fds.timer = create_or_die(&cfg);
+    s.pfds[0].fd = s.fds.ka->quit_fd;
+    s.pfds[1].fd = s.fds.ka->listen_fd;
+    s.pfds[0].events = s.pfds[1].events = POLLIN;
     s.count = FIRST_CONN;
-    while (!s.fds[0].revents) {
+    while (!s.pfds[0].revents) {
         /* GLUE: sleep until the timer's next expiry or an event, then run what is due */
-        int n = poll(s.fds, s.count, hwtimer_poll_timeout_ms(s.timer));
+        int n = poll(s.pfds, s.count, hwtimer_poll_timeout_ms(s.fds.timer));
         if (n == 0) {
-            keepalive_timer_woke(s.ka, hwtimer_poll(s.timer));
+            keepalive_timer_woke(s.fds.ka, hwtimer_poll(s.fds.timer));
         } else if (n > 0) {
             handle_events(&s);
-            hwtimer_poll(s.timer);
+            hwtimer_poll(s.fds.timer);
         }
         /* END GLUE (n < 0 is EINTR: poll again) */
     }
-    hwtimer_stop(s.timer, close_unprocessed, &s);
-    hwtimer_destroy(s.timer);
+    keepalive_close_all(&s.fds);
+    hwtimer_destroy(s.fds.timer);
 }
 
 static void test_poll_loop(void) {

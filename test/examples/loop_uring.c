@@ -13,9 +13,9 @@
    When the current one completes with -ETIME, hwtimer_poll() runs what is due.
 
    Closing a connection that has a poll request in the ring: close() alone would not end
-   the request (the ring holds its own reference to the socket), so the idle callback
-   shuts the socket down; the poll request then completes, and its completion closes and
-   frees the connection.
+   the request (the ring holds its own reference to the socket), so conn_close shuts the
+   socket down; the poll request then completes, and its completion closes and frees the
+   connection.
 
    Needs a kernel with absolute timeouts and TIMEOUT_REMOVE (5.5) and the probe (5.6);
    where io_uring is missing or disabled, the test says so and is skipped (exit 77). */
@@ -32,19 +32,18 @@ enum { TAG_LISTEN = 2, TAG_QUIT = 4, TAG_REMOVE = 6 };
 #define TIMEOUT_TAG(gen) (((gen) << 1) | 1u)
 
 typedef struct conn {
-    int fd;
-    int closing; /* shut down: the next completion of its poll request frees it */
-    hwtimer_timeout idle;
+    keepalive_conn kc; /* first: the shared code's part */
+    int in_flight;     /* a poll request for it is in the ring */
+    int closing;       /* shut down: the completion of that request frees it */
 } conn;
 
 typedef struct server {
-    keepalive_server *ka;
-    hwtimer *timer;
+    keepalive_fds fds; /* first: the hooks get it */
     struct io_uring ring;
-    uint64_t armed;           /* the time of the timeout in flight; UINT64_MAX: none */
-    uint64_t gen;             /* the generation of the timeout in flight */
+    uint64_t armed;    /* the time of the timeout in flight; UINT64_MAX: none */
+    uint64_t gen;      /* the generation of the timeout in flight */
     struct __kernel_timespec when;
-    unsigned closing;         /* connections shut down, waiting for their completion */
+    unsigned closing;  /* connections shut down, waiting for their completion */
     int quit;
 } server;
 
@@ -64,7 +63,7 @@ static struct io_uring_sqe *sqe_get(server *s) {
 
 /* GLUE: keep one IORING_TIMEOUT_ABS timeout in the ring at the timer's next expiry. */
 static void uring_arm(server *s) {
-    uint64_t next = hwtimer_next_expiry(s->timer); /* UINT64_MAX: nothing pending */
+    uint64_t next = hwtimer_next_expiry(s->fds.timer); /* UINT64_MAX: nothing pending */
     struct io_uring_sqe *sqe;
     if (next == s->armed) return;
     if (s->armed != UINT64_MAX) {
@@ -87,7 +86,7 @@ static void uring_arm(server *s) {
 static void uring_timeout_done(server *s, uint64_t tag, int res) {
     if (tag != TIMEOUT_TAG(s->gen) || res != -ETIME) return;
     s->armed = UINT64_MAX;
-    keepalive_timer_woke(s->ka, hwtimer_poll(s->timer));
+    keepalive_timer_woke(s->fds.ka, hwtimer_poll(s->fds.timer));
 }
 /* END GLUE (and the loop in serve: uring_arm before each sleep) */
 
@@ -101,63 +100,56 @@ static uint64_t conn_tag(conn *c) {
     return (uint64_t)(uintptr_t)c;
 }
 
-/* The peer sees the connection closed now; the fd is closed on its poll's completion. */
-static void conn_shutdown(server *s, conn *c) {
-    shutdown(c->fd, SHUT_RDWR);
-    c->closing = 1;
-    s->closing++;
-    keepalive_closed(s->ka);
+static void conn_poll(server *s, conn *c) {
+    poll_fd(s, c->kc.fd, conn_tag(c));
+    c->in_flight = 1;
+}
+
+static int conn_watch(keepalive_fds *fds, keepalive_conn *kc) {
+    conn_poll((server *)fds, (conn *)kc);
+    return 0;
 }
 
 static void conn_free(conn *c) {
-    close(c->fd);
+    close(c->kc.fd);
     free(c);
 }
 
-static void on_idle(hwtimer_timeout *to, void *arg) {
-    server *s = (server *)arg;
-    keepalive_idle_fired(s->ka, to);
-    conn_shutdown(s, HWTIMER_CONTAINER_OF(to, conn, idle));
-}
-
-static void accept_all(server *s) {
-    int fd;
-    while ((fd = keepalive_accept(s->ka->listen_fd)) >= 0) {
-        conn *c = (conn *)calloc(1, sizeof *c);
-        if (!c) {
-            close(fd);
-            continue;
-        }
-        c->fd = fd;
-        poll_fd(s, fd, conn_tag(c));
-        keepalive_opened(s->ka);
-        hwtimer_schedule(s->timer, &c->idle, IDLE_LIMIT, on_idle, s);
+/* With a poll request in the ring, the peer sees the connection closed now (shutdown),
+   and the request's completion closes the fd and frees it. */
+static void conn_close(keepalive_fds *fds, keepalive_conn *kc) {
+    server *s = (server *)fds;
+    conn *c = (conn *)kc;
+    keepalive_closed(fds->ka);
+    if (!c->in_flight) {
+        conn_free(c);
+        return;
     }
-    poll_fd(s, s->ka->listen_fd, TAG_LISTEN);
+    shutdown(kc->fd, SHUT_RDWR);
+    c->closing = 1;
+    s->closing++;
 }
 
 /* The completion of a connection's poll request. */
 static void conn_ready(server *s, conn *c) {
-    int got;
+    c->in_flight = 0;
     if (c->closing) {
         s->closing--;
         conn_free(c);
-        return;
+    } else if (keepalive_conn_read(&s->fds, &c->kc)) {
+        conn_poll(s, c);
     }
-    got = keepalive_drain(c->fd);
-    if (got < 0) {
-        hwtimer_cancel(s->timer, &c->idle);
-        keepalive_closed(s->ka);
-        conn_free(c);
-        return;
-    }
-    if (got > 0) hwtimer_reschedule(s->timer, &c->idle, IDLE_LIMIT);
-    poll_fd(s, c->fd, conn_tag(c));
+}
+
+/* The listening socket is readable: accept, and poll it again. */
+static void accept_more(server *s) {
+    keepalive_accept_all(&s->fds);
+    poll_fd(s, s->fds.ka->listen_fd, TAG_LISTEN);
 }
 
 static void handle(server *s, uint64_t tag, int res) {
     if (tag & 1u) uring_timeout_done(s, tag, res);
-    else if (tag == TAG_LISTEN) accept_all(s);
+    else if (tag == TAG_LISTEN) accept_more(s);
     else if (tag == TAG_QUIT) s->quit = 1;
     else if (tag != TAG_REMOVE) conn_ready(s, (conn *)(uintptr_t)tag);
 }
@@ -170,11 +162,6 @@ static void handle_completions(server *s) {
         io_uring_cqe_seen(&s->ring, cqe);
         handle(s, tag, res);
     }
-}
-
-/* hwtimer_stop hands back each pending timeout: each is a connection still open. */
-static void close_unprocessed(hwtimer_timeout *to, void *arg) {
-    conn_shutdown((server *)arg, HWTIMER_CONTAINER_OF(to, conn, idle));
 }
 
 /* Whether this kernel's io_uring has what the glue uses; says why not when it has not. */
@@ -190,24 +177,27 @@ static int uring_usable(struct io_uring *ring) {
 static void serve(void *arg) {
     server *s = (server *)calloc_or_die(1, sizeof *s);
     hwtimer_config cfg;
-    s->ka = (keepalive_server *)arg;
+    s->fds.ka = (keepalive_server *)arg;
+    s->fds.conn_size = sizeof(conn);
+    s->fds.watch = conn_watch;
+    s->fds.close = conn_close;
     keepalive_timer_config(&cfg); /* the default clock: CLOCK_MONOTONIC, as the ring's */
-    s->timer = create_or_die(&cfg);
+    s->fds.timer = create_or_die(&cfg);
     if (io_uring_queue_init(256, &s->ring, 0) != 0) exit(1); /* checked in main */
     s->armed = UINT64_MAX;
-    poll_fd(s, s->ka->listen_fd, TAG_LISTEN);
-    poll_fd(s, s->ka->quit_fd, TAG_QUIT);
+    poll_fd(s, s->fds.ka->listen_fd, TAG_LISTEN);
+    poll_fd(s, s->fds.ka->quit_fd, TAG_QUIT);
     while (!s->quit) {
         uring_arm(s); /* GLUE: the only call before the sleep */
         io_uring_submit_and_wait(&s->ring, 1);
         handle_completions(s);
     }
-    hwtimer_stop(s->timer, close_unprocessed, s);
+    keepalive_close_all(&s->fds);
     while (s->closing) { /* the shut-down connections' polls complete and free them */
         io_uring_submit_and_wait(&s->ring, 1);
         handle_completions(s);
     }
-    hwtimer_destroy(s->timer);
+    hwtimer_destroy(s->fds.timer);
     io_uring_queue_exit(&s->ring);
     free(s);
 }
