@@ -21,7 +21,7 @@
 #define HWTIMER_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 #endif
 
-#define STARVED (30 * MS)
+#define STARVED HWTIMER_MS(30)
 #define TIMED_ATTEMPTS 3
 
 static inline void sleep_until(uint64_t when) {
@@ -65,8 +65,8 @@ static void canary__main(void *arg) {
     canary *c = (canary *)arg;
     while (!ATOMIC_GET(&c->quit)) {
         uint64_t before = now_ns(), late;
-        sleep_ns(2 * MS);
-        late = now_ns() - before - 2 * MS;
+        sleep_ns(HWTIMER_MS(2));
+        late = now_ns() - before - HWTIMER_MS(2);
         if (late > ATOMIC_GET(&c->worst)) ATOMIC_SET(&c->worst, late);
     }
 }
@@ -97,11 +97,11 @@ static inline void run_timed(void (*fn)(void), const char *name) {
         if (test__checks_failed == failed_before) return;
         if (stall < STARVED || attempt == TIMED_ATTEMPTS) {
             fprintf(stderr, "FAILED: %s (the longest stall seen: %.1f ms)\n", name,
-                    (double)stall / (double)MS);
+                    (double)stall / 1e6);
             return;
         }
         fprintf(stderr, "%s: the failures above are void: the process waited %.1f ms for a "
-                "CPU (attempt %d of %d)\n", name, (double)stall / (double)MS, attempt,
+                "CPU (attempt %d of %d)\n", name, (double)stall / 1e6, attempt,
                 TIMED_ATTEMPTS);
         test__checks_failed = failed_before;
     }

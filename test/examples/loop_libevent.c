@@ -86,7 +86,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg) {
 static int conn_watch(keepalive_fds *fds, keepalive_conn *kc) {
     conn *c = (conn *)kc;
     c->fds = fds;
-    c->readable = event_new(((server *)fds)->base, kc->fd, EV_READ | EV_PERSIST, on_readable, c);
+    c->readable =
+        event_new(((server *)fds)->base, kc->fd, EV_READ | EV_PERSIST, on_readable, c);
     return c->readable ? event_add(c->readable, NULL) : -1;
 }
 

@@ -170,7 +170,8 @@ static int uring_usable(struct io_uring *ring) {
     int ok = probe && io_uring_opcode_supported(probe, IORING_OP_TIMEOUT_REMOVE) &&
              io_uring_opcode_supported(probe, IORING_OP_POLL_ADD);
     if (probe) io_uring_free_probe(probe);
-    if (!ok) printf("skipped: this kernel's io_uring has no probe, TIMEOUT_REMOVE or POLL_ADD\n");
+    if (!ok)
+        printf("skipped: this kernel's io_uring lacks the probe, TIMEOUT_REMOVE or POLL_ADD\n");
     return ok;
 }
 
