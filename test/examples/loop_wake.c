@@ -58,7 +58,6 @@ static void loop_main(void *arg) {
             else if (read(l->wakefd, &count, sizeof count) < 0) continue; /* resets it */
         }
         hwtimer_poll(l->timer);
-        /* END GLUE */
     }
 }
 /* END GLUE (and in loop_start: the eventfd in the epoll set, cfg.wake_fn) */
