@@ -33,10 +33,9 @@
 
 #define UV_NOW_STALENESS HWTIMER_MS(2)
 
-/* ---- the glue: one hwtimer on one uv loop ----------------------------------------- */
+/* ---- GLUE: one hwtimer on one uv loop ---------------------------------------------- */
 
 typedef struct uv_driver {
-    uv_loop_t *loop;
     hwtimer *timer;
     uv_timer_t tick;
     uv_prepare_t before_sleep;
@@ -46,29 +45,28 @@ typedef struct uv_driver {
     keepalive_server *report; /* NULL: the remote test, which counts no wake-ups */
 } uv_driver;
 
-/* GLUE */
 static uint64_t uv_clock(void *ctx) { /* cfg.clock_fn: any thread */
     (void)ctx;
     return uv_hrtime();
 }
 
 /* The loop's cached time on the timer's clock (see the top). */
-static uint64_t loop_now(const uv_driver *d) {
-    return uv_now(d->loop) * HWTIMER_MS(1);
+static uint64_t loop_now(const uv_loop_t *loop) {
+    return uv_now(loop) * HWTIMER_MS(1);
 }
 
 static void on_tick(uv_timer_t *handle) {
     uv_driver *d = HWTIMER_CONTAINER_OF(handle, uv_driver, tick);
     size_t fired;
     d->armed = UINT64_MAX;
-    fired = hwtimer_advance(d->timer, loop_now(d));
+    fired = hwtimer_advance(d->timer, loop_now(handle->loop));
     if (d->report) keepalive_timer_woke(d->report, fired);
 }
 
 /* Every iteration, before the loop sleeps: the uv timer at the wheel's next expiry. */
 static void before_sleep(uv_prepare_t *handle) {
     uv_driver *d = HWTIMER_CONTAINER_OF(handle, uv_driver, before_sleep);
-    uint64_t next = hwtimer_next_expiry(d->timer), now = loop_now(d);
+    uint64_t next = hwtimer_next_expiry(d->timer), now = loop_now(handle->loop);
     if (next == d->armed) return;
     d->armed = next;
     if (next == UINT64_MAX) uv_timer_stop(&d->tick);
@@ -93,7 +91,6 @@ static void uv_driver_init(uv_driver *d, uv_loop_t *loop, keepalive_server *repo
     cfg.threads = hwtimer_threads_pthread(); /* other threads may schedule */
     cfg.wake_fn = wake_loop;
     cfg.wake_ctx = d;
-    d->loop = loop;
     d->timer = create_or_die(&cfg);
     d->armed = UINT64_MAX;
     d->report = report;
@@ -154,7 +151,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     hwtimer *timer = c->a->driver.timer;
     (void)buf;
     if (nread > 0) {
-        hwtimer_reschedule_at(timer, &c->idle, loop_now(&c->a->driver) + IDLE_LIMIT);
+        hwtimer_reschedule_at(timer, &c->idle, loop_now(stream->loop) + IDLE_LIMIT);
     } else if (nread < 0) { /* UV_EOF, or an error */
         hwtimer_cancel(timer, &c->idle);
         conn_close(c);
@@ -173,8 +170,7 @@ static void on_connection(uv_stream_t *listener, int status) {
     }
     keepalive_opened(a->driver.report);
     uv_read_start((uv_stream_t *)&c->tcp, conn_alloc, on_read);
-    hwtimer_schedule_at(a->driver.timer, &c->idle, loop_now(&a->driver) + IDLE_LIMIT, on_idle,
-                        c);
+    hwtimer_schedule_at(a->driver.timer, &c->idle, loop_now(&a->loop) + IDLE_LIMIT, on_idle, c);
 }
 
 /* hwtimer_stop hands back each pending timeout: each is a connection still open. */
