@@ -3,8 +3,8 @@
    The problem: a keep-alive server on 127.0.0.1 closes each connection that has been quiet
    for IDLE_LIMIT (Netty's IdleStateHandler, nginx's keepalive_timeout). One hwtimer
    timeout per connection, pushed back on every read, closed when it fires. Every recipe
-   (poll, epoll + timerfd, io_uring, libevent, libuv) serves exactly this, so the loop and
-   its glue to the timer are the only thing that differs between them.
+   (poll, epoll_wait in idle_reaper.c, epoll + timerfd, io_uring, libevent, libuv) serves
+   exactly this, so the loop and its glue to the timer are the only thing that differs.
 
    What a recipe provides: serve(srv), run on its own thread. It adopts srv->listen_fd (a
    listening, non-blocking socket), builds its timer with keepalive_timer_config, and runs
