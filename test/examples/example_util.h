@@ -14,13 +14,6 @@
 #ifndef HWTIMER_EXAMPLE_UTIL_H
 #define HWTIMER_EXAMPLE_UTIL_H
 
-#ifndef HWTIMER_MS /* TEMPORARY until main has the unit macros */
-#define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
-#define HWTIMER_MS(x) ((uint64_t)(x) * 1000000u)
-#define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
-#define HWTIMER_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-#endif
-
 #define STARVED HWTIMER_MS(30)
 #define TIMED_ATTEMPTS 3
 
