@@ -60,7 +60,7 @@
    the loop (deadline to callback); the client sees two threads' wake-ups and the loopback
    stack too (its last send to its EOF). Worst: any thread may wait for a CPU on a busy
    machine. */
-#define LOOP_TYPICAL_SLACK HWTIMER_MS(4)
+#define LOOP_TYPICAL_SLACK HWTIMER_MS(5)
 #define CLIENT_TYPICAL_SLACK HWTIMER_MS(10)
 #define WORST_SLACK HWTIMER_MS(100)
 
