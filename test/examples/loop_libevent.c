@@ -12,11 +12,13 @@
    - cfg.wake_fn: hwtimer calls it when a schedule has a boundary earlier than the time the
      event was last set to, or when nothing was pending; it has libevent set the event
      again right after the current callback. That is all a new connection needs: no call
-     after each schedule. A pushed-back deadline never
-     calls it, so the event may fire before anything is due: the loop then runs nothing and
-     sets the event again (an empty wake-up, counted by the test);
+     after each schedule. A pushed-back deadline never calls it, so the event may fire
+     before anything is due: the loop then runs nothing and sets the event again (an
+     empty wake-up, counted by the test);
+   - the loop asks once (tick_arm) before event_base_dispatch: wake_fn tells of changes
+     to an answer, so there must have been one;
    - EVENT_BASE_FLAG_PRECISE_TIMER: libevent's default clock on Linux is the coarse one
-     (CLOCK_MONOTONIC_COARSE, a few ms resolution) and its epoll sleeps are milliseconds;
+     (CLOCK_MONOTONIC_COARSE, a jiffy of resolution) and its epoll sleeps are whole ms;
      with the flag it reads CLOCK_MONOTONIC, the timer's clock, and sleeps with a timerfd.
    The timer has no locks (cfg.threads NULL): every call comes from the loop's thread, so
    wake_fn also runs there (for schedules from other threads, see loop_libuv.c and
