@@ -8,6 +8,8 @@
 #ifndef HWTIMER_TEST_FIXTURE_H
 #define HWTIMER_TEST_FIXTURE_H
 
+#include "units.h"
+
 /* ---- memory: a counting allocator that may refuse -------------------------------------- */
 
 typedef union alloc_header {

@@ -9,8 +9,8 @@
    test_threads() returns the table for the mode, so a test that only needs
    "whatever this build has" never repeats the selection.
 
-   It also holds what every test shares: time units, atomics, a seeded PRNG, the fake
-   clock and the boundary arithmetic; fixture.h builds the fixture on them.
+   It also holds what every test shares: atomics, a seeded PRNG, the fake clock and the
+   boundary arithmetic; units.h has the time units, fixture.h the fixture.
 
    Results: CHECK() records a failure and carries on; test_finish() prints the
    closing line "N passed, N failed" that CI reads and returns the exit status. */
@@ -89,21 +89,6 @@ static inline const hwtimer_threads *test_threads(void) {
     return NULL;
 #endif
 }
-
-/* ---- time units, in nanoseconds ------------------------------------------------------- */
-
-#ifdef HWTIMER_US
-#define US HWTIMER_US(1)
-#define MS HWTIMER_MS(1)
-#define SEC HWTIMER_SEC(1)
-#else
-#define US ((uint64_t)1000)
-#define MS (1000 * US)
-#define SEC (1000 * MS)
-#endif
-#define HOUR (3600 * SEC)
-#define DAY (24 * HOUR)
-#define YEAR (365 * DAY)
 
 /* ---- atomics ---------------------------------------------------------------------------
    The GCC/Clang __atomic builtins: they compile warning-free as C99 with -Wpedantic, where

@@ -4,11 +4,13 @@
 
    Test threads are started through this mode's own hwtimer_threads table (the same hooks the
    timer uses), so one test source runs unchanged under the pthread and the C11 backend.
-   Include after harness.h (which has the units and atomics). */
+   Include after harness.h. */
 #ifndef HWTIMER_TEST_HARNESS_THREADS_H
 #define HWTIMER_TEST_HARNESS_THREADS_H
 
 #include <time.h>
+
+#include "units.h"
 
 /* TEST_TSAN is 1 under ThreadSanitizer, which makes every lock and atomic ten times slower:
    tests that measure throughput-bound latency scale their load down by it. */
