@@ -236,6 +236,10 @@ static void test_thread_backends(void) {
     CHECK(hwtimer_threads_pthread() == NULL);
     CHECK(hwtimer_threads_c11() == NULL);
     CHECK(hwtimer_threads_win32() == NULL);
+#elif defined(HWTIMER_NO_PTHREADS) && !defined(_WIN32) /* C11 threads only */
+    CHECK(hwtimer_threads_win32() == NULL);
+    CHECK(hwtimer_threads_pthread() == NULL);
+    CHECK(hwtimer_threads_default() == hwtimer_threads_c11());
 #elif defined(_WIN32) /* mingw-w64: Win32 threads by default, no pthreads unless asked */
     CHECK(hwtimer_threads_win32() != NULL);
     CHECK(hwtimer_threads_pthread() == NULL);
