@@ -91,6 +91,15 @@ static inline void fixture_open(fixture *f, uint64_t start, uint64_t tick,
     fixture_create(f, &cfg);
 }
 
+/* The same, with at most max_pending timeouts pending (0: no limit). */
+static inline void fixture_open_limited(fixture *f, uint64_t start, uint64_t tick,
+                                        uint32_t ticks_per_wheel, size_t max_pending) {
+    hwtimer_config cfg;
+    fixture_config(f, &cfg, start, tick, ticks_per_wheel);
+    cfg.max_pending = max_pending;
+    fixture_create(f, &cfg);
+}
+
 /* Destroys the timer: every byte it took comes back, and every pass ran in order. */
 static inline void fixture_close(fixture *f) {
     hwtimer_destroy(f->t);

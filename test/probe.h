@@ -95,11 +95,17 @@ static inline void probes_init(probe *p, size_t n, fixture *f) {
     }
 }
 
-/* The common setup: a 1 ms timer started at 0, and one probe whose callback runs `action`. */
+/* The common setup: a 1 ms timer started at `start`, and n fresh probes on it. */
+static inline void open_with_probes(fixture *f, probe *p, size_t n, uint64_t start,
+                                    uint32_t ticks_per_wheel) {
+    fixture_open(f, start, MS, ticks_per_wheel);
+    probes_init(p, n, f);
+}
+
+/* One probe on a 1 ms timer started at 0, whose callback runs `action`. */
 static inline void open_with_probe(fixture *f, probe *p, uint32_t ticks_per_wheel,
                                    probe_action action) {
-    fixture_open(f, 0, MS, ticks_per_wheel);
-    probe_init(p, f, 0);
+    open_with_probes(f, p, 1, 0, ticks_per_wheel);
     p->action = action;
 }
 

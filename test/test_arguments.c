@@ -65,8 +65,7 @@ static void test_null_arguments(void) {
     probe n[2];
     hwtimer_stats_get(NULL, NULL);
     check_null_queries();
-    fixture_open(&r, 5 * SEC, MS, 8);
-    probes_init(n, 2, &r);
+    open_with_probes(&r, n, 2, 5 * SEC, 8);
     CHECK_EQ(probe_schedule(&n[1], 3 * MS), HWTIMER_OK);
     check_null_scheduling(&r, &n[0]); /* an idle probe */
     check_null_scheduling(&r, &n[1]); /* a pending one */

@@ -50,8 +50,7 @@ static void test_rearm_from_callback(void) {
 static void test_schedule_delay_zero_from_callback(void) {
     fixture f;
     probe p[2];
-    fixture_open(&f, 0, MS, 4);
-    probes_init(p, 2, &f);
+    open_with_probes(&f, p, 2, 0, 4);
     p[0].action = act_schedule_peer;
     p[0].peer[0] = &p[1];
     p[0].delay = 0;
@@ -72,8 +71,7 @@ static void test_cancel_peers_in_same_tick(void) {
     fixture f;
     probe p[3];
     size_t i, ran = 0;
-    fixture_open(&f, 0, MS, 4);
-    probes_init(p, 3, &f);
+    open_with_probes(&f, p, 3, 0, 4);
     for (i = 0; i < 3; i++) {
         p[i].action = act_cancel_peers;
         p[i].peer[0] = &p[(i + 1) % 3];
@@ -101,8 +99,7 @@ static void test_cancel_peers_in_same_tick(void) {
 static void test_cancel_peers_later_in_pass(void) {
     fixture f;
     probe p[4];
-    fixture_open(&f, 0, MS, 4);
-    probes_init(p, 4, &f);
+    open_with_probes(&f, p, 4, 0, 4);
     p[1].action = act_cancel_peers;
     p[1].peer[0] = &p[0]; /* ran before */
     p[1].peer[1] = &p[2]; /* due later in this pass */
@@ -131,8 +128,7 @@ static void test_callback_owns_its_node(void) {
     fixture f;
     probe p[N];
     size_t i;
-    fixture_open(&f, 0, MS, 4);
-    probes_init(p, N, &f);
+    open_with_probes(&f, p, N, 0, 4);
     for (i = 0; i < N; i++) {
         p[i].action = act_scribble;
         CHECK_EQ(probe_schedule(&p[i], 5 * MS), HWTIMER_OK);
@@ -201,8 +197,7 @@ static void check_destroy_from_callback(int periodic) {
     fixture r;
     probe n[N];
     size_t i;
-    fixture_open(&r, 0, MS, 8);
-    probes_init(n, N, &r);
+    open_with_probes(&r, n, N, 0, 8);
     n[0].action = act_destroy;
     n[0].target = &r;
     if (periodic) {

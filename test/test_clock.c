@@ -10,8 +10,7 @@
 static void test_now_going_backwards(void) {
     fixture f;
     probe p;
-    fixture_open(&f, 1000 * MS, MS, 8);
-    probe_init(&p, &f, 0);
+    open_with_probes(&f, &p, 1, 1000 * MS, 8);
     CHECK_EQ(hwtimer_advance(f.t, 5), 0); /* before the timer's start */
     CHECK_EQ(advance_to(&f, tick_at(&f, 10)), 0);
     CHECK_EQ(probe_schedule(&p, 2 * MS), HWTIMER_OK);
@@ -30,8 +29,7 @@ static void test_now_going_backwards(void) {
 static void test_clock_backwards(void) {
     fixture r;
     probe n[3];
-    fixture_open(&r, HOUR, MS, 8);
-    probes_init(n, 3, &r);
+    open_with_probes(&r, n, 3, HOUR, 8);
     CHECK_EQ(advance_to(&r, r.start + 10 * SEC), 0);
     r.clock = r.start + 5 * SEC; /* stepped back 5 s */
     CHECK_EQ(probe_schedule(&n[0], SEC), HWTIMER_OK);
@@ -58,8 +56,7 @@ static void test_jump_ten_years(void) {
     probe p[N];
     fixture f;
     size_t i;
-    fixture_open(&f, 42 * MS, MS, 512);
-    probes_init(p, N, &f);
+    open_with_probes(&f, p, N, 42 * MS, 512);
     for (i = 0; i < N; i++) {
         CHECK_EQ(probe_schedule(&p[i], delays[i]), HWTIMER_OK);
     }
@@ -83,8 +80,7 @@ static void test_clock_jumps_years(void) {
     static probe n[N];
     fixture r;
     size_t i, jump, due, ran_before;
-    fixture_open(&r, 42, MS, 16);
-    probes_init(n, N, &r);
+    open_with_probes(&r, n, N, 42, 16);
     for (i = 0; i < N; i++)
         CHECK_EQ(probe_schedule(&n[i], (i * 7919 % N) * (YEAR / 50) + i), HWTIMER_OK);
     for (jump = 1; jump <= 4; jump++) {
@@ -106,8 +102,7 @@ static void test_clock_jumps_years(void) {
 static void test_max_delay_never_fires(void) {
     fixture f;
     probe p[2];
-    fixture_open(&f, 9 * MS + 1, MS, 8);
-    probes_init(p, 2, &f);
+    open_with_probes(&f, p, 2, 9 * MS + 1, 8);
     CHECK_EQ(probe_schedule(&p[0], UINT64_MAX), HWTIMER_OK);
     CHECK_EQ(probe_schedule_periodic(&p[1], UINT64_MAX, 1), HWTIMER_OK);
     CHECK_EQ(hwtimer_timeout_deadline(&p[0].to), UINT64_MAX);
@@ -128,8 +123,7 @@ static void test_overflow_clamp(void) {
     fixture f;
     probe p[4];
     uint64_t near_end;
-    fixture_open(&f, 4 * MS + 3, MS, 4);
-    probes_init(p, 4, &f);
+    open_with_probes(&f, p, 4, 4 * MS + 3, 4);
     near_end = boundary_of(&f, UINT64_MAX - 20 * MS);
     f.clock = near_end;
     CHECK_EQ(probe_schedule(&p[0], 100 * MS), HWTIMER_OK);
@@ -158,8 +152,7 @@ static void test_overflow_clamp(void) {
 static void test_extreme_ticks(void) {
     fixture f;
     probe p[2];
-    fixture_open(&f, UINT64_MAX - 10 * MS - 5, MS, 4);
-    probes_init(p, 2, &f);
+    open_with_probes(&f, p, 2, UINT64_MAX - 10 * MS - 5, 4);
     CHECK_EQ(probe_schedule(&p[0], 3 * MS), HWTIMER_OK);
     CHECK_EQ(probe_schedule(&p[1], 10 * MS + 1), HWTIMER_OK); /* D = UINT64_MAX - 4 */
     CHECK_EQ(advance_to(&f, tick_at(&f, 3) - 1), 0);
@@ -191,8 +184,7 @@ static void test_extreme_ticks(void) {
 static void test_end_of_time(void) {
     fixture r;
     probe n[5];
-    fixture_open(&r, UINT64_MAX - 10 * MS - 3, MS, 4);
-    probes_init(n, 5, &r);
+    open_with_probes(&r, n, 5, UINT64_MAX - 10 * MS - 3, 4);
     CHECK_EQ(probe_schedule(&n[0], UINT64_MAX), HWTIMER_OK); /* D clamps to UINT64_MAX */
     CHECK_EQ(hwtimer_timeout_deadline(&n[0].to), UINT64_MAX);
     CHECK_EQ(hwtimer_schedule_at(r.t, &n[1].to, r.start + 10 * MS, probe_fn, &n[1]), HWTIMER_OK);

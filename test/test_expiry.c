@@ -12,8 +12,7 @@ static void test_next_expiry(void) {
     fixture f;
     probe p[N];
     uint64_t rng = 12345;
-    fixture_open(&f, 17 * MS + 1, MS, 8);
-    probes_init(p, N, &f);
+    open_with_probes(&f, p, N, 17 * MS + 1, 8);
     CHECK_EQ(hwtimer_next_expiry(f.t), UINT64_MAX);
     CHECK_EQ(probe_schedule(&p[0], 3 * MS + 5), HWTIMER_OK);
     CHECK(hwtimer_next_expiry(f.t) <= probe_boundary(&p[0]));
@@ -85,8 +84,7 @@ static void test_poll_timeout_ms(void) {
 static void test_poll(void) {
     fixture f;
     probe p[2];
-    fixture_open(&f, 4 * MS + 4, MS, 8);
-    probes_init(p, 2, &f);
+    open_with_probes(&f, p, 2, 4 * MS + 4, 8);
     CHECK_EQ(hwtimer_now(f.t), f.clock);
     CHECK_EQ(probe_schedule(&p[0], 2 * MS), HWTIMER_OK);
     CHECK_EQ(probe_schedule(&p[1], 2 * MS + 1), HWTIMER_OK);

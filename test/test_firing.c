@@ -44,15 +44,13 @@ static void test_order_across_ticks(void) {
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     size_t i;
 
-    fixture_open(&f, 3 * MS + 5, MS, 4);
-    probes_init(p, N, &f);
+    open_with_probes(&f, p, N, 3 * MS + 5, 4);
     schedule_random(p, N, &rng, 0, 300 * MS);
     CHECK_EQ(hwtimer_pending(f.t), N);
     step_and_check_exact(&f, p, N, tick_at(&f, 301));
     fixture_close(&f);
 
-    fixture_open(&f, 3 * MS + 5, MS, 4);
-    probes_init(p, N, &f);
+    open_with_probes(&f, p, N, 3 * MS + 5, 4);
     schedule_random(p, N, &rng, 0, 300 * MS);
     run_log_reset();
     CHECK_EQ(advance_to(&f, tick_at(&f, 400)), N);
@@ -72,8 +70,7 @@ static void test_order_across_ticks(void) {
 static void test_delay_zero(void) {
     fixture f;
     probe p;
-    fixture_open(&f, 3 * MS + 7, MS, 8);
-    probe_init(&p, &f, 0);
+    open_with_probes(&f, &p, 1, 3 * MS + 7, 8);
 
     f.clock = tick_at(&f, 2);
     CHECK_EQ(probe_schedule(&p, 0), HWTIMER_OK);
@@ -100,8 +97,7 @@ static void test_delay_zero(void) {
 static void test_deadline_in_the_past(void) {
     fixture f;
     probe p[3];
-    fixture_open(&f, 50 * MS, MS, 8);
-    probes_init(p, 3, &f);
+    open_with_probes(&f, p, 3, 50 * MS, 8);
     CHECK_EQ(advance_to(&f, tick_at(&f, 20)), 0);
     CHECK_EQ(hwtimer_schedule_at(f.t, &p[0].to, tick_at(&f, 19), probe_fn, &p[0]), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule_at(f.t, &p[1].to, tick_at(&f, 3) + 1, probe_fn, &p[1]), HWTIMER_OK);
@@ -127,8 +123,7 @@ static void test_wheel_sizes(void) {
         fixture f;
         probe p[NEAR_COUNT];
         uint64_t rng = 1000 + s;
-        fixture_open(&f, 2 * MS + 999, MS, sizes[s]);
-        probes_init(p, NEAR_COUNT, &f);
+        open_with_probes(&f, p, NEAR_COUNT, 2 * MS + 999, sizes[s]);
         schedule_random(p, NEAR_COUNT, &rng, 0, 300 * MS);
         step_and_check_exact(&f, p, NEAR_COUNT, tick_at(&f, 301));
 

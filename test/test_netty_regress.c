@@ -14,16 +14,6 @@
 #include "harness_threads.h"
 #include "fixture.h"
 
-/* ---- a fake clock ----------------------------------------------------------------------- */
-
-static void fake_open(fixture *f, uint64_t start, uint64_t tick, uint32_t ticks_per_wheel,
-                      size_t max_pending) {
-    hwtimer_config cfg;
-    fixture_config(f, &cfg, start, tick, ticks_per_wheel);
-    cfg.max_pending = max_pending;
-    fixture_create(f, &cfg);
-}
-
 /* A timeout that counts its runs (atomically: a worker may run it). */
 typedef struct counted {
     hwtimer_timeout to;
@@ -89,7 +79,7 @@ static void run_millions(size_t count, uint64_t span) {
     uint64_t rng = 1115, end;
     size_t scheduled = 0, i, wrong_deadline = 0, runs_not_one = 0;
     memset(&w, 0, sizeof w);
-    fake_open(&w.f, 987654321, MS, 512, 0); /* Netty's defaults but a 1 ms tick */
+    fixture_open(&w.f, 987654321, MS, 512); /* Netty's defaults but a 1 ms tick */
     w.prev_now = w.f.start;
     end = w.f.start + span + 2 * MS;
     while (w.f.clock < end) {
@@ -143,7 +133,7 @@ static void check_huge_delays(uint64_t start) {
     uint64_t b_int64, last = 0;
     int wakeups = 0;
     memset(c, 0, sizeof c);
-    fake_open(&f, start, 100 * MS, 512, 0); /* Netty's defaults */
+    fixture_open(&f, start, 100 * MS, 512); /* Netty's defaults */
     CHECK_EQ(hwtimer_schedule(f.t, &c[0].to, UINT64_MAX, count_run, &c[0]), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule(f.t, &c[1].to, INT64_MAX, count_run, &c[1]), HWTIMER_OK);
     CHECK_EQ(hwtimer_timeout_deadline(&c[0].to), UINT64_MAX);
@@ -282,7 +272,7 @@ static void test_netty_14081_stop_cancels_what_it_returns(void) {
     fixture f;
     counted c[STOP_NODES];
     handed h = {0, 0};
-    fake_open(&f, 5 * SEC, MS, 512, 0);
+    fixture_open(&f, 5 * SEC, MS, 512);
     CHECK_EQ(advance_to(&f, f.start + 10 * MS), 0);
     schedule_stop_nodes(f.t, c);
     CHECK_EQ(hwtimer_stop(f.t, collect, &h), STOP_NODES);
@@ -373,7 +363,7 @@ static void test_netty_14959_cancelled_in_its_tick_counted_once(void) {
     memset(&s, 0, sizeof s);
     s.first = -1;
     s.cancel_inside = 1;
-    fake_open(&f, 3 * SEC, 100 * MS, 512, SAME_TICK);
+    fixture_open_limited(&f, 3 * SEC, 100 * MS, 512, SAME_TICK);
     s.t = f.t;
     same_tick_schedule(&s);
     CHECK_EQ(advance_to(&f, f.start + 200 * MS), 1);

@@ -38,8 +38,7 @@ static void test_periodic_fixed_rate(void) {
     probe p;
     uint64_t k, now;
     const uint64_t period = 2 * MS + MS / 2;
-    fixture_open(&f, 1 * MS + 77, MS, 4);
-    probe_init(&p, &f, 0);
+    open_with_probes(&f, &p, 1, 1 * MS + 77, 4);
     p.action = act_note_pending;
     CHECK_EQ(probe_schedule_periodic(&p, 3 * MS, period), HWTIMER_OK);
     k = 0;

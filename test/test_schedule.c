@@ -10,8 +10,7 @@ static void test_schedule_pending_is_busy(void) {
     fixture f;
     probe p;
     int other_arg = 0;
-    fixture_open(&f, 2 * MS + 9, MS, 8);
-    probe_init(&p, &f, 0);
+    open_with_probes(&f, &p, 1, 2 * MS + 9, 8);
     other_fn_runs = 0;
     CHECK_EQ(probe_schedule(&p, 5 * MS), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule(f.t, &p.to, MS, other_fn, &other_arg), HWTIMER_EBUSY);
@@ -34,8 +33,7 @@ static void test_schedule_pending_is_busy(void) {
 static void test_cancel(void) {
     fixture f;
     probe p[3];
-    fixture_open(&f, 6 * MS, MS, 8);
-    probes_init(p, 3, &f);
+    open_with_probes(&f, p, 3, 6 * MS, 8);
     CHECK_EQ(probe_cancel(&p[0]), 0); /* never scheduled */
     CHECK_EQ(probe_schedule(&p[0], 2 * MS), HWTIMER_OK);
     CHECK_EQ(probe_schedule(&p[1], 2 * MS), HWTIMER_OK);
@@ -67,8 +65,7 @@ static void test_cancel(void) {
 static void test_reschedule_pending(void) {
     fixture f;
     probe p[2];
-    fixture_open(&f, 8 * MS, MS, 4);
-    probes_init(p, 2, &f);
+    open_with_probes(&f, p, 2, 8 * MS, 4);
     CHECK_EQ(probe_schedule(&p[0], 10 * MS), HWTIMER_OK);
     CHECK_EQ(probe_schedule(&p[1], 50 * MS), HWTIMER_OK);
     CHECK_EQ(advance_to(&f, tick_at(&f, 3)), 0);
@@ -95,8 +92,7 @@ static void test_reschedule_not_pending(void) {
     fixture f;
     probe p;
     hwtimer_timeout fresh = HWTIMER_TIMEOUT_INIT;
-    fixture_open(&f, 8 * MS, MS, 4);
-    probe_init(&p, &f, 0);
+    open_with_probes(&f, &p, 1, 8 * MS, 4);
     other_fn_runs = 0;
     CHECK_EQ(hwtimer_reschedule(f.t, &fresh, MS), HWTIMER_EINVAL);
     CHECK_EQ(hwtimer_timeout_state(&fresh), HWTIMER_IDLE);
@@ -146,8 +142,7 @@ static void test_pending_counts(void) {
     fixture f;
     probe p[N];
     size_t i;
-    fixture_open(&f, 0, MS, 8);
-    probes_init(p, N, &f);
+    open_with_probes(&f, p, N, 0, 8);
     for (i = 0; i < N; i++) {
         CHECK_EQ(probe_schedule(&p[i], (i + 1) * MS), HWTIMER_OK);
         CHECK_EQ(hwtimer_pending(f.t), i + 1);
@@ -174,11 +169,8 @@ static void test_pending_counts(void) {
 
 static void test_max_pending(void) {
     fixture f;
-    hwtimer_config cfg;
     probe p[4];
-    fixture_config(&f, &cfg, 0, MS, 8);
-    cfg.max_pending = 2;
-    fixture_create(&f, &cfg);
+    fixture_open_limited(&f, 0, MS, 8, 2);
     probes_init(p, 4, &f);
     CHECK_EQ(probe_schedule(&p[0], 5 * MS), HWTIMER_OK);
     CHECK_EQ(probe_schedule_periodic(&p[1], MS, MS), HWTIMER_OK);
@@ -204,11 +196,8 @@ static void test_max_pending(void) {
    fired one-shot no longer holds its place while its callback runs. */
 static void test_max_pending_one(void) {
     fixture f;
-    hwtimer_config cfg;
     probe p[3];
-    fixture_config(&f, &cfg, 0, MS, 8);
-    cfg.max_pending = 1;
-    fixture_create(&f, &cfg);
+    fixture_open_limited(&f, 0, MS, 8, 1);
     probes_init(p, 3, &f);
     p[0].action = act_rearm;
     p[0].delay = MS;

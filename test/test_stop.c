@@ -37,8 +37,7 @@ static void test_stop(void) {
     probe p[N];
     handed_back h = {0, 0, NULL};
     size_t i;
-    fixture_open(&f, 0, MS, 4);
-    probes_init(p, N, &f);
+    open_with_probes(&f, p, N, 0, 4);
     for (i = 0; i < N - 1; i++) {
         CHECK_EQ(probe_schedule(&p[i], (i + 1) * 10 * MS), HWTIMER_OK);
     }
@@ -89,8 +88,7 @@ static void test_stop_hands_over_ownership(void) {
     probe p[3];
     int freed = 0;
     size_t i;
-    fixture_open(&f, 0, MS, 4);
-    probes_init(p, 3, &f);
+    open_with_probes(&f, p, 3, 0, 4);
     for (i = 0; i < 3; i++) {
         CHECK_EQ(probe_schedule(&p[i], (i + 1) * HOUR), HWTIMER_OK);
     }
@@ -119,8 +117,7 @@ static void test_stop_hands_over_ownership(void) {
 static void test_stop_from_callback(void) {
     fixture f;
     probe p[2];
-    fixture_open(&f, 0, MS, 8);
-    probes_init(p, 2, &f);
+    open_with_probes(&f, p, 2, 0, 8);
     p[0].action = act_stop;
     CHECK_EQ(probe_schedule(&p[0], MS), HWTIMER_OK);
     CHECK_EQ(probe_schedule(&p[1], 5 * MS), HWTIMER_OK);
@@ -164,8 +161,7 @@ static void test_stop_twice(void) {
     fixture r;
     probe n[3];
     unsigned handed = 0;
-    fixture_open(&r, 0, MS, 8);
-    probes_init(n, 3, &r);
+    open_with_probes(&r, n, 3, 0, 8);
     check_stopped(&r, &n[0]); /* never used */
     fixture_close(&r);
 
@@ -188,8 +184,7 @@ static void test_destroy_with_pending(void) {
     fixture r;
     probe n[N];
     size_t i, runs = 0;
-    fixture_open(&r, 0, MS, 2);
-    probes_init(n, N, &r);
+    open_with_probes(&r, n, N, 0, 2);
     CHECK_EQ(advance_to(&r, r.start + SEC), 0);
     for (i = 0; i < N; i++) {
         uint64_t deadline = i < 8 ? i * MS : r.start + ((uint64_t)1 << (i % 44 + 20));
