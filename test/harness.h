@@ -32,6 +32,7 @@
 #endif
 #include "../hwtimer.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,17 @@ static inline int test_boundary(uint64_t start, uint64_t tick, uint64_t d, uint6
     if (k > (UINT64_MAX - start) / tick) return 0;
     *b = start + k * tick;
     return 1;
+}
+
+/* What hwtimer_poll_timeout_ms must say while something is pending, as hwtimer.h
+   documents: the time from now to next_expiry in milliseconds, rounded up, at most
+   INT_MAX; 0 once it is due. */
+static inline int test_ms_until(uint64_t next_expiry, uint64_t now) {
+    uint64_t wait, ms;
+    if (next_expiry <= now) return 0;
+    wait = next_expiry - now;
+    ms = wait / 1000000u + (wait % 1000000u != 0);
+    return ms > (uint64_t)INT_MAX ? INT_MAX : (int)ms;
 }
 
 #endif

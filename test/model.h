@@ -329,14 +329,7 @@ static void check_next_expiry(void) {
 static void check_poll_timeout(void) {
     int got = hwtimer_poll_timeout_ms(sim.t), want;
     uint64_t expiry = hwtimer_next_expiry(sim.t);
-    if (sim.m.pending == 0) {
-        want = -1;
-    } else if (expiry <= sim.clock) {
-        want = 0;
-    } else {
-        uint64_t wait = expiry - sim.clock, ms = wait / 1000000u + (wait % 1000000u != 0);
-        want = ms > INT_MAX ? INT_MAX : (int)ms;
-    }
+    want = sim.m.pending == 0 ? -1 : test_ms_until(expiry, sim.clock);
     if (got != want)
         diverge("hwtimer_poll_timeout_ms %d, expected %d (next_expiry %llu)", got, want,
                 (unsigned long long)expiry);

@@ -5,7 +5,6 @@
 #include "fixture.h"
 #include "probe.h"
 
-#include <limits.h>
 
 /* Each scheduling call with a NULL t, to or fn is EINVAL, whether the node is idle or
    pending (argument errors come first), and changes nothing. */

@@ -5,8 +5,6 @@
 #include "fixture.h"
 #include "probe.h"
 
-#include <limits.h>
-
 static void test_next_expiry(void) {
     enum { N = 100 };
     fixture f;
@@ -29,18 +27,10 @@ static void test_next_expiry(void) {
     fixture_close(&f);
 }
 
-/* -1 when nothing is pending, 0 when due, milliseconds rounded up, at most INT_MAX, and
-   always the rounded-up distance to hwtimer_next_expiry. */
+/* -1 when nothing is pending, else the rounded-up distance to hwtimer_next_expiry. */
 static int expected_poll_timeout(const fixture *f) {
-    uint64_t next = hwtimer_next_expiry(f->t), ms;
-    if (next == UINT64_MAX) {
-        return -1;
-    }
-    if (next <= f->clock) {
-        return 0;
-    }
-    ms = (next - f->clock) / MS + ((next - f->clock) % MS != 0);
-    return ms > (uint64_t)INT_MAX ? INT_MAX : (int)ms;
+    uint64_t next = hwtimer_next_expiry(f->t);
+    return next == UINT64_MAX ? -1 : test_ms_until(next, f->clock);
 }
 
 static void test_poll_timeout_ms(void) {
