@@ -100,8 +100,10 @@ static inline void fixture_open_limited(fixture *f, uint64_t start, uint64_t tic
     fixture_create(f, &cfg);
 }
 
-/* Destroys the timer: every byte it took comes back, and every pass ran in order. */
+/* Destroys the timer: its invariants held to the end, every byte it took comes back, and
+   every pass ran in order. */
 static inline void fixture_close(fixture *f) {
+    CHECK_EQ(hwtimer_check(f->t), 0);
     hwtimer_destroy(f->t);
     f->t = NULL;
     CHECK_EQ(ATOMIC_GET(&f->mem.frees), ATOMIC_GET(&f->mem.allocs));

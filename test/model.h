@@ -335,7 +335,14 @@ static void check_poll_timeout(void) {
                 (unsigned long long)expiry);
 }
 
+/* The wheel's own invariants, as hwtimer_check sees them. */
+static void check_invariants(void) {
+    int broken = hwtimer_check(sim.t);
+    if (broken != 0) diverge("hwtimer_check %d: an invariant of the wheel is broken", broken);
+}
+
 static void check_world(void) {
+    check_invariants();
     check_pending();
     check_next_expiry();
     check_dirty_nodes();
