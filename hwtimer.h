@@ -2572,28 +2572,29 @@ static int hwtimer__check_list(const hwtimer *t, const struct hwtimer__link *hea
     return 0;
 }
 
-/* Checks level l's bit tree against its lists, and the slots at or behind its position. */
+/* Checks level l's bit tree, layer by layer, then walks its occupied slots: O(occupied
+   slots + words), so that tests can check after every operation. A slot with nodes but no
+   bit is not visited: its nodes are missing from the count. */
 static int hwtimer__check_level(const hwtimer *t, unsigned l, size_t *n) {
     const hwtimer__level *lv = &t->level[l];
     uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, l * t->bits) & t->mask), slot, w;
     unsigned layer, k;
-    for (slot = 0; slot < t->width; slot++) {
-        const struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-        int bit = (int)((lv->occupied[slot >> 6] >> (slot & 63)) & 1u);
-        int err;
-        if (bit != !hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
-        if (bit && slot <= pos) return HWTIMER_CHECK_BEHIND;
-        for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
-            err = hwtimer__check_list(t, &lists[k],
-                                      HWTIMER__WHERE_WHEEL + ((uint32_t)l << t->bits) + slot, n);
-            if (err) return err;
-        }
-    }
     for (layer = 0; layer + 1 < t->bit_layers; layer++) {
         for (w = 0; w < t->layer_words[layer]; w++) {
             int nonzero = lv->occupied[t->layer_offset[layer] + w] != 0;
             uint64_t up = lv->occupied[t->layer_offset[layer + 1] + (w >> 6)];
             if (nonzero != (int)((up >> (w & 63)) & 1u)) return HWTIMER_CHECK_BITMAP;
+        }
+    }
+    slot = hwtimer__level_next_occupied(t, lv, 0);
+    if (slot <= pos) return HWTIMER_CHECK_BEHIND;
+    for (; slot < t->width; slot = hwtimer__level_next_occupied(t, lv, slot + 1)) {
+        const struct hwtimer__link *lists = hwtimer__slot(lv, slot);
+        if (hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
+        for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
+            int err = hwtimer__check_list(t, &lists[k],
+                                          HWTIMER__WHERE_WHEEL + ((uint32_t)l << t->bits) + slot, n);
+            if (err) return err;
         }
     }
     return 0;
