@@ -1,5 +1,5 @@
 // NettyBench.java - Netty's io.netty.util.HashedWheelTimer in the scenarios of
-// hwtimer_bench (bench/hwtimer_bench.c), with the same seeded delays (splitmix64).
+// hwtimer_bench (bench/bench_main.c), with the same seeded delays (splitmix64).
 //
 // Run by hwtimer_bench, which reads the lines "R,<scenario>,<n>,<metric>,<value>,<unit>"
 // and "N,<scenario>,<text>" from stdout. Every timer has a 1 ms tick and 512 buckets.

@@ -110,20 +110,20 @@ typedef struct bench_options {
     int smoke;
 } bench_options;
 
-/* Scenarios 5-7 for hwtimer's worker mode (bench_threads.c). Return the number of
+/* Scenarios 5-7 for hwtimer's worker mode (scenario_threads.c). Return the number of
    correctness failures (early firings, lost callbacks). */
 int bench_threads_producers(const bench_options *o);
 int bench_threads_accuracy(const bench_options *o);
 int bench_threads_idle(const bench_options *o);
 
 /* ns per timeout of hwtimer_stop with n pending (scenario 1's delays), each handed back
-   (bench_hwtimer.c). Exits if one is lost. */
+   (peer_hwtimer.c). Exits if one is lost. */
 double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
 /* ns per unlink of n nodes laid out and linked as hwtimer links scenario 1's
-   (bench_floor.c), bare and with a cancel's two other stores: the floor under a cancel. */
+   (cancel_floor.c), bare and with a cancel's two other stores: the floor under a cancel. */
 void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *with_state);
 
-/* Netty's HashedWheelTimer through NettyBench.java (bench_netty.c). */
+/* Netty's HashedWheelTimer through NettyBench.java (peer_netty.c). */
 void bench_netty_run(const bench_options *o);
 /* Scenario 4 for a rounds wheel like Netty's: the bucket visits it would make. */
 uint64_t bench_netty_simulated_visits(const uint32_t *delay_ms, size_t n, uint32_t wheel);

@@ -1,4 +1,4 @@
-/* bench_heap.c - the textbook binary min-heap (heap.h) as a peer, on a fake clock.
+/* peer_heap.c - the textbook binary min-heap (heap.h) as a peer, on a fake clock.
    Its timer node carries a callback and an argument like hwtimer's, and a firing calls
    it through the pointer, so both pay the same for running a callback. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,4 +1,4 @@
-/* bench_hwtimer.c - hwtimer as a peer of the caller-driven scenarios, three ways:
+/* peer_hwtimer.c - hwtimer as a peer of the caller-driven scenarios, three ways:
      hwtimer         cfg.threads = NULL, fake clock: one thread, no locks (the baseline)
      hwtimer+lock    cfg.threads = hwtimer_threads_pthread(), fake clock, caller-driven
      hwtimer worker  cfg.worker = 1 on the real monotonic clock (schedule/cancel/reschedule

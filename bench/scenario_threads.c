@@ -1,4 +1,4 @@
-/* bench_threads.c - scenarios 5-7, hwtimer with threads: producers against the worker,
+/* scenario_threads.c - scenarios 5-7, hwtimer with threads: producers against the worker,
    the worker's accuracy, and its wake-ups while idle. */
 #define _POSIX_C_SOURCE 200809L
 #include "hwtimer.h"

@@ -1,4 +1,4 @@
-/* bench_libevent.c - libevent's timers (evtimer_add/evtimer_del) as a peer.
+/* peer_libevent.c - libevent's timers (evtimer_add/evtimer_del) as a peer.
 
    Fairness of the clock. event_add computes a deadline from the base's cached time,
    which libevent keeps only while its loop runs callbacks (outside them, every event_add

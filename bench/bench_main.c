@@ -1,5 +1,5 @@
-/* hwtimer_bench.c - hwtimer side by side with libuv, libevent, a binary heap and Netty's
-   HashedWheelTimer.
+/* bench_main.c - main() of hwtimer_bench: hwtimer side by side with libuv, libevent, a
+   binary heap, Netty's HashedWheelTimer and William Ahern's timeout.c.
 
    usage: hwtimer_bench [--full] [--smoke] [--no-java] [--scenarios 1,2,...] [--peers a,b]
                         [--sizes n,...] [--out FILE.csv]
@@ -521,7 +521,7 @@ int main(int argc, char **argv) {
         bench_note(1, "Floor under cancel at N = %zu: unlinking the same nodes, in the same "
                       "order, from lists built as hwtimer builds them, with no timer: %.1f ns "
                       "per node bare, %.1f ns with the node's state and a pending count "
-                      "written too, as a cancel must (bench_floor.c)", n, bare_ns, state_ns);
+                      "written too, as a cancel must (cancel_floor.c)", n, bare_ns, state_ns);
         if (selected("hwtimer")) {
             double stop_ns = bench_hwtimer_stop_ns(delays, n);
             bench_record(0, "hwtimer", n, "stop", stop_ns, "ns/op");

@@ -1,4 +1,4 @@
-/* bench_libuv.c - libuv's timers (uv_timer_start/uv_timer_stop) as a peer.
+/* peer_libuv.c - libuv's timers (uv_timer_start/uv_timer_stop) as a peer.
 
    Fairness of the clock. libuv computes a deadline as loop->time + timeout, where
    loop->time is the loop's cached time (uv_now), refreshed only by uv_update_time and
