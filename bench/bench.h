@@ -21,6 +21,8 @@ void bench_sleep_ns(uint64_t ns);
 uint64_t bench_rand_next(uint64_t *state);
 /* n delays uniform in [lo_ms, hi_ms], from seed. Exits on allocation failure. */
 uint32_t *bench_delays_ms(size_t n, uint32_t lo_ms, uint32_t hi_ms, uint64_t seed);
+/* A random permutation of 0 .. n-1 from seed (Fisher-Yates; NettyBench.java draws the same). */
+uint32_t *bench_permutation(size_t n, uint64_t seed);
 /* calloc that exits on failure and maps every page at once (see bench_prefault). */
 void *bench_xcalloc(size_t count, size_t size);
 void bench_prefault(void *p, size_t bytes);
@@ -48,6 +50,7 @@ typedef struct bench_peer {
     void (*in_loop)(void *ctx, bench_body_fn body, void *arg);
     void (*schedule)(void *ctx, const uint32_t *delay_ms, size_t n); /* node i: delay_ms[i] */
     void (*cancel)(void *ctx, size_t n);                             /* nodes 0 .. n-1 */
+    void (*cancel_order)(void *ctx, const uint32_t *order, size_t n); /* order[0], order[1] .. */
     /* Moves pending node i to delay_ms[i] + extra_ms. */
     void (*reschedule)(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms);
     /* Moves the clock to now_ms (past every deadline) and fires everything due; returns
@@ -72,6 +75,10 @@ extern const bench_peer bench_peer_libuv;
 #endif
 #ifdef BENCH_HAVE_LIBEVENT
 extern const bench_peer bench_peer_libevent;
+#endif
+#ifdef BENCH_HAVE_TIMEOUT_C
+extern const bench_peer bench_peer_timeout;
+const char *bench_timeout_version(void); /* timeout.c's vendor and version */
 #endif
 
 /* ---- results ---- */

@@ -145,8 +145,22 @@ static int scenario_has_peer(int scenario, const char *key) {
     return 0;
 }
 
+/* Moves rows with the same N together (smaller N first), keeping their order otherwise:
+   a scenario may record all its N for one metric before the next metric. */
+static void group_rows_by_n(const result **rows, size_t count) {
+    for (size_t i = 1; i < count; i++) {
+        const result *r = rows[i];
+        size_t j = i;
+        for (; j > 0 && rows[j - 1]->n > r->n; j--) {
+            rows[j] = rows[j - 1];
+        }
+        rows[j] = r;
+    }
+}
+
 /* The first result of each distinct (n, metric) row of a scenario: the rows of the first
-   column in the order it recorded them, then any new ones of the next column, and so on. */
+   column in the order it recorded them, then any new ones of the next column, and so on;
+   then grouped by N. */
 static size_t scenario_rows(int scenario, const result **rows, size_t max) {
     size_t count = 0;
     for (size_t k = 0; k < nresults * npeers && count < max; k++) {
@@ -162,6 +176,7 @@ static size_t scenario_rows(int scenario, const result **rows, size_t max) {
             rows[count++] = r;
         }
     }
+    group_rows_by_n(rows, count);
     return count;
 }
 

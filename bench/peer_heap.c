@@ -62,6 +62,13 @@ static void hp_cancel(void *ctx, size_t n) {
     }
 }
 
+static void hp_cancel_order(void *ctx, const uint32_t *order, size_t n) {
+    heap_peer *p = (heap_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        heap_remove(&p->queue, &p->timers[order[i]].node);
+    }
+}
+
 static void hp_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     heap_peer *p = (heap_peer *)ctx;
     for (size_t i = 0; i < n; i++) {
@@ -109,5 +116,6 @@ static size_t hp_overhead_bytes(void *ctx, size_t n) {
 
 const bench_peer bench_peer_heap = {
     "heap", "binary heap", hp_create, hp_destroy, NULL, hp_schedule, hp_cancel,
-    hp_reschedule, hp_expire, hp_step, NULL, hp_node_bytes, hp_overhead_bytes, NULL,
+    hp_cancel_order, hp_reschedule, hp_expire, hp_step, NULL, hp_node_bytes,
+    hp_overhead_bytes, NULL,
 };

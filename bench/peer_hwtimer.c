@@ -83,6 +83,13 @@ static void hw_cancel(void *ctx, size_t n) {
     }
 }
 
+static void hw_cancel_order(void *ctx, const uint32_t *order, size_t n) {
+    hw_peer *p = (hw_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_cancel(p->timer, &p->nodes[order[i]]);
+    }
+}
+
 static void hw_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     hw_peer *p = (hw_peer *)ctx;
     for (size_t i = 0; i < n; i++) {
@@ -126,18 +133,20 @@ static size_t hw_overhead_bytes(void *ctx, size_t n) {
 
 const bench_peer bench_peer_hwtimer = {
     "hwtimer", "hwtimer", hw_create, hw_destroy, NULL, hw_schedule, hw_cancel,
-    hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes, hw_overhead_bytes, NULL,
+    hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
+    hw_overhead_bytes, NULL,
 };
 
 const bench_peer bench_peer_hwtimer_locked = {
     "hwtimer_lock", "hwtimer+lock", hw_create_locked, hw_destroy, NULL, hw_schedule,
-    hw_cancel, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
+    hw_cancel, hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
     hw_overhead_bytes, NULL,
 };
 
 const bench_peer bench_peer_hwtimer_worker = {
     "hwtimer_worker", "hwtimer worker", hw_create_worker, hw_destroy, NULL, hw_schedule,
-    hw_cancel, hw_reschedule, NULL, NULL, NULL, hw_node_bytes, hw_overhead_bytes,
+    hw_cancel, hw_cancel_order, hw_reschedule, NULL, NULL, NULL, hw_node_bytes,
+    hw_overhead_bytes,
     "worker mode runs on the real clock; its expiry is measured in scenarios 6-7",
 };
 
