@@ -113,6 +113,9 @@ typedef struct bench_options {
     uint32_t accuracy_max_ms;
     uint64_t idle_ns;
     size_t memory_timers;  /* scenario 8 */
+    size_t leeway_timers;  /* scenario 9: timeouts spread over leeway_span_ms */
+    uint64_t leeway_span_ms;
+    size_t leeway_cost_timers; /* scenario 9: N of the schedule and cancel costs */
     int java;
     int smoke;
 } bench_options;
@@ -129,6 +132,21 @@ double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
 /* ns per unlink of n nodes laid out and linked as hwtimer links scenario 1's
    (cancel_floor.c), bare and with a cancel's two other stores: the floor under a cancel. */
 void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *with_state);
+
+#ifdef HWTIMER_H_INCLUDED
+/* A timer with a 1 ms tick and the default wheel (peer_hwtimer.c). clock_fn NULL: the
+   platform's monotonic clock. Exits on failure. */
+hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
+                           uint64_t (*clock_fn)(void *ctx), void *clock_ctx);
+#endif
+
+/* Scenario 9 (scenario_leeway.c): what a leeway saves in passes and wake-ups, and what it
+   costs schedule and cancel. Returns the number of correctness failures. */
+int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n);
+/* ns per schedule and per cancel of n timeouts with the given leeway, as scenario 1
+   measures hwtimer (peer_hwtimer.c). */
+void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,
+                               double *schedule_ns, double *cancel_ns);
 
 /* Netty's HashedWheelTimer through NettyBench.java (peer_netty.c). */
 void bench_netty_run(const bench_options *o);

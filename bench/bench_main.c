@@ -352,6 +352,21 @@ static void growth_line(int scenario, const char *metric, uint64_t big) {
     }
 }
 
+/* Scenario 9's widest leeway against its bound: passes (caller-driven) and wake-ups (worker). */
+static void leeway_line(const bench_options *o) {
+    double bound, passes, wakeups = -1;
+    const char *metric = "leeway 100 ms";
+    if (!bench_lookup(9, "bound", o->leeway_timers, metric, &bound) ||
+        !bench_lookup(9, "hwtimer", o->leeway_timers, metric, &passes)) {
+        return;
+    }
+    bench_lookup(9, "hwtimer_worker", o->leeway_timers, metric, &wakeups);
+    printf("- %s, %zu timeouts over %llu ms: %.0f passes ran callbacks, the worker woke %.0f "
+           "times (bound %.0f: %s)\n", metric, o->leeway_timers,
+           (unsigned long long)o->leeway_span_ms, passes, wakeups, bound,
+           passes <= bound && wakeups <= bound ? "met" : "MISSED");
+}
+
 static void print_summary(const bench_options *o) {
     uint64_t big = o->sizes[o->nsizes - 1], at = big < 1000000 ? big : 1000000;
     static const char *const producers[] = {"1 producer thread", "2 producer threads"};
@@ -362,6 +377,7 @@ static void print_summary(const bench_options *o) {
     growth_line(1, "schedule", big);
     growth_line(1, "cancel", big);
     growth_line(2, "schedule+expire", big);
+    leeway_line(o);
     for (int k = 0; k < 2; k++) {
         double hw, netty;
         if (bench_lookup(5, "hwtimer_worker", 0, producers[k], &hw) &&
@@ -389,7 +405,7 @@ static void usage(FILE *f) {
                "  --full       add N = 10^7 to scenarios 1-3 and 10x the producer operations\n"
                "  --smoke      tiny sizes: checks callbacks, not speed (meson test)\n"
                "  --no-java    skip Netty's HashedWheelTimer\n"
-               "  --scenarios  run only these (1-8)\n"
+               "  --scenarios  run only these (1-9)\n"
                "  --peers      only these columns, e.g. hwtimer,heap (keys as in the CSV)\n"
                "  --sizes      N values of scenarios 1-3, e.g. 1e4,1e6\n"
                "  --out FILE   CSV path; the SVG chart goes next to it (.svg)\n");
@@ -406,6 +422,9 @@ static void set_defaults(bench_options *o, int full, int smoke) {
     o->accuracy_max_ms = smoke ? 100 : 1000;
     o->idle_ns = smoke ? 200 * BENCH_MS : 2000 * BENCH_MS;
     o->memory_timers = smoke ? 1000 : 1000000;
+    o->leeway_timers = smoke ? 1000 : 10000;
+    o->leeway_span_ms = smoke ? 1000 : 10000;
+    o->leeway_cost_timers = smoke ? 1000 : 1000000;
     o->java = !smoke;
     o->smoke = smoke;
 }
@@ -462,7 +481,7 @@ static void print_environment(const bench_options *o) {
 static unsigned parse_scenarios(const char *list) {
     unsigned mask = 0;
     for (const char *c = list; *c; c++) {
-        if (*c >= '1' && *c <= '8') {
+        if (*c >= '1' && *c <= '9') {
             mask |= 1u << (*c - '0');
         }
     }
@@ -514,7 +533,7 @@ int main(int argc, char **argv) {
     int full = 0, smoke = 0, no_java = 0;
     uint64_t sizes[MAX_SIZES];
     size_t nsizes = 0;
-    unsigned mask = 0x1feu;
+    unsigned mask = 0x3feu; /* scenarios 1-9 */
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0) {
@@ -550,10 +569,10 @@ int main(int argc, char **argv) {
     print_environment(&o);
 
     static const char *const keys[] = {"hwtimer", "hwtimer_lock", "hwtimer_worker", "heap",
-                                       "libuv", "libevent", "netty", "timeout_c"};
+                                       "libuv", "libevent", "netty", "timeout_c", "bound"};
     static const char *const titles[] = {"hwtimer", "hwtimer+lock", "hwtimer worker",
                                          "binary heap", "libuv", "libevent", "Netty HWT",
-                                         "timeout.c"};
+                                         "timeout.c", "bound"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         bench_declare_peer(keys[i], titles[i]);
     }
@@ -562,6 +581,9 @@ int main(int argc, char **argv) {
     size_t max_n = (size_t)o.sizes[o.nsizes - 1];
     if (o.memory_timers > max_n) {
         max_n = o.memory_timers;
+    }
+    if (o.leeway_cost_timers > max_n) {
+        max_n = o.leeway_cost_timers;
     }
     uint32_t *delays = bench_delays_ms(max_n, RPC_MIN_MS, RPC_MAX_MS, BENCH_SEED);
     caller_scenarios(&o, mask, delays);
@@ -606,6 +628,11 @@ int main(int argc, char **argv) {
     if (mask & (1u << 8)) {
         memory(&o, delays);
         bench_print_table(8, "Memory per pending timeout (lower is better)", BENCH_BASELINE);
+    }
+    if (mask & (1u << 9)) {
+        failures += bench_leeway(&o, delays, o.leeway_cost_timers);
+        bench_print_table(9, "Leeway: passes that ran callbacks (caller-driven), worker "
+                             "wake-ups, and the cost of schedule and cancel", BENCH_BASELINE);
     }
     free(delays);
     if (!o.smoke) {

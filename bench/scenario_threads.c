@@ -23,19 +23,8 @@ static uint64_t frozen_clock(void *ctx) {
 
 /* A 1 ms timer: the worker on the real clock, or caller-driven with locks on a frozen one. */
 static hwtimer *create_threaded(int worker) {
-    hwtimer *t = NULL;
-    hwtimer_config cfg;
-    hwtimer_config_default(&cfg);
-    cfg.tick_ns = BENCH_MS;
-    cfg.threads = hwtimer_threads_pthread();
-    cfg.worker = worker;
-    cfg.clock_fn = worker ? monotonic_clock : frozen_clock;
-    int err = hwtimer_create(&t, &cfg);
-    if (err != HWTIMER_OK) {
-        fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
-        exit(2);
-    }
-    return t;
+    return bench_hwtimer_new(hwtimer_threads_pthread(), worker,
+                             worker ? monotonic_clock : frozen_clock, NULL);
 }
 
 static void never_called(hwtimer_timeout *to, void *arg) {
