@@ -147,7 +147,7 @@ public final class NettyBench {
             }
             result(1, n, "schedule", (double) best[0] / n, "ns/op");
             result(1, n, "cancel", (double) best[1] / n, "ns/op");
-            result(1, n, "cancel, random order", (double) best[2] / n, "ns/op");
+            result(1, n, "cancel in random order", (double) best[2] / n, "ns/op");
         }
         note(1, "newTimeout and cancel enqueue; the worker files and unlinks them on its next "
                 + "tick on the other core (not in these ns/op)");

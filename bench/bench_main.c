@@ -13,9 +13,14 @@
    run above), a fresh timer for every run, and the wall clock around the
    batch call (CPU time in scenario 4). Delays come from a fixed seed. Nodes live in one
    array per run, touched before the clock starts (no page faults are timed), and are
-   scheduled and cancelled in index order; at N = 10^6 they no longer fit in the caches,
-   so each peer also pays for bringing its nodes in from memory, in proportion to their
-   size (see scenario 8). */
+   scheduled in index order and cancelled in index order, or in a seeded random order
+   (scenario 1's second cancel row); at N = 10^6 they no longer fit in the caches, so
+   each peer also pays for bringing its nodes in from memory, in proportion to their size
+   (see scenario 8), and a random order defeats the prefetcher.
+
+   Scenarios: 1-3 and 8 every caller-driven peer (peer_*.c); 4 those that can step a fake
+   clock; 5-7 hwtimer with threads (scenario_threads.c) and Netty; 9 hwtimer's leeway
+   (scenario_leeway.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
@@ -208,7 +213,7 @@ typedef struct measure {
 
 static const measure measures[] = {
     {1, measure_rpc, {"schedule", "cancel"}, "ns/op"},
-    {1, measure_cancel_order, {"cancel, random order", NULL}, "ns/op"},
+    {1, measure_cancel_order, {"cancel in random order", NULL}, "ns/op"},
     {2, measure_expiry, {"schedule+expire", NULL}, "ns/timer"},
     {3, measure_churn, {"reschedule", NULL}, "ns/op"},
 };
@@ -324,7 +329,8 @@ static void memory(const bench_options *o, const uint32_t *d) {
     bench_note(8, "node: sizeof the per-timeout struct the user embeds or allocates "
                   "(libevent: event_get_struct_event_size()). structure: what the timer holds "
                   "beyond the nodes (hwtimer_stats.bytes; the heap arrays of pointers; libuv's "
-                  "uv_loop_t, its heap being intrusive).");
+                  "uv_loop_t, its heap being intrusive; timeout.c's struct timeouts, four "
+                  "wheels of 64 list heads).");
 }
 
 /* ---- the summary: the project's targets against what this run measured ---- */
@@ -587,6 +593,13 @@ int main(int argc, char **argv) {
     }
     uint32_t *delays = bench_delays_ms(max_n, RPC_MIN_MS, RPC_MAX_MS, BENCH_SEED);
     caller_scenarios(&o, mask, delays);
+#ifdef BENCH_HAVE_TIMEOUT_C
+    bench_note(2, "timeout.c: timeouts_update to the new time, then timeouts_get until it "
+                  "returns NULL, calling each callback (timeout.c never calls them itself); "
+                  "one update past every deadline hands them back in wheel order, not in "
+                  "deadline order.");
+    bench_note(3, "timeout.c: timeouts_add on a pending timeout (it takes it out first).");
+#endif
     if (mask & (1u << 1)) {
         size_t n = (size_t)o.sizes[o.nsizes - 1];
         double bare_ns, state_ns;

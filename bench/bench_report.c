@@ -258,8 +258,9 @@ int bench_write_csv(const char *path) {
     fprintf(f, "scenario,peer,n,metric,value,unit\n");
     for (size_t i = 0; i < nresults; i++) {
         const result *r = &results[i];
-        fprintf(f, "%d,%s,%llu,%s,%.6g,%s\n", r->scenario, r->peer, (unsigned long long)r->n,
-                r->metric, r->value, r->unit);
+        const char *quote = strchr(r->metric, ',') ? "\"" : ""; /* metrics hold no '"' */
+        fprintf(f, "%d,%s,%llu,%s%s%s,%.6g,%s\n", r->scenario, r->peer,
+                (unsigned long long)r->n, quote, r->metric, quote, r->value, r->unit);
     }
     return fclose(f) == 0 ? 0 : -1;
 }

@@ -95,10 +95,10 @@ static int check_callbacks(const char *mode, const leeway_timer *lt, size_t n) {
     return 1;
 }
 
-/* "leeway 10 ms", or with a prefix: "schedule, leeway 10 ms". */
+/* "leeway 10 ms", or with a prefix: "schedule with leeway 10 ms" (no comma: a CSV field). */
 static const char *metric_for(const char *prefix, size_t k) {
     static char metric[48];
-    snprintf(metric, sizeof metric, "%s%sleeway %llu ms", prefix, *prefix ? ", " : "",
+    snprintf(metric, sizeof metric, "%s%sleeway %llu ms", prefix, *prefix ? " with " : "",
              (unsigned long long)leeways_ms[k]);
     return metric;
 }

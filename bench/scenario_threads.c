@@ -157,8 +157,8 @@ int bench_threads_producers(const bench_options *o) {
     static const producer_row rows[] = {
         {"1 producer thread", 1, 1, 0},
         {"2 producer threads", 2, 1, 0},
-        {"2 producers, 2 timers", 2, 2, 0},
-        {"1 producer, schedule_at", 1, 1, 1},
+        {"2 producers on 2 timers", 2, 2, 0},
+        {"1 producer with schedule_at", 1, 1, 1},
     };
     uint32_t *delays = bench_delays_ms(2 * PRODUCER_WINDOW, 1000, 61000, BENCH_SEED + 5);
     if (!hwtimer_threads_pthread()) {
@@ -177,7 +177,7 @@ int bench_threads_producers(const bench_options *o) {
                   "clock; hwtimer+lock: the same locks, caller-driven, frozen clock. Netty: "
                   "newTimeout + Timeout.cancel, its worker running (1 ms tick).",
                PRODUCER_WINDOW, o->producer_pairs);
-    bench_note(5, "2 producers, 2 timers: each thread on its own timer (and worker), no lock "
+    bench_note(5, "2 producers on 2 timers: each thread on its own timer (and worker), no lock "
                   "shared: the upper bound for 2 threads on this machine. schedule_at: "
                   "absolute deadlines from one clock read per window of %u (hwtimer_now), "
                   "where hwtimer_schedule reads the clock once per call.", PRODUCER_WINDOW);
