@@ -412,7 +412,7 @@ static void usage(FILE *f) {
                "  --smoke      tiny sizes: checks callbacks, not speed (meson test)\n"
                "  --no-java    skip Netty's HashedWheelTimer\n"
                "  --scenarios  run only these (1-9)\n"
-               "  --peers      only these columns, e.g. hwtimer,heap (keys as in the CSV)\n"
+               "  --peers      only these columns, e.g. hwtimer,heap,timeout_c (CSV keys)\n"
                "  --sizes      N values of scenarios 1-3, e.g. 1e4,1e6\n"
                "  --out FILE   CSV path; the SVG chart goes next to it (.svg)\n");
 }
