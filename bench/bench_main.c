@@ -244,8 +244,8 @@ static void caller_measure(const bench_options *o, const measure *m, const uint3
 
 /* Scenarios 1-3 as the mask selects them. */
 static void caller_scenarios(const bench_options *o, unsigned mask, const uint32_t *d) {
-    uint32_t *orders[MAX_SIZES];
-    for (size_t i = 0; i < o->nsizes; i++) {
+    uint32_t *orders[MAX_SIZES] = {NULL}; /* scenario 1's random orders */
+    for (size_t i = 0; i < o->nsizes && (mask & (1u << 1)); i++) {
         orders[i] = bench_permutation((size_t)o->sizes[i], BENCH_SEED + 1);
     }
     for (size_t k = 0; k < sizeof measures / sizeof measures[0]; k++) {
