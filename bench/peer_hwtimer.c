@@ -156,7 +156,6 @@ const bench_peer bench_peer_hwtimer_worker = {
     "worker mode runs on the real clock; its expiry is measured in scenarios 6-7",
 };
 
-#ifdef HWTIMER_VERSION_MAJOR /* hwtimer_timeout_set_leeway came with the version macros */
 void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,
                                double *schedule_ns, double *cancel_ns) {
     hw_peer *p = (hw_peer *)hw_create(n);
@@ -172,7 +171,6 @@ void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leew
     *schedule_ns = (double)(t1 - t0) / (double)(n ? n : 1);
     *cancel_ns = (double)(t2 - t1) / (double)(n ? n : 1);
 }
-#endif
 
 static void hw_count_handed_back(hwtimer_timeout *to, void *arg) {
     (void)to;

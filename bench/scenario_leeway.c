@@ -23,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifdef HWTIMER_VERSION_MAJOR /* hwtimer_timeout_set_leeway came with the version macros */
-
 static const uint64_t leeways_ms[] = {0, 10, 100};
 #define NLEEWAYS (sizeof leeways_ms / sizeof leeways_ms[0])
 
@@ -218,16 +216,3 @@ int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n_cost
                o->smoke ? 1u : 3u);
     return failed;
 }
-
-#else
-
-int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n_cost) {
-    (void)o;
-    (void)delay_ms;
-    (void)n_cost;
-    printf("Leeway scenario: skipped, this hwtimer.h has no hwtimer_timeout_set_leeway.\n");
-    bench_note(9, "skipped: this hwtimer.h has no hwtimer_timeout_set_leeway");
-    return 0;
-}
-
-#endif
