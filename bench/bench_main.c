@@ -360,17 +360,19 @@ static void growth_line(int scenario, const char *metric, uint64_t big) {
 
 /* Scenario 9's widest leeway against its bound: passes (caller-driven) and wake-ups (worker). */
 static void leeway_line(const bench_options *o) {
-    double bound, passes, wakeups = -1;
+    double bound, passes, wakeups;
     const char *metric = "leeway 100 ms";
     if (!bench_lookup(9, "bound", o->leeway_timers, metric, &bound) ||
         !bench_lookup(9, "hwtimer", o->leeway_timers, metric, &passes)) {
         return;
     }
-    bench_lookup(9, "hwtimer_worker", o->leeway_timers, metric, &wakeups);
-    printf("- %s, %zu timeouts over %llu ms: %.0f passes ran callbacks, the worker woke %.0f "
-           "times (bound %.0f: %s)\n", metric, o->leeway_timers,
-           (unsigned long long)o->leeway_span_ms, passes, wakeups, bound,
-           passes <= bound && wakeups <= bound ? "met" : "MISSED");
+    printf("- %s, %zu timeouts over %llu ms: %.0f passes ran callbacks", metric,
+           o->leeway_timers, (unsigned long long)o->leeway_span_ms, passes);
+    if (bench_lookup(9, "hwtimer_worker", o->leeway_timers, metric, &wakeups)) {
+        printf(", the worker woke %.0f times", wakeups);
+        passes = wakeups > passes ? wakeups : passes; /* both must meet the bound */
+    }
+    printf(" (bound %.0f: %s)\n", bound, passes <= bound ? "met" : "MISSED");
 }
 
 static void print_summary(const bench_options *o) {
