@@ -214,7 +214,8 @@ int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n_cost
                   "on the real clock, the three leeways at once. bound: 2 x span / leeway + 1.",
                n, (unsigned long long)o->leeway_span_ms);
     bench_note(9, "schedule and cancel: scenario 1's delays (1-61 s), caller-driven, no locks, "
-                  "best of %u runs; the leeway is set on every node before the clock starts.",
+                  "best of %u runs. Every row sets each node's leeway (0 too) before the clock "
+                  "starts, which scenario 1 does not: compare these rows with each other.",
                o->smoke ? 1u : 3u);
     return failed;
 }
