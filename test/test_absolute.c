@@ -55,14 +55,19 @@ static void for_each_form(void (*check)(const form *fm)) {
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
+/* A 1 ms timer (S = 0) and a probe ready for the form's first arm; returns a snapshot of
+   both, to show that a refused call changes nothing. */
+static snapshot open_prepared(fixture *f, probe *p, const form *fm) {
+    open_with_probes(f, p, 1, 0, 8);
+    fm->prepare(p);
+    return take_snapshot(f->t, &p->to);
+}
+
 /* HWTIMER_EINVAL for a NULL timer or node, and nothing changes. */
 static void check_null_arguments(const form *fm) {
     fixture f;
     probe p;
-    snapshot before;
-    open_with_probes(&f, &p, 1, 0, 8);
-    fm->prepare(&p);
-    before = take_snapshot(f.t, &p.to);
+    snapshot before = open_prepared(&f, &p, fm);
     CHECK_EQ(fm->arm(NULL, &p, 5 * MS), HWTIMER_EINVAL);
     CHECK_EQ(hwtimer_reschedule_at(f.t, NULL, 5 * MS), HWTIMER_EINVAL);
     CHECK_UNCHANGED(before, f.t, &p.to);
@@ -109,11 +114,9 @@ static void check_full(const form *fm) {
 static void check_stopped(const form *fm) {
     fixture f;
     probe p;
-    snapshot before;
-    open_with_probes(&f, &p, 1, 0, 8);
-    fm->prepare(&p);
+    snapshot before = open_prepared(&f, &p, fm);
     CHECK_EQ(hwtimer_stop(f.t, NULL, NULL), 0);
-    before = take_snapshot(f.t, &p.to);
+    before = take_snapshot(f.t, &p.to); /* as stopped */
     CHECK_EQ(fm->arm(f.t, &p, 5 * MS), HWTIMER_ESTOPPED);
     CHECK_UNCHANGED(before, f.t, &p.to);
     fixture_close(&f);
