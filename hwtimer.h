@@ -790,6 +790,7 @@ struct hwtimer {
     int worker_mode;
     int worker_running;
     uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
+    uint64_t worker_wake_tick; /* ... and the tick of that time (no division per schedule) */
     int counted_worker;      /* counted in hwtimer__live_workers */
 
     /* the loop that drives a caller-driven timer (cfg.wake_fn) */
@@ -1063,8 +1064,12 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer *t, uint32_t id) {
 /* Files a node in the wheel slot `where`: in its first list while that is empty, so a
    sparse slot keeps its one or two nodes where emptying it looks first (which list holds
    them would otherwise be a coin toss, and a mispredicted branch costs more than the
-   walk); else in the next list in turn. A slot whose first list is empty may still be
-   occupied: marking twice is harmless. */
+   walk); else in the slot's lists in turn, a run of 2^HWTIMER__LIST_RUN_BITS filings per
+   list: nodes filed one after another are often neighbours in memory (an array of
+   connections), and as neighbours in a list too, a cancel's neighbour writes hit lines
+   the cache already has (one list each in turn spread them ~30 KB apart). A slot whose
+   first list is empty may still be occupied: marking twice is harmless. */
+#define HWTIMER__LIST_RUN_BITS 10
 HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     struct hwtimer__link *head = &t->lists[(size_t)id * HWTIMER_SLOT_LISTS];
@@ -1072,7 +1077,7 @@ HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32
     if (hwtimer__list_empty(head)) {
         hwtimer__mark_slot(t, id);
     } else {
-        head += t->next_list++ & (HWTIMER_SLOT_LISTS - 1);
+        head += (t->next_list++ >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     }
     hwtimer__list_append(head, &to->link);
 }
@@ -1541,7 +1546,7 @@ static void hwtimer__signal_done(hwtimer *t) {
    leave it asleep past what is due. */
 static void hwtimer__wake_worker_for(hwtimer *t, uint64_t tick, uint64_t now) {
     if (t->worker_running && t->worker_wake_at &&
-        (now >= t->worker_wake_at || hwtimer__tick_time(t, tick) < t->worker_wake_at)) {
+        (now >= t->worker_wake_at || tick < t->worker_wake_tick)) {
         t->threads->cond_broadcast(t->wake_cond);
         t->worker_wake_at = 0; /* it is awake now: no more broadcasts until it sleeps again */
     }
@@ -1860,6 +1865,7 @@ static void hwtimer__worker_main(void *arg) {
             continue;
         }
         t->worker_wake_at = next;
+        t->worker_wake_tick = next == UINT64_MAX ? UINT64_MAX : hwtimer__due_tick(t, next);
         t->threads->cond_wait(t->wake_cond, t->mutex, next == UINT64_MAX ? UINT64_MAX : next - now);
         t->worker_wake_at = 0;
         t->stats.wakeups++;
@@ -2038,6 +2044,13 @@ static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *t
     return cancelled;
 }
 
+/* Without threads nothing runs elsewhere: no lock and no wait. The usual case, a filed node
+   of this timer, is unrolled in hwtimer_cancel with no call, since a cancel of a big timer
+   mostly waits for the neighbours' cache lines to be written; the rest comes here. */
+static HWTIMER__NOINLINE int hwtimer__cancel_unthreaded(hwtimer *t, hwtimer_timeout *to) {
+    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
+    return hwtimer__cancel_locked(t, to);
+}
 /* =================================================================================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
 
@@ -2470,13 +2483,16 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
     return hwtimer__reschedule_to(t, to, hwtimer__now_for_worker(t), deadline_ns);
 }
 
-/* Without threads nothing runs elsewhere: no lock and no wait, and a lean frame, since a
-   cancel of a big timer mostly waits for the neighbours' cache lines to be written. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     if (!t || !to) return HWTIMER_EINVAL;
     if (t->threads) return hwtimer__cancel_sync(t, to);
-    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
-    return hwtimer__cancel_locked(t, to);
+    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running) {
+        hwtimer__set_state(to, HWTIMER_CANCELLED); /* hwtimer__cancel_locked, unrolled */
+        t->pending--;
+        hwtimer__unfile(t, to);
+        return 1;
+    }
+    return hwtimer__cancel_unthreaded(t, to);
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
