@@ -88,8 +88,8 @@ WHAT IT IS
      (hwtimer_timeout, 64 bytes) lives inside your own struct.
    - No timeout is looked at once per rotation. Netty keeps far timeouts in the current
      wheel with a "remaining rounds" count that every pass decrements; here a far deadline
-     waits in a coarser level and moves down a level at a time (at most `levels` moves in
-     its life), and most timeouts are cancelled before they move at all.
+     waits in a coarser level and moves down a level at a time (at most levels - 1 moves
+     in its life), and most timeouts are cancelled before they move at all.
    - Empty ticks cost nothing. Each level keeps an occupancy bitmap (a small 64-ary bit
      tree), so finding the next occupied slot is a few count-trailing-zero instructions:
      advancing a year of 1 ms ticks with nothing due takes microseconds, and the worker
@@ -125,12 +125,13 @@ THE DESIGN (read this before the code)
    UINT64_MAX ns / tick_ns: 45 bits with a 1 ms tick, 38 bits with 100 ms, so both need
    L = ceil(bits / 9) = 5 levels.
 
-       level    512 x 1 ms: slot   span           512 x 100 ms: slot   span
-         0                  1 ms   512 ms                     100 ms   51.2 s
-         1                512 ms   4.4 min                    51.2 s   7.3 h
-         2               4.4 min   37.3 h                      7.3 h   155 days
-         3                37.3 h   2.2 years                155 days   218 years
-         4             2.2 years   1115 years              218 years   111,000 years
+                   512 slots x 1 ms              512 slots x 100 ms
+       level    slot width   level span       slot width   level span
+         0      1 ms         512 ms           100 ms       51.2 s
+         1      512 ms       4.4 min          51.2 s       7.3 h
+         2      4.4 min      37.3 h           7.3 h        155 days
+         3      37.3 h       2.2 years        155 days     218 years
+         4      2.2 years    1115 years       218 years    111,000 years
 
    A timeout due less than a level's span ahead sits in that level or a lower one, or in
    the next one up when its tick lies past the end of the current rotation of that span.
@@ -144,8 +145,8 @@ THE DESIGN (read this before the code)
    re-filed relative to the new elapsed, which puts them in a lower level (or runs them
    if due exactly now). Every occupied slot between the old and new elapsed is visited
    once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
-   ticks: that is when timeouts move down, and the only time an event loop may wake for
-   nothing (see USING IT FROM AN EVENT LOOP).
+   ticks: that is when timeouts move down, and the only time hwtimer_next_expiry may name
+   with nothing to run (see USING IT FROM AN EVENT LOOP).
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
    while that is empty, else to the next list in turn: a sparse slot keeps its nodes in
@@ -183,9 +184,10 @@ THE DESIGN (read this before the code)
 SEMANTICS
 
    The rules every function keeps, grouped by subject; the comment above each declaration
-   repeats those that concern it, with its error codes. Where a rule names a case that a
-   careful user of Netty's HashedWheelTimer, libuv's timers or the Linux wheel would ask
-   about, the answer is here too.
+   repeats those that concern it, with its error codes. Cases that such rules often leave
+   open (a cancel on the wrong timer, destroy from a callback, deadlines that never come)
+   are answered too, as a careful user of Netty's HashedWheelTimer, libuv's timers or the
+   Linux wheel would expect.
 
    Time. Every time is in nanoseconds of the timer's clock (cfg.clock_fn; by default the
    platform's monotonic clock, see CLOCKS). hwtimer_create reads the clock once: that
@@ -345,9 +347,9 @@ USING IT FROM AN EVENT LOOP (what users trip on)
      through (at most L-1 in its life, see THE DESIGN) and, whatever the number of
      timeouts, at most one per rotation of the finest level (512 ms with 512 slots of
      1 ms). The event-loop examples of this project (test/examples) measured 1 empty
-     wake-up in a workload of 200 ms idle timeouts on a 1 ms tick. A loop that moves its own timer only when wake_fn asks (a
-     lazy loop) also wakes for deadlines that were cancelled or pushed back since; it runs
-     nothing and asks again.
+     wake-up in a workload of 200 ms idle timeouts on a 1 ms tick. A loop that moves its
+     own timer only when wake_fn asks (a lazy loop) also wakes for deadlines that were
+     cancelled or pushed back since; it runs nothing and asks again.
    - The callback's time. A callback runs during advance(now), maybe well after its
      deadline if the loop was busy, and a long gap runs many at once. A callback that needs
      its own time reads it from the node, hwtimer_timeout_deadline(to), not from the clock:
@@ -398,8 +400,8 @@ THREADS
    again a few times before it sleeps (HWTIMER_LOCK_SPINS). Callbacks run with no lock
    held, so they may call the timer's functions, but a callback that blocks delays every
    later timeout of its timer. Cancel waits for a callback that runs on another thread:
-   see hwtimer_cancel for the deadlocks that follow from that, and for a node that a callback
-   moves to another timer.
+   see hwtimer_cancel for the deadlocks that follow from that, and for a node that a
+   callback moves to another timer.
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -542,8 +544,9 @@ struct hwtimer_threads {
     int (*thread_is_self)(const void *thread);  /* nonzero: the caller is that thread */
 };
 
-/* What hwtimer_create needs. Start from hwtimer_config_default() (or zero-fill it and set
-   tick_ns and ticks_per_wheel): a zero field means the default or "none". */
+/* What hwtimer_create needs. Start from hwtimer_config_default(). A zero in any field but
+   tick_ns and ticks_per_wheel means the default or "none", so a config filled before a
+   field was added keeps its behaviour. */
 typedef struct hwtimer_config {
     uint64_t tick_ns;         /* default 100 ms (Netty's default); HWTIMER_MS(1) for 1 ms */
     uint32_t ticks_per_wheel; /* default 512; rounded up to a power of two; 1 .. 2^30 */
@@ -580,8 +583,9 @@ typedef struct hwtimer_stats {
    Creating and destroying
    --------------------------------------------------------------------------------- */
 
-/* Fills *cfg with the defaults: 100 ms tick, 512 slots, unlimited, platform clock, no
-   threads, caller-driven, malloc/free. */
+/* Fills *cfg with the defaults: 100 ms tick (coarse: an event loop usually wants
+   HWTIMER_MS(1)), 512 slots, unlimited, platform clock, no threads, caller-driven,
+   malloc/free, no wake_fn, no log_fn. */
 HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 
 /* Creates a timer (cfg NULL: the defaults) and stores it in *out. Reads the clock once:
