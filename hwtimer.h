@@ -254,11 +254,11 @@ SEMANTICS
    pending, else a time never later than the next boundary B that has work. It is earlier
    only while the first timeouts still have to move from a coarse level to a finer one, so
    a loop that sleeps until then and calls advance makes progress on every wake-up (how
-   many such wake-ups: see USING IT FROM AN EVENT LOOP). It is UINT64_MAX too when every
-   pending timeout has its boundary at or past UINT64_MAX (those never run).
-   hwtimer_poll_timeout_ms is the same as a relative timeout for poll or epoll_wait: -1
-   when nothing is pending, else milliseconds rounded up (0 when due), at most INT_MAX
-   (INT_MAX for deadlines that never come). cfg.wake_fn tells a loop that sleeps on its own
+   many such wake-ups: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while
+   timeouts are pending, once the next one has its boundary at or past UINT64_MAX (it
+   never runs). hwtimer_poll_timeout_ms is the same as a relative timeout for poll or
+   epoll_wait: -1 when nothing is pending (and only then), else milliseconds rounded up
+   (0 when due), at most INT_MAX. cfg.wake_fn tells a loop that sleeps on its own
    timer that a schedule needs it earlier than it was told; when exactly is written at
    hwtimer_next_expiry ("Waking the loop").
 
@@ -758,8 +758,9 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    that has work. It is earlier only when the first occupied slot is a coarse one whose
    timeouts must still move to a finer level, so a loop that sleeps until it and calls
    advance makes progress on every wake-up (at most one such wake-up per rotation of the
-   finest level: see USING IT FROM AN EVENT LOOP). UINT64_MAX too when every pending
-   timeout's boundary lies at or past UINT64_MAX (those never run), and for NULL.
+   finest level: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while timeouts are
+   pending, once the next one's boundary lies at or past UINT64_MAX (it never runs); and
+   for NULL.
 
    Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
    hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
@@ -781,9 +782,9 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
-   else milliseconds rounded up (0 when due), at most INT_MAX (INT_MAX too when the only
-   pending deadlines never come). It is an answer for wake_fn as hwtimer_next_expiry is.
-   -1 for NULL. */
+   and only then (not for deadlines that never come), else milliseconds rounded up (0 when
+   due), at most INT_MAX. It is an answer for wake_fn as hwtimer_next_expiry is. -1 for
+   NULL. */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
 /* Worker mode: starts the worker thread now instead of at the first schedule. Returns
