@@ -1126,6 +1126,7 @@ struct hwtimer {
     hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
     int running_touched;       /* it was cancelled or scheduled during its callback */
     int running_rearmed;       /* it is pending again, armed during its callback */
+    int running_periodic;      /* it is periodic (read without touching the node) */
     uint64_t running_now;      /* the `now` its periodic re-arm counts from */
     struct hwtimer__cancel_wait *cancel_waits; /* cancels waiting for a running callback */
     int in_pass;
@@ -1923,10 +1924,10 @@ static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout
     return to->owner != t && hwtimer__is_pending(to);
 }
 
-/* Is `to` a periodic node inside its own callback on t, pending but in no list? */
+/* Is `to` a periodic node inside its own callback on t, pending but in no list? Decided
+   from the timer alone: a one-shot callback may have freed its node. */
 static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to) {
-    return to && to == t->running && HWTIMER__LOAD(&to->state) == HWTIMER_EXPIRED &&
-           to->period;
+    return to && to == t->running && t->running_periodic && !t->running_touched;
 }
 
 /* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
@@ -2113,6 +2114,7 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     hwtimer__set_state(to, HWTIMER_EXPIRED);
     if (!periodic) t->pending--;
     t->running = to;
+    t->running_periodic = periodic;
     t->running_touched = t->running_rearmed = 0;
     t->stats.fired++;
     if (periodic && t->worker_mode) now = t->clock_fn(t->clock_ctx); /* when the run started */
@@ -2195,9 +2197,10 @@ static uint64_t hwtimer__answer_loop(hwtimer *t) {
    periodic one for its next period. Nodes left in `ready` run first in the next pass. */
 static void hwtimer__abandon_pass(hwtimer *t) {
     hwtimer_timeout *to = t->running;
+    int rearm = hwtimer__running_unfiled(t, to);
     t->in_pass = 0;
     t->running = NULL;
-    if (to && to->period && !t->running_touched) hwtimer__rearm_periodic(t, to, t->running_now);
+    if (rearm) hwtimer__rearm_periodic(t, to, t->running_now);
 }
 
 /* =================================================================================
