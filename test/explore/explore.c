@@ -1,0 +1,879 @@
+/* explore.c - systematic exploration of hwtimer's thread interleavings.
+
+   WHAT IT DOES
+   Stress tests find what the OS scheduler happens to produce. This test instead runs the
+   timer's threads (the worker) and the test's threads one at a time under a deterministic
+   scheduler (sched.c), which is a struct hwtimer_threads: every lock, unlock, wait,
+   broadcast, thread start and join of the timer is a point where the scheduler may switch
+   threads, and so are the ex_yield() calls the scenarios place between API calls and inside
+   callbacks. Each thread is a real POSIX thread, but only the one holding the token runs, so
+   an execution is a function of its choices alone, and a list of choices replays it.
+
+   Time is a fake clock: OS time moves only when the scheduler picks "time passes", which
+   wakes the earliest timed waiter (the worker's sleep) at its deadline. That option is
+   there whenever a thread sleeps with a timeout, so the worker can also wake while other
+   threads are mid-call. A scenario can also make the clock jump without OS time moving
+   (ex_clock_jump), as a suspend or a test clock does.
+
+   SEARCH
+   - Bounded exhaustive (default): every schedule with at most B preemptions (CHESS's
+     bound; a switch away from a thread that could go on is a preemption, a switch at a
+     blocking point is free). Stateless: each schedule runs from scratch, and the search
+     backtracks on the recorded decisions.
+   - PCT (--pct N): N schedules with random thread priorities and depth-1 random priority
+     change points (Burckhardt et al. 2010), for scenarios too big to enumerate.
+   A thread that could run but was passed over 40 times in a row runs next (fairness): a
+   worker whose work is always due would otherwise starve the rest in every schedule.
+
+   WHAT IS CHECKED
+   After every scheduling decision (while the timer's mutex is free):
+   - hwtimer_pending is exact: it equals the number of live nodes that are PENDING, plus
+     periodic ones whose callback runs (EXPIRED with a period), and no freed node is still
+     counted or running.
+   In every callback: it runs at most once per arming, never twice at once, never after
+   hwtimer_cancel returned (a node is freed right after its cancel: under ASan a later touch
+   by the timer is a crash that prints the schedule too).
+   After each hwtimer_cancel from another thread: the callback is not running.
+   After each stop: it returned exactly the number it handed back, each handed-back node is
+   live and CANCELLED, no callback runs, and at the end every arming was run, cancelled or
+   handed back exactly once.
+   Liveness: a deadlock (every thread blocked, none with a timeout); a lost wake-up (every
+   thread blocked, and a worker sleeps although work is due by the clock the timer last
+   read, or a thread waits on done_cond although no callback and no pass is under way); a
+   livelock (20000 decisions without the execution ending, e.g. a cancel starved forever).
+
+   WHAT IT CANNOT SEE
+   - Lock-free reads. hwtimer_timeout_state, hwtimer_timeout_deadline and the state check
+     in schedule and cancel (HWTIMER__LOAD) read without the lock; they are not scheduling
+     points, so a switch can never fall exactly between such a read and the lock that
+     follows. They are covered from both sides: the hook call right after each read is a
+     point, so every interleaving of the writer's locked section with "read, then lock" is
+     explored (the read sees the state before or after it, never a torn one: they are
+     atomic); and the per-decision check reads every node's state lock-free itself, at
+     every point, and compares it with the pending count. What stays unseen is a reordering
+     by the CPU or the compiler (the release/acquire pairs): that is what the TSan runs of
+     the stress suites are for.
+   - Plain data races: only one thread runs at a time, so a race on an unlocked field shows
+     only through its effect on the checks. TSan covers them.
+   - Spurious wake-ups of cond_wait, and a cond_wait that times out while others could run
+     with no "time passes" choice taken: the model wakes a waiter only by a broadcast or at
+     its deadline. Timed waits are measured on the fake OS clock.
+   - Only what the scenarios do: small timers (8 slots, 1 ms tick), few nodes, few threads.
+
+   RUNNING
+   explore                      the CI run: each scenario with its bound and PCT runs
+   explore --list               the scenarios
+   explore --scenario NAME [--bound B] [--max-runs N] [--pct N --seed S --depth D]
+   A long run (hours): explore --bound 3 --pct 200000 --seed "$RANDOM"
+   A failure prints its schedule as "decision:option,..." (default choices left out) and
+   the command that replays it: explore --scenario NAME --replay 'CHOICES'; a PCT failure
+   also replays by its seed (--pct-seed S --depth D --len L). Add --trace to print every
+   event of a replay.
+   Against another copy of the header (a planted bug), build with its directory first:
+   cc -std=gnu99 -O1 -g -fsanitize=address -I/tmp/plant -I. test/explore/explore.c
+   test/explore/sched.c -lpthread (from the repository root) */
+#define _POSIX_C_SOURCE 200809L
+#define HWTIMER_IMPLEMENTATION
+#include "hwtimer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sched.h"
+
+#define MS 1000000u
+#define HOUR (3600u * 1000u * (uint64_t)MS)
+
+enum { MAX_TIMERS = 2, MAX_NODES = 6, FREE_IT = 1, KEEP_IT = 0 };
+
+/* ---------------------------------------------------------------------------------
+   The world of one execution: timers, and a ledger entry per node
+   --------------------------------------------------------------------------------- */
+
+typedef struct node node;
+typedef void (*node_body)(node *n);
+
+/* What the test knows of a node. The hwtimer_timeout itself is allocated apart, so that it
+   can be freed right after its cancel while the ledger stays. */
+struct node {
+    hwtimer_timeout *to; /* NULL once freed */
+    const void *stale;   /* the address it had */
+    int timer;
+    uint64_t period;
+    node_body body; /* what its callback does */
+    int peer;       /* the other node a body acts on */
+    int armed;      /* armings not yet run, cancelled or handed back */
+    int inexact;    /* rescheduled: `armed` is only an upper bound */
+    int runs, running, runner;
+    int quiet; /* a cancel returned and it was not armed since: it must not run */
+    int handed_back;
+    int result; /* what its body got */
+    int done;   /* its body finished */
+};
+
+static struct {
+    hwtimer *t[MAX_TIMERS];
+    int alive[MAX_TIMERS]; /* created and not destroyed */
+    int worker[MAX_TIMERS];
+    uint64_t start[MAX_TIMERS];
+    int stopped[MAX_TIMERS];
+    node nodes[MAX_NODES];
+    int nnodes;
+    int test_threads[EX_MAX_THREADS];
+    int ntest;
+} w;
+
+static int node_index(const node *n) { return (int)(n - w.nodes); }
+static hwtimer *timer_of(const node *n) { return w.t[n->timer]; }
+
+static void timer_open(int i, int worker) {
+    hwtimer_config cfg;
+    int err;
+    hwtimer_config_default(&cfg);
+    cfg.tick_ns = MS;
+    cfg.ticks_per_wheel = 8;
+    cfg.clock_fn = ex_clock;
+    cfg.threads = ex_threads();
+    cfg.worker = worker;
+    w.start[i] = ex_clock(NULL); /* what create reads: no time passes inside it */
+    err = hwtimer_create(&w.t[i], &cfg);
+    if (err) ex_fail("hwtimer_create: %s", hwtimer_strerror(err));
+    w.alive[i] = 1;
+    w.worker[i] = worker;
+}
+
+static void node_fire(hwtimer_timeout *to, void *arg);
+
+static node *node_new(int timer, node_body body) {
+    node *n = &w.nodes[w.nnodes++];
+    memset(n, 0, sizeof *n);
+    n->to = (hwtimer_timeout *)calloc(1, sizeof *n->to);
+    if (!n->to) ex_fail("out of memory");
+    n->stale = n->to;
+    n->timer = timer;
+    n->body = body;
+    return n;
+}
+
+static void node_free(node *n) {
+    free(n->to);
+    n->to = NULL;
+}
+
+/* An arming is counted before the call: the callback may run before the call returns. */
+static int node_arm(node *n, uint64_t delay, uint64_t period) {
+    int quiet = n->quiet, err;
+    n->quiet = 0;
+    n->armed++;
+    n->period = period;
+    err = period ? hwtimer_schedule_periodic(timer_of(n), n->to, delay, period, node_fire, n)
+                 : hwtimer_schedule(timer_of(n), n->to, delay, node_fire, n);
+    if (err) {
+        n->armed--;
+        n->quiet = quiet;
+    }
+    return err;
+}
+
+static int node_schedule(node *n, uint64_t delay) { return node_arm(n, delay, 0); }
+
+static void node_must_schedule(node *n, uint64_t delay, uint64_t period) {
+    int err = node_arm(n, delay, period);
+    if (err) ex_fail("node %d: schedule: %s", node_index(n), hwtimer_strerror(err));
+}
+
+static int node_reschedule(node *n, uint64_t delay) {
+    int err;
+    n->quiet = 0;
+    n->armed++;
+    n->inexact = 1;
+    err = hwtimer_reschedule(timer_of(n), n->to, delay);
+    if (err) ex_fail("node %d: reschedule: %s", node_index(n), hwtimer_strerror(err));
+    return err;
+}
+
+/* Cancels; from another thread than its callback's, checks that the callback is not
+   running, and frees the node at once if asked. Returns what hwtimer_cancel returned. */
+static int node_cancel(node *n, int free_it) {
+    int own = n->running && n->runner == ex_self();
+    int r = hwtimer_cancel(timer_of(n), n->to);
+    if (r < 0) ex_fail("node %d: cancel: %s", node_index(n), hwtimer_strerror(r));
+    if (r == 1) n->armed--;
+    if (!own && n->running) {
+        ex_fail("node %d: hwtimer_cancel returned while its callback runs on T%d",
+                node_index(n), n->runner);
+    }
+    n->quiet = 1;
+    if (free_it) node_free(n);
+    return r;
+}
+
+static void node_fire(hwtimer_timeout *to, void *arg) {
+    node *n = (node *)arg;
+    int i = node_index(n);
+    if (!n->to) ex_fail("node %d: its callback runs after it was freed", i);
+    if (n->to != to) ex_fail("node %d: its callback gets another node", i);
+    if (n->running) ex_fail("node %d: its callback runs twice at once", i);
+    if (n->quiet) ex_fail("node %d: its callback runs after hwtimer_cancel returned", i);
+    if (!n->period && n->armed < 1) ex_fail("node %d: runs more often than it was armed", i);
+    if (!n->period) n->armed--;
+    n->running = 1;
+    n->runner = ex_self();
+    n->runs++;
+    ex_yield(); /* a cancel, stop or reschedule may come while it runs */
+    if (n->body) n->body(n);
+    n->running = 0;
+}
+
+static int node_ran(void *arg) { return ((node *)arg)->runs > 0; }
+static int node_is_done(void *arg) { return ((node *)arg)->done; }
+
+/* ---- stop and the end of an execution ---- */
+
+static int64_t handed_back_count;
+
+static void hand_back(hwtimer_timeout *to, void *ctx) {
+    int i;
+    (void)ctx;
+    for (i = 0; i < w.nnodes; i++) {
+        node *n = &w.nodes[i];
+        if (n->to != to) continue;
+        if (hwtimer_timeout_state(to) != HWTIMER_CANCELLED) {
+            ex_fail("node %d: handed back by stop in state %d", i, hwtimer_timeout_state(to));
+        }
+        n->handed_back++;
+        n->armed--;
+        n->quiet = 1;
+        handed_back_count++;
+        return;
+    }
+    ex_fail("stop hands back %p, a freed or unknown node", (void *)to);
+}
+
+/* Stops timer i and checks what it hands back. */
+static void timer_stop(int i) {
+    int64_t r;
+    int k;
+    handed_back_count = 0;
+    r = hwtimer_stop(w.t[i], hand_back, NULL);
+    if (w.stopped[i] && r != 0) ex_fail("timer %d: a second stop returned %lld", i, (long long)r);
+    if (r < 0) ex_fail("timer %d: stop: %s", i, hwtimer_strerror((int)r));
+    if (r != handed_back_count) {
+        ex_fail("timer %d: stop returned %lld and handed back %lld", i, (long long)r,
+                (long long)handed_back_count);
+    }
+    w.stopped[i] = 1;
+    for (k = 0; k < w.nnodes; k++) {
+        if (w.nodes[k].timer == i && w.nodes[k].running) {
+            ex_fail("timer %d: stop returned while node %d's callback runs", i, k);
+        }
+    }
+    if (hwtimer_pending(w.t[i]) != 0) ex_fail("timer %d: pending after stop", i);
+}
+
+static void timer_destroy(int i) {
+    w.alive[i] = 0; /* from here on the checks leave it alone */
+    hwtimer_destroy(w.t[i]);
+}
+
+static void spawn(void (*fn)(void *), void *arg) {
+    w.test_threads[w.ntest++] = ex_spawn(fn, arg);
+}
+
+/* Joins the test threads, stops and destroys the live timers, and checks the ledger:
+   every arming was run, cancelled or handed back, once. */
+static void world_end(void) {
+    int i;
+    for (i = 0; i < w.ntest; i++) ex_join(w.test_threads[i]);
+    for (i = 0; i < MAX_TIMERS; i++) {
+        if (!w.alive[i]) continue;
+        timer_stop(i);
+        timer_destroy(i);
+    }
+    for (i = 0; i < w.nnodes; i++) {
+        node *n = &w.nodes[i];
+        if (n->handed_back > 1) ex_fail("node %d: handed back %d times", i, n->handed_back);
+        if (n->armed != 0 && !(n->inexact && n->armed > 0)) {
+            ex_fail("node %d: %d armings neither ran, nor were cancelled or handed back", i,
+                    n->armed);
+        }
+        if (n->to) node_free(n);
+    }
+}
+
+/* ---------------------------------------------------------------------------------
+   The checks the scheduler runs
+   --------------------------------------------------------------------------------- */
+
+/* Pending as the nodes tell it: PENDING, or a periodic one whose callback runs. */
+static size_t pending_by_nodes(int timer) {
+    size_t count = 0;
+    int i;
+    for (i = 0; i < w.nnodes; i++) {
+        const node *n = &w.nodes[i];
+        int state;
+        if (n->timer != timer || !n->to) continue;
+        state = hwtimer_timeout_state(n->to);
+        if (state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && n->to->period)) count++;
+    }
+    return count;
+}
+
+static const node *freed_node_at(const void *p) {
+    int i;
+    for (i = 0; i < w.nnodes; i++) {
+        if (!w.nodes[i].to && w.nodes[i].stale == p) return &w.nodes[i];
+    }
+    return NULL;
+}
+
+/* At every decision, for each timer whose mutex is free (its state is consistent). */
+static void check_step(void) {
+    int i;
+    for (i = 0; i < MAX_TIMERS; i++) {
+        hwtimer *t = w.t[i];
+        size_t expected;
+        if (!w.alive[i] || !ex_mutex_is_free(t->mutex)) continue;
+        expected = pending_by_nodes(i);
+        if (t->pending != expected) {
+            ex_fail("timer %d: hwtimer_pending is %zu, the nodes say %zu", i, t->pending,
+                    expected);
+        }
+        if (t->running && freed_node_at(t->running)) {
+            ex_fail("timer %d: runs the callback of a freed node", i);
+        }
+    }
+}
+
+/* Every thread is blocked and time is about to pass: is anyone asleep who should not be? */
+static void check_quiet(void) {
+    int i, k;
+    for (i = 0; i < MAX_TIMERS; i++) {
+        hwtimer *t = w.t[i];
+        int worker;
+        if (!w.alive[i] || !ex_mutex_is_free(t->mutex)) continue;
+        for (k = 0; k < ex_thread_count(); k++) {
+            if (ex_waits_on(k) == t->done_cond && !t->in_pass && !t->running) {
+                ex_fail("lost wake-up: T%d waits for a callback or pass of timer %d to end, "
+                        "and none is under way", k, i);
+            }
+        }
+        worker = w.worker[i] ? ex_thread_started_with(t) : -1;
+        if (worker >= 0 && ex_waits_on(worker) == t->wake_cond &&
+            hwtimer__next_expiry_locked(t) <= ex_clock_seen()) {
+            ex_fail("lost wake-up: the worker of timer %d sleeps, work was due at %llu ns and "
+                    "the clock read %llu ns", i,
+                    (unsigned long long)hwtimer__next_expiry_locked(t),
+                    (unsigned long long)ex_clock_seen());
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------
+   Scenarios
+   --------------------------------------------------------------------------------- */
+
+/* A node on timer 0, armed with delay. */
+static node *armed_node(node_body body, uint64_t delay, uint64_t period) {
+    node *n = node_new(0, body);
+    node_must_schedule(n, delay, period);
+    return n;
+}
+
+/* cancel vs the worker firing: the canceller frees the node at once */
+static void cancel_and_free_first(void *arg) {
+    ex_yield();
+    node_cancel(&w.nodes[*(int *)arg], FREE_IT);
+}
+static void sc_cancel_vs_fire(void) {
+    static int first = 0;
+    timer_open(0, 1);
+    armed_node(NULL, MS, 0);
+    spawn(cancel_and_free_first, &first);
+    world_end();
+}
+
+/* a callback that re-arms itself at once, always, vs a cancel that must wait for it */
+static void rearm_now(node *n) { node_must_schedule(n, 0, 0); }
+static void cancel_after_first_run(void *arg) {
+    node *n = (node *)arg;
+    ex_await(node_ran, n);
+    if (node_cancel(n, FREE_IT) != 1) ex_fail("cancel of an always re-armed node did not return 1");
+}
+static void sc_rearm_vs_waiting_cancel(void) {
+    timer_open(0, 1);
+    spawn(cancel_after_first_run, armed_node(rearm_now, MS, 0));
+    world_end();
+}
+
+/* a periodic node cancels itself in its second run, then time goes on */
+static void cancel_self_on_second_run(node *n) {
+    if (n->runs != 2) return;
+    n->result = node_cancel(n, KEEP_IT);
+    n->done = 1;
+}
+static void sc_periodic_cancel_self(void) {
+    node *p, *later;
+    timer_open(0, 1);
+    p = armed_node(cancel_self_on_second_run, MS, MS);
+    ex_await(node_is_done, p);
+    later = armed_node(NULL, 3 * MS, 0); /* time passes: the periodic must stay quiet */
+    ex_await(node_ran, later);
+    if (p->result != 1) ex_fail("a periodic cancelling itself got %d, not 1", p->result);
+    if (p->runs != 2) ex_fail("the periodic ran %d times", p->runs);
+    world_end();
+}
+
+/* a periodic node cancelled by another thread, while it runs or between runs */
+static void cancel_periodic(void *arg) {
+    node *n = (node *)arg;
+    ex_await(node_ran, n);
+    ex_yield();
+    if (node_cancel(n, FREE_IT) != 1) ex_fail("cancel of a periodic did not return 1");
+}
+static void sc_periodic_cancel_other(void) {
+    timer_open(0, 1);
+    spawn(cancel_periodic, armed_node(NULL, MS, MS));
+    world_end();
+}
+
+/* stop vs a schedule from another thread vs a running callback */
+static void stop_timer0(void *arg) {
+    (void)arg;
+    ex_yield();
+    timer_stop(0);
+}
+static void schedule_late(void *arg) {
+    int err;
+    ex_yield();
+    err = node_schedule((node *)arg, 2 * MS);
+    if (err != HWTIMER_OK && err != HWTIMER_ESTOPPED) {
+        ex_fail("schedule racing stop: %s", hwtimer_strerror(err));
+    }
+}
+static void sc_stop_vs_schedule_vs_callback(void) {
+    timer_open(0, 1);
+    armed_node(NULL, MS, 0);
+    armed_node(NULL, HOUR, 0);
+    spawn(stop_timer0, NULL);
+    spawn(schedule_late, node_new(0, NULL));
+    world_end();
+}
+
+/* the same with a caller-driven timer: stop vs another thread's advance in a callback */
+static void advance_timer0(void *arg) {
+    (void)arg;
+    hwtimer_advance(w.t[0], w.start[0] + 2 * MS);
+}
+static void sc_stop_vs_advance(void) {
+    timer_open(0, 0);
+    armed_node(NULL, MS, 0);
+    armed_node(NULL, HOUR, 0);
+    spawn(advance_timer0, NULL);
+    spawn(stop_timer0, NULL);
+    world_end();
+}
+
+/* destroy from a callback, on the worker and in another thread's advance */
+static void destroy_timer0(node *n) {
+    timer_destroy(0);
+    n->done = 1;
+}
+static int timer0_thread_ended(void *arg) {
+    (void)arg;
+    return ex_thread_started_with(w.t[0]) < 0;
+}
+static void sc_destroy_from_callback(void) {
+    node *a;
+    timer_open(0, 1);
+    armed_node(NULL, 2 * MS, 0); /* pending at the destroy: dropped */
+    a = armed_node(destroy_timer0, MS, 0);
+    ex_await(node_is_done, a);
+    /* the worker frees the timer as it returns; the nodes it had are untouched after */
+    ex_await(timer0_thread_ended, NULL);
+    w.nodes[0].armed = 0;
+    world_end();
+}
+static void sc_destroy_from_advance(void) {
+    timer_open(0, 0);
+    armed_node(NULL, HOUR, 0); /* pending at the destroy: dropped */
+    armed_node(destroy_timer0, MS, 0);
+    spawn(advance_timer0, NULL);
+    ex_join(w.test_threads[0]); /* the advance returned: the timer is freed */
+    w.nodes[0].armed = 0;
+    world_end();
+}
+
+/* reschedule vs firing, then a cancel that frees */
+static void reschedule_then_cancel(void *arg) {
+    node *n = (node *)arg;
+    ex_yield();
+    node_reschedule(n, 2 * MS);
+    ex_yield();
+    node_cancel(n, FREE_IT);
+}
+static void sc_reschedule_vs_fire(void) {
+    timer_open(0, 1);
+    spawn(reschedule_then_cancel, armed_node(NULL, MS, 0));
+    world_end();
+}
+
+/* A callback whose cancel of `peer` returned 1 stopped it for good; one that got 0 came
+   too late (the peer ran) or too early (the peer was armed later: it ran or was handed back). */
+static void check_cancel_won(const node *n, const node *peer) {
+    int outcome = peer->runs + peer->handed_back;
+    if (n->done && outcome != (n->result == 1 ? 0 : 1)) {
+        ex_fail("node %d's cancel of node %d returned %d, and node %d then ran %d times and "
+                "was handed back %d times", node_index(n), node_index(peer), n->result,
+                node_index(peer), peer->runs, peer->handed_back);
+    }
+}
+
+/* two callbacks of one timer, due in the same tick, each cancelling the other */
+static void cancel_peer(node *n) {
+    n->result = node_cancel(&w.nodes[n->peer], KEEP_IT);
+    n->done = 1;
+}
+static int either_done(void *arg) {
+    (void)arg;
+    return w.nodes[0].done || w.nodes[1].done;
+}
+static void sc_callbacks_cancel_each_other(void) {
+    node *a, *b;
+    timer_open(0, 1);
+    a = armed_node(cancel_peer, MS, 0);
+    b = armed_node(cancel_peer, MS, 0);
+    a->peer = 1;
+    b->peer = 0;
+    ex_await(either_done, NULL);
+    world_end();
+    check_cancel_won(a, b);
+    check_cancel_won(b, a);
+}
+
+/* two timers: a callback on one cancels a node of the other, no cycle: no deadlock */
+static void sc_cross_timer_cancel(void) {
+    node *a, *b;
+    timer_open(0, 1);
+    timer_open(1, 1);
+    a = armed_node(cancel_peer, MS, 0);
+    b = node_new(1, NULL);
+    node_must_schedule(b, MS, 0);
+    a->peer = 1;
+    ex_await(node_is_done, a);
+    world_end();
+    check_cancel_won(a, b);
+}
+
+/* two timers cancelling each other's running callbacks: the deadlock hwtimer.h warns of
+   for hwtimer_cancel ("or cancel across two timers in a cycle"); the search must find it */
+static void sc_cross_timer_cycle(void) {
+    node *a, *b;
+    timer_open(0, 1);
+    timer_open(1, 1);
+    a = armed_node(cancel_peer, MS, 0);
+    b = node_new(1, cancel_peer);
+    node_must_schedule(b, MS, 0);
+    a->peer = 1;
+    b->peer = 0;
+    ex_await(node_is_done, a);
+    ex_await(node_is_done, b);
+    world_end();
+}
+
+/* a worker asleep until a far deadline, the clock jumps past it, then a schedule */
+static void sc_clock_jump(void) {
+    node *due_now;
+    timer_open(0, 1);
+    armed_node(NULL, HOUR, 0);
+    ex_yield(); /* the worker goes to sleep, or not yet */
+    ex_clock_jump(2 * HOUR);
+    due_now = armed_node(NULL, 0, 0);
+    ex_await(node_ran, due_now);
+    ex_await(node_ran, &w.nodes[0]);
+    world_end();
+}
+
+typedef struct scenario {
+    const char *name;
+    void (*fn)(void);
+    unsigned bound;    /* preemption bound of the CI run */
+    unsigned pct_runs; /* PCT schedules of the CI run */
+    int expect_fail;   /* the search must find a failure (a documented deadlock) */
+} scenario;
+
+static const scenario scenarios[] = {
+    {"cancel_vs_fire", sc_cancel_vs_fire, 3, 200, 0},
+    {"rearm_vs_waiting_cancel", sc_rearm_vs_waiting_cancel, 2, 200, 0},
+    {"periodic_cancel_self", sc_periodic_cancel_self, 2, 200, 0},
+    {"periodic_cancel_other", sc_periodic_cancel_other, 2, 200, 0},
+    {"stop_vs_schedule_vs_callback", sc_stop_vs_schedule_vs_callback, 2, 200, 0},
+    {"stop_vs_advance", sc_stop_vs_advance, 2, 200, 0},
+    {"destroy_from_callback", sc_destroy_from_callback, 2, 100, 0},
+    {"destroy_from_advance", sc_destroy_from_advance, 2, 100, 0},
+    {"reschedule_vs_fire", sc_reschedule_vs_fire, 2, 200, 0},
+    {"callbacks_cancel_each_other", sc_callbacks_cancel_each_other, 2, 200, 0},
+    {"cross_timer_cancel", sc_cross_timer_cancel, 2, 200, 0},
+    {"clock_jump", sc_clock_jump, 2, 200, 0},
+    {"cross_timer_cycle_deadlocks", sc_cross_timer_cycle, 2, 0, 1},
+};
+enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
+
+/* ---------------------------------------------------------------------------------
+   Driving the search
+   --------------------------------------------------------------------------------- */
+
+static const scenario *current_scenario;
+
+static void world_main(void) {
+    int i;
+    for (i = 0; i < w.nnodes; i++) free(w.nodes[i].to);
+    memset(&w, 0, sizeof w);
+    current_scenario->fn();
+}
+
+static ex_world world_of(const scenario *s) {
+    ex_world wd;
+    wd.scenario = s->name;
+    wd.main_fn = world_main;
+    wd.check_step = check_step;
+    wd.check_quiet = check_quiet;
+    return wd;
+}
+
+typedef struct search_stats {
+    unsigned long runs;
+    size_t max_decisions;
+    int complete;
+} search_stats;
+
+/* The next schedule of the bounded search: the last decision that has an untried option
+   within the bound takes it; 0 when every schedule was run. */
+static int next_schedule(const ex_decision *d, size_t n, unsigned bound, ex_choice_list *prefix) {
+    size_t i = n;
+    while (i-- > 0) {
+        unsigned cost = d[i].cur_enabled ? 1u : 0u;
+        if (d[i].taken + 1u < d[i].options && d[i].preemptions_before + cost <= bound) {
+            ex_choices_set(prefix, n, d, i, (uint8_t)(d[i].taken + 1u));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void note_decisions(search_stats *st) {
+    size_t n;
+    ex_decisions(&n);
+    if (n > st->max_decisions) st->max_decisions = n;
+}
+
+static search_stats search_bounded(const scenario *s, unsigned bound, unsigned long max_runs) {
+    ex_choice_list prefix = {NULL, 0, 0};
+    ex_plan plan;
+    ex_world wd = world_of(s);
+    search_stats st = {0, 0, 0};
+    char hint[256];
+    memset(&plan, 0, sizeof plan);
+    plan.kind = EX_DFS;
+    plan.prefix = &prefix;
+    snprintf(hint, sizeof hint, "explore --scenario %s", s->name);
+    ex_set_replay_hint(hint);
+    for (;;) {
+        const ex_decision *d;
+        size_t n;
+        ex_execute(&wd, &plan);
+        st.runs++;
+        note_decisions(&st);
+        d = ex_decisions(&n);
+        if (!next_schedule(d, n, bound, &prefix)) {
+            st.complete = 1;
+            break;
+        }
+        if (max_runs && st.runs >= max_runs) break;
+    }
+    ex_choices_free(&prefix);
+    return st;
+}
+
+static void pct_plan(ex_plan *plan, uint64_t seed, unsigned depth, unsigned len) {
+    memset(plan, 0, sizeof *plan);
+    plan->kind = EX_PCT;
+    plan->seed = seed;
+    plan->depth = depth;
+    plan->expected_len = len;
+}
+
+static search_stats search_pct(const scenario *s, unsigned long runs, uint64_t seed,
+                               unsigned depth, unsigned len) {
+    ex_plan plan;
+    ex_world wd = world_of(s);
+    search_stats st = {0, 0, 0};
+    char hint[256];
+    unsigned long r;
+    for (r = 0; r < runs; r++) {
+        pct_plan(&plan, seed + r, depth, len);
+        snprintf(hint, sizeof hint, "explore --scenario %s --pct-seed %llu --depth %u --len %u",
+                 s->name, (unsigned long long)(seed + r), depth, len);
+        ex_set_replay_hint(hint);
+        ex_execute(&wd, &plan);
+        st.runs++;
+        note_decisions(&st);
+    }
+    return st;
+}
+
+static void replay(const scenario *s, ex_plan *plan) {
+    ex_world wd = world_of(s);
+    char hint[128];
+    snprintf(hint, sizeof hint, "explore --scenario %s", s->name);
+    ex_set_replay_hint(hint);
+    ex_execute(&wd, plan);
+}
+
+typedef struct options {
+    const char *only;
+    int bound; /* -1: the scenario's own */
+    unsigned long max_runs;
+    long pct_runs; /* -1: the scenario's own */
+    uint64_t seed;
+    unsigned depth;
+    const char *replay;
+    int pct_seed_given;
+    uint64_t pct_seed;
+    unsigned len;
+} options;
+
+static double seconds_since(const struct timespec *t0) {
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The bounded search, then PCT with a length taken from it. */
+static void explore_scenario(const scenario *s, const options *o) {
+    struct timespec t0;
+    unsigned bound = o->bound >= 0 ? (unsigned)o->bound : s->bound;
+    unsigned long pct = o->pct_runs >= 0 ? (unsigned long)o->pct_runs : s->pct_runs;
+    search_stats b, p;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    current_scenario = s;
+    b = search_bounded(s, bound, o->max_runs);
+    p = search_pct(s, pct, o->seed, o->depth, (unsigned)b.max_decisions);
+    printf("%-30s bound %u: %7lu schedules%s, PCT %5lu (depth %u, seed %llu), "
+           "<= %4zu decisions, %6.1f s\n",
+           s->name, bound, b.runs, b.complete ? " (all)" : " (capped)", p.runs, o->depth,
+           (unsigned long long)o->seed, b.max_decisions > p.max_decisions ? b.max_decisions
+                                                                          : p.max_decisions,
+           seconds_since(&t0));
+    fflush(stdout);
+}
+
+/* A scenario that must fail: searched in a child process, which must exit 1. */
+static int explore_expecting_failure(const scenario *s, const options *o) {
+    pid_t pid;
+    int status;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        explore_scenario(s, o);
+        _exit(0);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return 1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
+        printf("%-30s found, as hwtimer.h documents (the schedule is above)\n", s->name);
+        return 0;
+    }
+    printf("%-30s NOT found: the search missed a documented deadlock\n", s->name);
+    return 1;
+}
+
+static const scenario *find_scenario(const char *name) {
+    int i;
+    for (i = 0; i < NSCENARIOS; i++) {
+        if (!strcmp(scenarios[i].name, name)) return &scenarios[i];
+    }
+    fprintf(stderr, "no scenario %s (--list)\n", name);
+    exit(2);
+}
+
+static int parse_options(int argc, char **argv, options *o) {
+    int i;
+    memset(o, 0, sizeof *o);
+    o->bound = -1;
+    o->pct_runs = -1;
+    o->seed = 1;
+    o->depth = 3;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--list")) {
+            int k;
+            for (k = 0; k < NSCENARIOS; k++) printf("%s\n", scenarios[k].name);
+            exit(0);
+        }
+        if (!v) return -1;
+        i++;
+        if (!strcmp(a, "--scenario")) o->only = v;
+        else if (!strcmp(a, "--bound")) o->bound = atoi(v);
+        else if (!strcmp(a, "--max-runs")) o->max_runs = strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--pct")) o->pct_runs = strtol(v, NULL, 10);
+        else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--depth")) o->depth = (unsigned)atoi(v);
+        else if (!strcmp(a, "--replay")) o->replay = v;
+        else if (!strcmp(a, "--pct-seed")) o->pct_seed_given = 1, o->pct_seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--len")) o->len = (unsigned)atoi(v);
+        else return -1;
+    }
+    return 0;
+}
+
+/* One schedule again, from its choices or its PCT seed. */
+static int replay_one(const scenario *s, const options *o) {
+    ex_choice_list choices = {NULL, 0, 0};
+    ex_plan plan;
+    current_scenario = s;
+    if (o->pct_seed_given) {
+        pct_plan(&plan, o->pct_seed, o->depth, o->len);
+    } else {
+        memset(&plan, 0, sizeof plan);
+        plan.kind = EX_DFS;
+        if (ex_choices_parse(o->replay, &choices)) {
+            fprintf(stderr, "bad schedule: %s\n", o->replay);
+            return 2;
+        }
+        plan.prefix = &choices;
+    }
+    replay(s, &plan);
+    ex_choices_free(&choices);
+    printf("%s: the schedule passes\n", s->name);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    int i, failed = 0;
+    if (parse_options(argc, argv, &o)) {
+        fprintf(stderr, "usage: explore [--list] [--scenario NAME] [--bound B] [--max-runs N]"
+                        " [--pct N] [--seed S] [--depth D] [--replay CHOICES]"
+                        " [--pct-seed S --len L]\n");
+        return 2;
+    }
+    if (o.replay || o.pct_seed_given) {
+        if (!o.only) {
+            fprintf(stderr, "--replay and --pct-seed need --scenario\n");
+            return 2;
+        }
+        return replay_one(find_scenario(o.only), &o);
+    }
+    for (i = 0; i < NSCENARIOS; i++) {
+        const scenario *s = &scenarios[i];
+        if (o.only && strcmp(o.only, s->name)) continue;
+        if (s->expect_fail) failed |= explore_expecting_failure(s, &o);
+        else explore_scenario(s, &o);
+    }
+    return failed;
+}
