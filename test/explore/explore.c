@@ -607,18 +607,18 @@ typedef struct scenario {
 } scenario;
 
 static const scenario scenarios[] = {
-    {"cancel_vs_fire", sc_cancel_vs_fire, 3, 200, 0},
-    {"rearm_vs_waiting_cancel", sc_rearm_vs_waiting_cancel, 2, 200, 0},
-    {"periodic_cancel_self", sc_periodic_cancel_self, 2, 200, 0},
-    {"periodic_cancel_other", sc_periodic_cancel_other, 2, 200, 0},
-    {"stop_vs_schedule_vs_callback", sc_stop_vs_schedule_vs_callback, 2, 200, 0},
-    {"stop_vs_advance", sc_stop_vs_advance, 2, 200, 0},
-    {"destroy_from_callback", sc_destroy_from_callback, 2, 100, 0},
-    {"destroy_from_advance", sc_destroy_from_advance, 2, 100, 0},
-    {"reschedule_vs_fire", sc_reschedule_vs_fire, 2, 200, 0},
-    {"callbacks_cancel_each_other", sc_callbacks_cancel_each_other, 2, 200, 0},
-    {"cross_timer_cancel", sc_cross_timer_cancel, 2, 200, 0},
-    {"clock_jump", sc_clock_jump, 2, 200, 0},
+    {"cancel_vs_fire", sc_cancel_vs_fire, 3, 500, 0},
+    {"rearm_vs_waiting_cancel", sc_rearm_vs_waiting_cancel, 2, 500, 0},
+    {"periodic_cancel_self", sc_periodic_cancel_self, 3, 500, 0},
+    {"periodic_cancel_other", sc_periodic_cancel_other, 1, 2000, 0},
+    {"stop_vs_schedule_vs_callback", sc_stop_vs_schedule_vs_callback, 1, 2000, 0},
+    {"stop_vs_advance", sc_stop_vs_advance, 3, 500, 0},
+    {"destroy_from_callback", sc_destroy_from_callback, 3, 500, 0},
+    {"destroy_from_advance", sc_destroy_from_advance, 3, 500, 0},
+    {"reschedule_vs_fire", sc_reschedule_vs_fire, 2, 500, 0},
+    {"callbacks_cancel_each_other", sc_callbacks_cancel_each_other, 3, 500, 0},
+    {"cross_timer_cancel", sc_cross_timer_cancel, 2, 500, 0},
+    {"clock_jump", sc_clock_jump, 3, 500, 0},
     {"cross_timer_cycle_deadlocks", sc_cross_timer_cycle, 2, 0, 1},
 };
 enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
@@ -676,12 +676,10 @@ static search_stats search_bounded(const scenario *s, unsigned bound, unsigned l
     ex_plan plan;
     ex_world wd = world_of(s);
     search_stats st = {0, 0, 0};
-    char hint[256];
     memset(&plan, 0, sizeof plan);
     plan.kind = EX_DFS;
     plan.prefix = &prefix;
-    snprintf(hint, sizeof hint, "explore --scenario %s", s->name);
-    ex_set_replay_hint(hint);
+    ex_set_replay_hint("");
     for (;;) {
         const ex_decision *d;
         size_t n;
@@ -726,13 +724,6 @@ static search_stats search_pct(const scenario *s, unsigned long runs, uint64_t s
     return st;
 }
 
-static void replay(const scenario *s, ex_plan *plan) {
-    ex_world wd = world_of(s);
-    char hint[128];
-    snprintf(hint, sizeof hint, "explore --scenario %s", s->name);
-    ex_set_replay_hint(hint);
-    ex_execute(&wd, plan);
-}
 
 typedef struct options {
     const char *only;
@@ -835,6 +826,7 @@ static int parse_options(int argc, char **argv, options *o) {
 static int replay_one(const scenario *s, const options *o) {
     ex_choice_list choices = {NULL, 0, 0};
     ex_plan plan;
+    ex_world wd;
     current_scenario = s;
     if (o->pct_seed_given) {
         pct_plan(&plan, o->pct_seed, o->depth, o->len);
@@ -847,7 +839,9 @@ static int replay_one(const scenario *s, const options *o) {
         }
         plan.prefix = &choices;
     }
-    replay(s, &plan);
+    wd = world_of(s);
+    ex_set_replay_hint("");
+    ex_execute(&wd, &plan);
     ex_choices_free(&choices);
     printf("%s: the schedule passes\n", s->name);
     return 0;

@@ -133,7 +133,9 @@ static void ex_print_schedule(void) {
     fprintf(stderr, "threads:\n");
     ex_print_threads();
     ex_print_trace();
-    fprintf(stderr, "replay: %s --replay '%s'\n", ex.hint, text[0] ? text : "-");
+    fprintf(stderr, "replay: explore --scenario %s --replay '%s'\n",
+            ex.world ? ex.world->scenario : "?", text[0] ? text : "-");
+    if (ex.hint[0]) fprintf(stderr, "    or: %s\n", ex.hint);
 }
 
 static void ex_report(void) {

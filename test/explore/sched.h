@@ -79,7 +79,8 @@ void ex_choices_set(ex_choice_list *l, size_t len, const ex_decision *d, size_t 
                     uint8_t option);
 void ex_choices_free(ex_choice_list *l);
 
-/* Said in the failure report: how to run this execution again. */
+/* Said in the failure report after the schedule: another way to run this execution
+   again (a PCT seed), or "" for none. */
 void ex_set_replay_hint(const char *hint);
 
 #endif
