@@ -82,11 +82,18 @@ static struct {
     int next_obj;
     ex_event trace[EX_TRACE];
     unsigned ntrace;
+    int trace_live; /* print each event as it happens */
     char hint[512];
     int failing;
 } ex;
 
 /* ---- reports ---- */
+
+static void ex_print_event(const ex_event *e) {
+    fprintf(stderr, "  %5u: T%d %s", e->step, e->thread, e->op);
+    if (e->obj >= 0) fprintf(stderr, " #%d", e->obj);
+    fputc('\n', stderr);
+}
 
 static void ex_trace(const char *op, int obj) {
     ex_event *e = &ex.trace[ex.ntrace++ % EX_TRACE];
@@ -94,18 +101,16 @@ static void ex_trace(const char *op, int obj) {
     e->thread = ex.current;
     e->op = op;
     e->obj = obj;
+    if (ex.trace_live) ex_print_event(e);
 }
+
+void ex_set_trace(int on) { ex.trace_live = on; }
 
 static void ex_print_trace(void) {
     unsigned first = ex.ntrace > EX_TRACE_SHOWN ? ex.ntrace - EX_TRACE_SHOWN : 0, i;
     fprintf(stderr, "last %u of %u events (decision: thread op object):\n",
             ex.ntrace - first, ex.ntrace);
-    for (i = first; i < ex.ntrace; i++) {
-        const ex_event *e = &ex.trace[i % EX_TRACE];
-        fprintf(stderr, "  %5u: T%d %s", e->step, e->thread, e->op);
-        if (e->obj >= 0) fprintf(stderr, " #%d", e->obj);
-        fputc('\n', stderr);
-    }
+    for (i = first; i < ex.ntrace; i++) ex_print_event(&ex.trace[i % EX_TRACE]);
 }
 
 static void ex_print_threads(void) {

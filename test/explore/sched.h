@@ -83,4 +83,7 @@ void ex_choices_free(ex_choice_list *l);
    again (a PCT seed), or "" for none. */
 void ex_set_replay_hint(const char *hint);
 
+/* Prints every event as it happens (for a replay). */
+void ex_set_trace(int on);
+
 #endif
