@@ -560,33 +560,32 @@ static void sc_callbacks_cancel_each_other(void) {
     check_cancel_won(b, a);
 }
 
-/* two timers: a callback on one cancels a node of the other, no cycle: no deadlock */
-static void sc_cross_timer_cancel(void) {
+/* Timers 0 and 1 with a node each (nodes 0 and 1), due in 1 ms, each the other's peer. */
+static void two_timers_two_nodes(node_body body0, node_body body1) {
     node *a, *b;
     timer_open(0, 1);
     timer_open(1, 1);
-    a = armed_node(cancel_peer, MS, 0);
-    b = node_new(1, NULL);
+    a = armed_node(body0, MS, 0);
+    b = node_new(1, body1);
     node_must_schedule(b, MS, 0);
     a->peer = 1;
-    ex_await(node_is_done, a);
+    b->peer = 0;
+}
+
+/* two timers: a callback on one cancels a node of the other, no cycle: no deadlock */
+static void sc_cross_timer_cancel(void) {
+    two_timers_two_nodes(cancel_peer, NULL);
+    ex_await(node_is_done, &w.nodes[0]);
     world_end();
-    check_cancel_won(a, b);
+    check_cancel_won(&w.nodes[0], &w.nodes[1]);
 }
 
 /* two timers cancelling each other's running callbacks: the deadlock hwtimer.h warns of
    for hwtimer_cancel ("or cancel across two timers in a cycle"); the search must find it */
 static void sc_cross_timer_cycle(void) {
-    node *a, *b;
-    timer_open(0, 1);
-    timer_open(1, 1);
-    a = armed_node(cancel_peer, MS, 0);
-    b = node_new(1, cancel_peer);
-    node_must_schedule(b, MS, 0);
-    a->peer = 1;
-    b->peer = 0;
-    ex_await(node_is_done, a);
-    ex_await(node_is_done, b);
+    two_timers_two_nodes(cancel_peer, cancel_peer);
+    ex_await(node_is_done, &w.nodes[0]);
+    ex_await(node_is_done, &w.nodes[1]);
     world_end();
 }
 
@@ -600,36 +599,27 @@ static void move_to_timer1(node *n) {
     node_must_schedule(n, MS, 0);
 }
 static int node_not_running(void *arg) { return !((node *)arg)->running; }
-static void cancel_on_both(void *arg) {
-    node *n = (node *)arg;
+static void cancel_on_both(node *n, int wait_for_callback) {
     ex_yield();
     if (node_cancel_on(n, 0, KEEP_IT) == 1) return; /* before it ran: it never moves */
-    ex_await(node_not_running, n); /* see sc_move_then_cancel */
+    if (wait_for_callback) ex_await(node_not_running, n);
     node_cancel_on(n, 1, FREE_IT);
 }
-static void sc_move_between_timers(void) {
+static void cancel_on_both_waiting(void *arg) { cancel_on_both((node *)arg, 1); }
+static void cancel_on_both_at_once(void *arg) { cancel_on_both((node *)arg, 0); }
+static void move_while(void (*canceller)(void *)) {
     timer_open(0, 1);
     timer_open(1, 1);
-    spawn(cancel_on_both, armed_node(move_to_timer1, MS, 0));
+    spawn(canceller, armed_node(move_to_timer1, MS, 0));
     world_end();
 }
+static void sc_move_between_timers(void) { move_while(cancel_on_both_waiting); }
 
-/* The same without waiting: a cancel on the second timer returns 1 while the callback that
-   moved the node still runs on the first timer's worker, so the node cannot be freed then,
-   though hwtimer_cancel documents that it can. A known gap: the search must find it (when
-   hwtimer.h closes it, this scenario's expect_fail becomes 0). */
-static void cancel_on_both_at_once(void *arg) {
-    node *n = (node *)arg;
-    ex_yield();
-    if (node_cancel_on(n, 0, KEEP_IT) == 1) return;
-    node_cancel_on(n, 1, FREE_IT);
-}
-static void sc_move_then_cancel(void) {
-    timer_open(0, 1);
-    timer_open(1, 1);
-    spawn(cancel_on_both_at_once, armed_node(move_to_timer1, MS, 0));
-    world_end();
-}
+/* The same without waiting for the callback: a cancel on the second timer returns 1 while
+   the callback that moved the node still runs on the first timer's worker, so the node
+   cannot be freed then, though hwtimer_cancel documents that it can. A known gap: the
+   search must find it (when hwtimer.h closes it, this scenario's expect_fail becomes 0). */
+static void sc_move_then_cancel(void) { move_while(cancel_on_both_at_once); }
 
 /* A periodic node is pending while its callback runs (hwtimer_schedule_periodic), so its
    callback cannot arm it on another timer: EBUSY. A known gap: hwtimer.h lets it through and
