@@ -42,9 +42,15 @@
    - After each stop: it returned the number it handed back, each handed-back node is live
      and CANCELLED, no callback runs, hwtimer_pending is 0; at the end every arming was
      run, cancelled or handed back, exactly once.
+   - wake_fn: never with the timer's lock held, never inside advance or a callback, never
+     more often than the loop was told a time.
+   - fork: after ex_fork (the other threads never run again, holding what they hold) and
+     hwtimer_fork_child, the child runs what was pending and the periodic goes on.
    - Liveness. Deadlock: every thread blocked, none with a timeout. Lost wake-up: every
      thread blocked, and a worker sleeps although work is due by the clock the timer last
-     read, or a thread waits on done_cond although no callback and no pass is under way.
+     read, an event loop sleeps past work due earlier than the time it was told (wake_fn
+     not called), or a thread waits on done_cond although no callback and no pass is under
+     way.
      Livelock: 20000 decisions without the execution ending (a cancel starved forever).
    Expected failures: three scenarios must fail (run in a child process, which must exit
    1): the cross-timer cancel cycle hwtimer.h warns of, and two known gaps of nodes moved
@@ -63,6 +69,10 @@
      unseen is a reordering by the CPU or the compiler (release/acquire pairs, a plain
      field such as `owner` read under another timer's lock): the TSan runs of the stress
      suites are for that.
+   - Inside a locked section: the hooks are the points, so a thread that holds a lock is
+     switched away from only at a broadcast or thread start it makes there. Others see
+     (and the checks read) the state between sections, hardly ever mid-section; a fork
+     (ex_fork) leaves a worker holding the lock only at those points too.
    - Plain data races in general: one thread runs at a time, so a race shows only through
      its effect on the checks.
    - Spurious wake-ups, and a timed wait that ends while others could run without "time
@@ -139,25 +149,39 @@ static struct {
     int nnodes;
     int test_threads[EX_MAX_THREADS];
     int ntest;
+    struct event_loop { /* the loop that drives a caller-driven timer with wake_fn */
+        union { char bytes[64]; void *p; uint64_t u; long double ld; } mutex, cond;
+        int thread, woken, stop, in_advance;
+        uint64_t sleeps_until; /* the time its sleep ends (UINT64_MAX: never), 0: awake */
+        unsigned reports, wakes;
+    } loop;
 } w;
 
 static int node_index(const node *n) { return (int)(n - w.nodes); }
 static hwtimer *timer_of(const node *n) { return w.t[n->timer]; }
 
-static void timer_open(int i, int worker) {
-    hwtimer_config cfg;
+static void config_for_explore(hwtimer_config *cfg, int worker) {
+    hwtimer_config_default(cfg);
+    cfg->tick_ns = MS;
+    cfg->ticks_per_wheel = 8;
+    cfg->clock_fn = ex_clock;
+    cfg->threads = ex_threads();
+    cfg->worker = worker;
+}
+
+static void timer_create_with(int i, const hwtimer_config *cfg) {
     int err;
-    hwtimer_config_default(&cfg);
-    cfg.tick_ns = MS;
-    cfg.ticks_per_wheel = 8;
-    cfg.clock_fn = ex_clock;
-    cfg.threads = ex_threads();
-    cfg.worker = worker;
     w.start[i] = ex_clock(NULL); /* what create reads: no time passes inside it */
-    err = hwtimer_create(&w.t[i], &cfg);
+    err = hwtimer_create(&w.t[i], cfg);
     if (err) ex_fail("hwtimer_create: %s", hwtimer_strerror(err));
     w.alive[i] = 1;
-    w.worker[i] = worker;
+    w.worker[i] = cfg->worker;
+}
+
+static void timer_open(int i, int worker) {
+    hwtimer_config cfg;
+    config_for_explore(&cfg, worker);
+    timer_create_with(i, &cfg);
 }
 
 static void node_fire(hwtimer_timeout *to, void *arg);
@@ -367,6 +391,20 @@ static void check_step(void) {
     }
 }
 
+/* The event loop sleeps past work that is due: a schedule that should have called
+   wake_fn did not (lower levels run before higher ones, so work due before the time the
+   loop was told means a timeout armed with an earlier boundary). */
+static void check_loop_asleep(hwtimer *t) {
+    uint64_t next;
+    if (!w.loop.sleeps_until || ex_waits_on(w.loop.thread) != &w.loop.cond) return;
+    next = hwtimer__next_expiry_locked(t);
+    if (next < w.loop.sleeps_until) {
+        ex_fail("lost wake-up: the loop sleeps until %llu ns, work is due at %llu ns, and "
+                "wake_fn was not called", (unsigned long long)w.loop.sleeps_until,
+                (unsigned long long)next);
+    }
+}
+
 /* Every thread is blocked and time is about to pass: is anyone asleep who should not be? */
 static void check_quiet(void) {
     int i, k;
@@ -388,6 +426,7 @@ static void check_quiet(void) {
                     (unsigned long long)hwtimer__next_expiry_locked(t),
                     (unsigned long long)ex_clock_seen());
         }
+        if (!w.worker[i]) check_loop_asleep(t);
     }
 }
 
@@ -656,6 +695,158 @@ static void sc_periodic_move(void) {
     world_end();
 }
 
+#ifdef HWTIMER_VERSION_MAJOR /* until the merge of the new API */
+/* ---- wake_fn: an event loop drives a caller-driven timer ---- */
+
+static void loop_lock(void) { ex_threads()->mutex_lock(&w.loop.mutex); }
+static void loop_unlock(void) { ex_threads()->mutex_unlock(&w.loop.mutex); }
+
+/* Called by the timer: at most once per time the loop was told, without the timer's lock,
+   never from inside advance. */
+static void loop_wake(void *ctx) {
+    int i;
+    (void)ctx;
+    if (ex_mutex_is_mine(w.t[0]->mutex)) ex_fail("wake_fn is called with the timer's lock held");
+    if (w.loop.in_advance && ex_self() == w.loop.thread) ex_fail("wake_fn is called inside advance");
+    for (i = 0; i < w.nnodes; i++) {
+        if (w.nodes[i].running && w.nodes[i].runner == ex_self()) {
+            ex_fail("wake_fn is called from a callback");
+        }
+    }
+    if (++w.loop.wakes > w.loop.reports) {
+        ex_fail("wake_fn is called %u times, the loop was told a time %u times", w.loop.wakes,
+                w.loop.reports);
+    }
+    loop_lock();
+    w.loop.woken = 1;
+    ex_threads()->cond_broadcast(&w.loop.cond);
+    loop_unlock();
+}
+
+/* advance, ask when to come back, sleep until then or until woken */
+static void loop_main(void *arg) {
+    hwtimer *t = w.t[0];
+    (void)arg;
+    loop_lock();
+    while (!w.loop.stop) {
+        uint64_t next, now;
+        loop_unlock();
+        w.loop.in_advance = 1;
+        hwtimer_advance(t, ex_clock(NULL));
+        w.loop.in_advance = 0;
+        w.loop.reports++; /* counted first: the wake for this report may come before it returns */
+        next = hwtimer_next_expiry(t);
+        loop_lock();
+        now = ex_clock(NULL);
+        if (!w.loop.woken && !w.loop.stop && next > now) {
+            w.loop.sleeps_until = next;
+            ex_threads()->cond_wait(&w.loop.cond, &w.loop.mutex,
+                                    next == UINT64_MAX ? UINT64_MAX : next - now);
+            w.loop.sleeps_until = 0;
+        }
+        w.loop.woken = 0;
+    }
+    loop_unlock();
+}
+
+static void loop_start(void) {
+    const hwtimer_threads *th = ex_threads();
+    hwtimer_config cfg;
+    int err;
+    if (th->mutex_init(&w.loop.mutex) || th->cond_init(&w.loop.cond)) ex_fail("loop init");
+    config_for_explore(&cfg, 0);
+    cfg.wake_fn = loop_wake;
+    timer_create_with(0, &cfg);
+    w.loop.thread = ex_spawn(loop_main, NULL);
+    (void)err;
+}
+
+static void loop_stop(void) {
+    loop_lock();
+    w.loop.stop = 1;
+    ex_threads()->cond_broadcast(&w.loop.cond);
+    loop_unlock();
+    ex_join(w.loop.thread);
+}
+
+/* schedules from another thread, later then earlier than the loop was told, and a
+   reschedule earlier: each must wake the loop */
+static void arm_for_the_loop(void *arg) {
+    (void)arg;
+    node_must_schedule(&w.nodes[0], 3 * MS, 0);
+    ex_yield();
+    node_must_schedule(&w.nodes[1], MS, 0);
+    ex_yield();
+    node_reschedule(&w.nodes[2], 2 * MS);
+}
+static int all_ran(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < w.nnodes; i++) {
+        if (!w.nodes[i].runs) return 0;
+    }
+    return 1;
+}
+static void sc_wake_fn(void) {
+    loop_start();
+    node_new(0, NULL);
+    node_new(0, NULL);
+    node_must_schedule(node_new(0, NULL), HOUR, 0);
+    spawn(arm_for_the_loop, NULL);
+    ex_await(all_ran, NULL);
+    loop_stop();
+    world_end();
+}
+
+/* ---- hwtimer_fork_child ---- */
+
+/* The run the worker had claimed at the fork is over for the child (hwtimer_fork_child):
+   in the ledger too. The worker stopped inside the callback, or before it entered it (just
+   after the unlock that precedes it), or after it left (in the lock that follows it). */
+static void ledger_after_fork_by(int timer, int worker) {
+    int i;
+    for (i = 0; i < w.nnodes; i++) {
+        node *n = &w.nodes[i];
+        if (!n->to || n->to != w.t[timer]->running) continue;
+        if (n->running) {
+            n->running = 0;
+        } else if (!ex_wants_mutex(worker)) {
+            n->runs++; /* claimed, never entered: counted as run */
+            if (!n->period) n->armed--;
+        }
+    }
+}
+
+/* The child of a fork at this point: only the calling thread goes on. */
+static void fork_here(int timer) {
+    int err;
+    int worker = ex_thread_started_with(w.t[timer]);
+    ex_fork();
+    if (worker >= 0) ledger_after_fork_by(timer, worker);
+    err = hwtimer_fork_child(w.t[timer]);
+    if (err) ex_fail("hwtimer_fork_child: %s", hwtimer_strerror(err));
+}
+static int ran_again(void *arg) {
+    const node *n = (const node *)arg;
+    return n->runs > n->result;
+}
+static void sc_fork_child(void) {
+    node *periodic, *once;
+    timer_open(0, 1);
+    periodic = armed_node(NULL, MS, MS);
+    once = armed_node(NULL, 2 * MS, 0);
+    armed_node(NULL, HOUR, 0);
+    ex_yield(); /* the worker may be anywhere: asleep, in a pass, in a callback */
+    ex_yield();
+    fork_here(0);
+    periodic->result = periodic->runs;
+    ex_await(node_ran, once);            /* nothing pending is lost */
+    ex_await(ran_again, periodic);       /* and the new worker runs the periodic on */
+    world_end();
+}
+
+#endif
+
 /* a worker asleep until a far deadline, the clock jumps past it, then a schedule */
 static void sc_clock_jump(void) {
     node *due_now;
@@ -691,6 +882,10 @@ static const scenario scenarios[] = {
     {"cross_timer_cancel", sc_cross_timer_cancel, 3, 500, 0},
     {"move_between_timers", sc_move_between_timers, 1, 2000, 0},
     {"clock_jump", sc_clock_jump, 3, 500, 0},
+#ifdef HWTIMER_VERSION_MAJOR
+    {"wake_fn", sc_wake_fn, 2, 1000, 0},
+    {"fork_child", sc_fork_child, 2, 1000, 0},
+#endif
     {"cross_timer_cycle_deadlocks", sc_cross_timer_cycle, 2, 0, 1},
     {"move_then_cancel_at_once", sc_move_then_cancel, 2, 0, 1},
     {"periodic_moved_by_its_callback", sc_periodic_move, 2, 0, 1},

@@ -53,6 +53,7 @@ typedef struct vthread {
     void (*fn)(void *);
     void *arg;
     int by_timer; /* started by the timer's thread_start */
+    int frozen;   /* left behind by a simulated fork: never runs again */
     unsigned starved;
     unsigned priority; /* EX_PCT */
 } vthread;
@@ -119,7 +120,8 @@ static void ex_print_threads(void) {
     int i;
     for (i = 0; i < ex.n; i++) {
         const vthread *v = &ex.th[i];
-        fprintf(stderr, "  T%d (%s): %s", i, v->by_timer ? "timer" : "test", names[v->state]);
+        fprintf(stderr, "  T%d (%s): %s%s", i, v->by_timer ? "timer" : "test",
+                v->frozen ? "gone in the fork, was: " : "", names[v->state]);
         if (v->state == TS_LOCK) fprintf(stderr, " #%d held by T%d", v->mutex->id, v->mutex->owner);
         if (v->state == TS_COND) {
             fprintf(stderr, " #%d", v->cond->id);
@@ -260,6 +262,7 @@ static uint64_t ex_random(void) { /* xorshift64* */
 
 static int ex_enabled(int id) {
     const vthread *v = &ex.th[id];
+    if (v->frozen) return 0;
     switch (v->state) {
     case TS_RUN: return 1;
     case TS_LOCK: return v->mutex->owner < 0;
@@ -272,7 +275,9 @@ static int ex_enabled(int id) {
 static int ex_someone_sleeps(void) {
     int i;
     for (i = 0; i < ex.n; i++) {
-        if (ex.th[i].state == TS_COND && ex.th[i].wake_at != UINT64_MAX) return 1;
+        if (ex.th[i].state == TS_COND && ex.th[i].wake_at != UINT64_MAX && !ex.th[i].frozen) {
+            return 1;
+        }
     }
     return 0;
 }
@@ -399,11 +404,13 @@ static void ex_pass_time(void) {
     uint64_t earliest = UINT64_MAX;
     int i;
     for (i = 0; i < ex.n; i++) {
-        if (ex.th[i].state == TS_COND && ex.th[i].wake_at < earliest) earliest = ex.th[i].wake_at;
+        if (ex.th[i].state == TS_COND && !ex.th[i].frozen && ex.th[i].wake_at < earliest) {
+            earliest = ex.th[i].wake_at;
+        }
     }
     if (earliest > ex.os_time) ex.os_time = earliest;
     for (i = 0; i < ex.n; i++) {
-        if (ex.th[i].state == TS_COND && ex.th[i].wake_at <= ex.os_time) {
+        if (ex.th[i].state == TS_COND && !ex.th[i].frozen && ex.th[i].wake_at <= ex.os_time) {
             ex.th[i].state = TS_LOCK;
         }
     }
@@ -421,6 +428,16 @@ static void ex_resume(int me) {
     if (v->state != TS_DONE) v->state = TS_RUN;
 }
 
+/* Waits (g held) until `me` has the token. A frozen thread gets it once more, at the end
+   of the execution, only to exit. */
+static void ex_wait_for_token(int me) {
+    while (ex.current != me) pthread_cond_wait(&ex.th[me].go, &ex.g);
+    if (ex.th[me].frozen) {
+        pthread_mutex_unlock(&ex.g);
+        pthread_exit(NULL);
+    }
+}
+
 /* A scheduling point (g held): decide, hand the token over, wait to get it back. */
 static void ex_switch(void) {
     int me = ex.current, next;
@@ -433,7 +450,7 @@ static void ex_switch(void) {
         ex.current = next;
         pthread_cond_signal(&ex.th[next].go);
         if (ex.th[me].state == TS_DONE) return;
-        while (ex.current != me) pthread_cond_wait(&ex.th[me].go, &ex.g);
+        ex_wait_for_token(me);
     }
     ex_resume(me);
 }
@@ -444,7 +461,7 @@ static void *ex_trampoline(void *p) {
     int me = (int)(intptr_t)p;
     vthread *v = &ex.th[me];
     pthread_mutex_lock(&ex.g);
-    while (ex.current != me) pthread_cond_wait(&v->go, &ex.g);
+    ex_wait_for_token(me);
     pthread_mutex_unlock(&ex.g);
     v->fn(v->arg);
     pthread_mutex_lock(&ex.g);
@@ -523,7 +540,9 @@ static int ex_cond_init(void *c) {
 static void ex_cond_destroy(void *c) {
     int i;
     for (i = 0; i < ex.n; i++) {
-        if (ex.th[i].state == TS_COND && ex.th[i].cond == c) ex_fail("a waited-on cond is destroyed");
+        if (ex.th[i].state == TS_COND && ex.th[i].cond == c && !ex.th[i].frozen) {
+            ex_fail("a waited-on cond is destroyed");
+        }
     }
 }
 static void ex_cond_broadcast(void *c) {
@@ -620,13 +639,36 @@ void ex_join(int id) {
 int ex_self(void) { return ex.current; }
 int ex_is_done(int id) { return ex.th[id].state == TS_DONE; }
 int ex_thread_count(void) { return ex.n; }
-const void *ex_waits_on(int id) { return ex.th[id].state == TS_COND ? ex.th[id].cond : NULL; }
+const void *ex_waits_on(int id) {
+    return ex.th[id].state == TS_COND && !ex.th[id].frozen ? ex.th[id].cond : NULL;
+}
 int ex_mutex_is_free(const void *m) { return ((const ex_mutex *)m)->owner < 0; }
+int ex_mutex_is_mine(const void *m) { return ((const ex_mutex *)m)->owner == ex.current; }
+
+/* What a fork leaves the child: only the calling thread. The others stop where they are,
+   holding what they hold, and never run again. */
+void ex_fork(void) {
+    int i;
+    pthread_mutex_lock(&ex.g);
+    for (i = 0; i < ex.n; i++) {
+        if (i == ex.current || ex.th[i].state == TS_DONE || ex.th[i].frozen) continue;
+        ex.th[i].frozen = 1;
+        ex.live--;
+    }
+    ex_trace("forks: the other threads are gone", -1);
+    ex_switch();
+    pthread_mutex_unlock(&ex.g);
+}
+int ex_is_frozen(int id) { return ex.th[id].frozen; }
+int ex_wants_mutex(int id) { return ex.th[id].state == TS_LOCK; }
 
 int ex_thread_started_with(const void *arg) {
     int i;
     for (i = 0; i < ex.n; i++) {
-        if (ex.th[i].by_timer && ex.th[i].arg == arg && ex.th[i].state != TS_DONE) return i;
+        if (ex.th[i].by_timer && ex.th[i].arg == arg && ex.th[i].state != TS_DONE &&
+            !ex.th[i].frozen) {
+            return i;
+        }
     }
     return -1;
 }
@@ -684,6 +726,12 @@ void ex_execute(const ex_world *w, const ex_plan *plan) {
     while (ex.live > 0) pthread_cond_wait(&ex.all_done, &ex.g);
     pthread_mutex_unlock(&ex.g);
     for (i = 0; i < ex.n; i++) {
+        if (ex.th[i].frozen) { /* it exits when it gets the token */
+            pthread_mutex_lock(&ex.g);
+            ex.current = i;
+            pthread_cond_signal(&ex.th[i].go);
+            pthread_mutex_unlock(&ex.g);
+        }
         pthread_join(ex.th[i].real, NULL);
         pthread_cond_destroy(&ex.th[i].go);
     }

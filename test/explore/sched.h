@@ -63,6 +63,10 @@ int ex_thread_started_with(const void *arg);           /* id of a thread_start(f
 int ex_thread_count(void);
 const void *ex_waits_on(int id);                       /* its cond in cond_wait, or NULL */
 int ex_mutex_is_free(const void *mutex);
+int ex_mutex_is_mine(const void *mutex);               /* the calling thread holds it */
+void ex_fork(void);        /* as in a forked child: the other threads never run again */
+int ex_is_frozen(int id);  /* left behind by ex_fork */
+int ex_wants_mutex(int id); /* stopped in a lock hook, before it took the mutex */
 uint64_t ex_clock(void *ctx);                          /* the fake clock, a clock_fn */
 uint64_t ex_clock_seen(void);                          /* the latest time ex_clock returned */
 void ex_clock_jump(uint64_t ns); /* the clock jumps forward; OS timeouts do not move */
