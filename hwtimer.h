@@ -127,6 +127,22 @@ LICENSE: see the end of the file.
 #include <stddef.h>
 #include <stdint.h>
 
+#define HWTIMER_VERSION_MAJOR 0
+#define HWTIMER_VERSION_MINOR 2
+#define HWTIMER_VERSION_PATCH 0
+#define HWTIMER_VERSION "0.2.0"
+
+/* Durations in the timer's unit, nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
+#define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
+#define HWTIMER_MS(x) ((uint64_t)(x) * 1000000u)
+#define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
+
+/* The struct that embeds a node: HWTIMER_CONTAINER_OF(to, struct conn, idle) turns the
+   hwtimer_timeout *to a callback receives back into the struct conn * whose member `idle`
+   it is (the kernel's container_of). */
+#define HWTIMER_CONTAINER_OF(ptr, type, member) \
+    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
 #ifdef HWTIMER_STATIC
 #if defined(__GNUC__) || defined(__clang__)
 #define HWTIMER_DEF static __attribute__((unused))
@@ -185,8 +201,8 @@ struct hwtimer_timeout {
     uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*);
                                   stale otherwise */
     uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_CANCELLED */
-    uint8_t spare8;
-    uint16_t spare16;
+    uint8_t leeway_shift;      /* leeway = leeway_digits << leeway_shift (rounded down) */
+    uint16_t leeway_digits;
 };
 
 /* A static initializer equal to a zero-filled (idle) node. */
@@ -229,6 +245,11 @@ typedef struct hwtimer_config {
     void *(*alloc_fn)(size_t size, void *alloc_ctx); /* NULL: malloc */
     void (*free_fn)(void *ptr, void *alloc_ctx);     /* NULL: free */
     void *alloc_ctx;
+    void (*wake_fn)(void *wake_ctx); /* caller-driven mode: wake the loop (see "Waking the
+                                        loop" above hwtimer_next_expiry); NULL: never */
+    void *wake_ctx;
+    void (*log_fn)(void *log_ctx, const char *message); /* warnings; NULL: silent */
+    void *log_ctx;
 } hwtimer_config;
 
 /* Counters, for tests, benchmarks and monitoring (an extension to SPEC). */
@@ -289,8 +310,10 @@ HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg);
 
-/* Like hwtimer_schedule, but with an absolute deadline on the timer's clock; it does not
-   read the clock (an extension to SPEC, for loops that keep a cached time). */
+/* Like hwtimer_schedule, but with the deadline D itself, on the timer's clock, instead of
+   now + delay; same errors, same O(1). In caller-driven mode it reads no clock, so a loop
+   that keeps a cached time (libuv's uv_now, a game loop's frame time) pays no clock read.
+   (In worker mode it reads the clock once, to know whether the sleeping worker must wake.) */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
 
@@ -302,11 +325,21 @@ HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t de
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
+/* hwtimer_schedule_periodic with its first deadline D given on the timer's clock (no clock
+   read in caller-driven mode, as hwtimer_schedule_at). */
+HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
+                                             uint64_t deadline_ns, uint64_t period_ns,
+                                             hwtimer_fn fn, void *arg);
+
 /* Pending timeout: sets its deadline to now + delay_ns (same callback, period and pending
    count; O(1), and no list is touched when it stays in its slot). Not pending: schedules it
    again with its last callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was
    never scheduled. HWTIMER_EBUSY: pending on another timer. Otherwise as schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
+
+/* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read in
+   caller-driven mode, as hwtimer_schedule_at). */
+HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
 /* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
    (never scheduled, cancelled, already run or running), HWTIMER_EINVAL for NULL t or to, or
@@ -327,6 +360,38 @@ HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 /* The deadline D of the last scheduling (0 for a never scheduled node or NULL). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
+/* 1 while `to` is pending on t in the sense of hwtimer_pending (scheduled, not yet run, not
+   cancelled; a periodic timeout inside its own callback included), else 0 (also for NULL).
+   Unlike hwtimer_timeout_state it answers "will it run?" for a periodic timeout inside its
+   own callback too (libuv's uv_is_active, Linux's timer_pending). */
+HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
+
+/* The arg and the period (0: one-shot) the last scheduling gave; NULL / 0 for a node never
+   scheduled, or NULL. A hwtimer_stop hand-back callback gets the stop's ctx as its arg:
+   it finds the node's own arg here. */
+HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to);
+HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
+
+/* The time from now (the timer's clock) to the boundary at which `to` will run (the one
+   its leeway let the timer choose; for a periodic timeout inside its own callback, the
+   boundary of its next period): 0 once that boundary has passed, UINT64_MAX when `to` is
+   not pending on t (or t or to is NULL), or its boundary lies past UINT64_MAX. */
+HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
+
+/* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of exactly at its first
+   boundary B at or after its deadline D (never before D). The timer uses that freedom to
+   run timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
+   (Apple's dispatch leeway, Linux's timer slack); and a timeout whose window holds the
+   start of a coarse slot never moves down a level. The rule, so that you can predict it:
+   with B = tick e, the window is ticks e .. e + floor(leeway_ns / tick_ns), and the timer
+   picks the tick number in it with the most trailing zero bits (it is unique). For
+   ordering, the timeout counts as due at the boundary chosen. The node keeps its leeway
+   until it is set again, through any number of schedulings (hwtimer_timeout_init and a
+   zero-filled node mean 0). Stored with 16 significant bits, rounded down (at most 1/32768
+   less, never more). HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback
+   too); HWTIMER_EINVAL: to NULL. */
+HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
+
 /* ---------------------------------------------------------------------------------
    Time and driving
    --------------------------------------------------------------------------------- */
@@ -334,6 +399,13 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 /* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times.
    0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
+
+/* Calls visit(to, ctx) once for every timeout pending on t (exactly those hwtimer_pending
+   counts, in no set order) and returns how many (timeout.c's TIMEOUTS_FOREACH, libuv's
+   uv_walk). O(pending + occupied slots). The visitor may read nodes with the accessors
+   above (hwtimer_timeout_arg, _deadline, _period, _state) and must not call any other
+   function of t: with threads it runs under t's lock. NULL t or visit: 0. */
+HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
@@ -380,6 +452,37 @@ HWTIMER_DEF const char *hwtimer_strerror(int err);
 /* Fills *out with the timer's counters (zeroes for NULL t). */
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 
+/* Call in the child after fork(): re-creates t's lock and condition variables and, in
+   worker mode, starts a new worker that runs the timeouts the child inherited (the
+   parent's worker thread does not exist in the child). Nothing pending is lost. If the
+   worker was running a callback at the moment of the fork, the child treats that run as
+   done (a periodic timeout is re-armed for its next period). As with any lock, it is for
+   a child forked while no other thread of the parent was inside a call to t (a lock held
+   by that thread would stay held in the child): fork from the thread that uses t, or
+   under your own lock around the calls. Without threads it has nothing to do. The parent
+   is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: the lock, a condition variable
+   or the worker could not be made. */
+HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
+
+/* Checks every internal invariant of t's wheel (like timeout.c's timeouts_check): each
+   level's occupancy bit tree matches its lists, every filed node is in the slot its due
+   tick names and is pending on t, no slot at or behind a level's position holds a node,
+   the list of due nodes is in order, and the nodes filed (plus a periodic inside its own
+   callback) are exactly hwtimer_pending. O(pending + levels * slots): for tests and
+   debugging. Returns 0, or the first broken invariant: HWTIMER_CHECK_LINKS,
+   _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT. During a pass (from a callback) only
+   the count is checked. 0 for NULL. */
+enum {
+    HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
+    HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
+    HWTIMER_CHECK_SLOT = -103,   /* a node is not in the slot its due tick names */
+    HWTIMER_CHECK_BEHIND = -104, /* a slot at or behind its level's position is occupied */
+    HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is out of order */
+    HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
+    HWTIMER_CHECK_COUNT = -107   /* the nodes filed are not hwtimer_pending */
+};
+HWTIMER_DEF int hwtimer_check(hwtimer *t);
+
 #ifdef __cplusplus
 }
 #endif
@@ -424,6 +527,21 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 #define HWTIMER__C11 1
 #endif
 #endif
+
+/* Include order. On POSIX systems the implementation needs clock_gettime and
+   CLOCK_MONOTONIC, which a strict -std=c99/c11 hides unless _POSIX_C_SOURCE is defined
+   before the first system header (hwtimer.h defines it when it comes first). If the file
+   included a system header before it, say so once instead of failing in a cascade: the
+   rest of the implementation is left out. */
+#if !defined(_WIN32) && (defined(HWTIMER__PTHREAD) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
+#include <time.h>
+/* (glibc: __USE_XOPEN2K is what declares clock_gettime and pthread_condattr_setclock) */
+#if !defined(CLOCK_MONOTONIC) || (defined(__GLIBC__) && !defined(__USE_XOPEN2K))
+#define HWTIMER__NO_POSIX_TIME
+#error "hwtimer.h: clock_gettime/CLOCK_MONOTONIC are hidden: a system header was included before hwtimer.h under strict -std=c99/c11. In the file that defines HWTIMER_IMPLEMENTATION, include hwtimer.h first, or compile with -D_POSIX_C_SOURCE=200809L (or -std=gnu99/gnu11)."
+#endif
+#endif
+#if !defined(HWTIMER__NO_POSIX_TIME)
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
 /* <windows.h> defines min, max, near and far as macros: keep them out of the including file
@@ -532,6 +650,17 @@ static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
 #else
 #define HWTIMER__LOAD64(p) (*(p))
 #define HWTIMER__STORE64(p, v) (*(p) = (v))
+#endif
+
+/* Process-wide counters (hwtimer__live_workers): no lock, and none on any hot path. Without
+   GCC/Clang builtins or MSVC intrinsics the count is a plain add (then only a warning's
+   accuracy is at stake). */
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#elif defined(_MSC_VER)
+#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
+#else
+#define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
 #endif
 
 static void hwtimer__set_state(hwtimer_timeout *to, int state) {
@@ -915,6 +1044,7 @@ struct hwtimer {
     /* the wheel */
     uint64_t elapsed;  /* processed up to this tick */
     uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
+    uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
     uint64_t last_now; /* the `now` of the last advance */
     uint32_t next_list; /* which list of a busy slot gets the next node, in turn */
     struct hwtimer__link due;   /* sorted by deadline */
@@ -925,6 +1055,7 @@ struct hwtimer {
     hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
     int running_touched;       /* it was cancelled or scheduled during its callback */
     int running_rearmed;       /* it is pending again, armed during its callback */
+    uint64_t running_now;      /* the `now` its periodic re-arm counts from */
     struct hwtimer__cancel_wait *cancel_waits; /* cancels waiting for a running callback */
     int in_pass;
     int stopped;
@@ -942,6 +1073,17 @@ struct hwtimer {
     int worker_mode;
     int worker_running;
     uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
+    int counted_worker;      /* counted in hwtimer__live_workers */
+
+    /* the loop that drives a caller-driven timer (cfg.wake_fn) */
+    void (*wake_fn)(void *);
+    void *wake_ctx;
+    uint64_t reported;  /* the time next_expiry / poll_timeout_ms last answered */
+    int reported_none;  /* ... and that answer said nothing was pending */
+    int wake_armed;     /* an answer is out that no wake_fn call has answered yet */
+    int wake_now;       /* call wake_fn as soon as the lock is released */
+    void (*log_fn)(void *, const char *);
+    void *log_ctx;
 };
 
 /* Doubly linked circular lists with a sentinel head. */
@@ -1133,6 +1275,43 @@ HWTIMER__HOT uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
     return q + (r != 0);
 }
 
+/* A node's leeway in ns (16 significant bits, see hwtimer_timeout_set_leeway). */
+static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
+    return (uint64_t)to->leeway_digits << to->leeway_shift;
+}
+
+/* The tick in [e, last] with the most trailing zero bits: if e and last first differ at
+   bit b, it is e itself when e's bits 0..b are zero, else last with bits 0..b-1 cleared. */
+static uint64_t hwtimer__roundest_tick(uint64_t e, uint64_t last) {
+    uint64_t b;
+    if (e == last) return e;
+    b = (uint64_t)1 << hwtimer__msb64(e ^ last);
+    if ((e & (2 * b - 1)) == 0) return e;
+    return last & ~(b - 1);
+}
+
+/* The tick a node runs at, for a deadline: its due tick e, or with a leeway the roundest
+   tick of e .. e + leeway / tick_ns, so that nearby timeouts share a boundary (never past
+   the last tick a deadline can have). */
+static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick(const hwtimer *t, const hwtimer_timeout *to,
+                                                       uint64_t e) {
+    uint64_t rem, last = hwtimer__add_sat(e, hwtimer__div_tick(t, hwtimer__leeway(to), &rem));
+    return hwtimer__roundest_tick(e, last < t->max_tick ? last : t->max_tick);
+}
+
+HWTIMER__HOT uint64_t hwtimer__node_tick(const hwtimer *t, const hwtimer_timeout *to,
+                                         uint64_t deadline) {
+    uint64_t e = hwtimer__due_tick(t, deadline);
+    if (to->leeway_digits && e < t->max_tick) return hwtimer__leeway_tick(t, to, e);
+    return e;
+}
+
+/* Fixed rate: the first d + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
+static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
+    uint64_t k = now >= d ? (now - d) / p + 1 : 1;
+    return k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
+}
+
 /* The time of a tick boundary, UINT64_MAX if it lies beyond. */
 static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
     if (tick > (UINT64_MAX - t->start) / t->tick_ns) return UINT64_MAX;
@@ -1178,25 +1357,44 @@ HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32
    the clock stepped back across ticks, as nodes are filed here in time order. */
 static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
     struct hwtimer__link *pos = t->due.prev;
-    while (pos != &t->due && hwtimer__node(pos)->deadline > to->deadline &&
-           hwtimer__due_tick(t, hwtimer__node(pos)->deadline) > tick) {
+    while (pos != &t->due &&
+           hwtimer__node_tick(t, hwtimer__node(pos), hwtimer__node(pos)->deadline) > tick) {
         pos = pos->prev;
     }
     to->where = HWTIMER__WHERE_LIST;
     hwtimer__list_insert_after(pos, &to->link);
 }
 
-/* Files a pending node due at `tick` (its deadline's due tick). */
+/* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
+   timer was last told a later time, or that nothing was pending, it must be woken: once per
+   answer (see "Waking the loop" at hwtimer_next_expiry). Without threads wake_fn is called
+   at once; with threads once the lock is released (hwtimer__unlock_and_wake). */
+static HWTIMER__NOINLINE void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
+    if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
+    if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
+    t->wake_armed = 0;
+    if (t->threads) {
+        t->wake_now = 1;
+    } else {
+        t->wake_fn(t->wake_ctx);
+    }
+}
+
+/* Files a pending node due at `tick` (hwtimer__node_tick of its deadline). */
 HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
     if (tick <= t->horizon) {
         hwtimer__file_in_due(t, to, tick);
     } else {
         hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
     }
+    if (t->wake_armed) hwtimer__note_arming(t, tick);
 }
 
-HWTIMER__HOT void hwtimer__file(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
-    hwtimer__file_at(t, to, hwtimer__due_tick(t, deadline));
+/* Files a pending node by its deadline; returns the tick it will run at. */
+HWTIMER__HOT uint64_t hwtimer__file(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    uint64_t tick = hwtimer__node_tick(t, to, deadline);
+    hwtimer__file_at(t, to, tick);
+    return tick;
 }
 
 /* A node alone in one of the lists of slot `where` was taken out: clears the slot's bit if
@@ -1230,6 +1428,14 @@ HWTIMER__HOT void hwtimer__unlock(hwtimer *t) {
     if (t->threads) t->threads->mutex_unlock(t->mutex);
 }
 
+/* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). */
+static void hwtimer__unlock_and_wake(hwtimer *t) {
+    int wake = t->wake_now;
+    t->wake_now = 0;
+    hwtimer__unlock(t);
+    if (wake) t->wake_fn(t->wake_ctx);
+}
+
 /* Is the caller the thread running this timer's callbacks right now? Without threads,
    anything that runs during a pass runs inside a callback. */
 static int hwtimer__in_own_callback(const hwtimer *t) {
@@ -1248,14 +1454,13 @@ static void hwtimer__signal_done(hwtimer *t) {
     if (t->waiters) t->threads->cond_broadcast(t->done_cond);
 }
 
-/* A node was filed with `deadline` when the clock read `now` (0: not read). Wake a sleeping
+/* A node was filed to run at `tick` when the clock read `now` (0: not read). Wake a sleeping
    worker if the node is due before it wakes, or if the clock already passed its wake-up:
    the worker waits in OS time, and a clock_fn that jumps (a test clock, a suspend) can
    leave it asleep past what is due. */
-static void hwtimer__wake_worker_for(hwtimer *t, uint64_t deadline, uint64_t now) {
+static void hwtimer__wake_worker_for(hwtimer *t, uint64_t tick, uint64_t now) {
     if (t->worker_running && t->worker_wake_at &&
-        (now >= t->worker_wake_at ||
-         hwtimer__tick_time(t, hwtimer__due_tick(t, deadline)) < t->worker_wake_at)) {
+        (now >= t->worker_wake_at || hwtimer__tick_time(t, tick) < t->worker_wake_at)) {
         t->threads->cond_broadcast(t->wake_cond);
         t->worker_wake_at = 0; /* it is awake now: no more broadcasts until it sleeps again */
     }
@@ -1311,6 +1516,7 @@ static void hwtimer__set_geometry(hwtimer *t, uint32_t ticks_per_wheel) {
     t->mask = t->width - 1;
     /* enough levels for the tick of the latest representable deadline */
     max_tick = hwtimer__due_tick(t, UINT64_MAX);
+    t->max_tick = max_tick;
     tick_bits = max_tick ? hwtimer__msb64(max_tick) + 1 : 1;
     t->levels = (tick_bits + t->bits - 1) / t->bits;
     for (layer = 0; layer < 64; layer++) {
@@ -1427,6 +1633,21 @@ static int hwtimer__init_sync(hwtimer *t) {
     return HWTIMER_OK;
 }
 
+/* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
+   thread, and more than HWTIMER__MANY_WORKERS is likely a timer per object instead of one
+   shared timer (Netty warns at the same count). */
+#define HWTIMER__MANY_WORKERS 64
+static long hwtimer__live_workers;
+
+static void hwtimer__count_worker(hwtimer *t) {
+    t->counted_worker = 1;
+    if (HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, 1) > HWTIMER__MANY_WORKERS && t->log_fn) {
+        t->log_fn(t->log_ctx, "hwtimer: this timer was created while more than 64 timers with a "
+                              "worker thread are alive (each is a thread); share one timer "
+                              "among many timeouts instead");
+    }
+}
+
 static void hwtimer__fini_sync(hwtimer *t) {
     if (!t->threads) return;
     t->threads->cond_destroy(t->done_cond);
@@ -1468,6 +1689,10 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     t->bytes = total;
     t->threads = cfg->threads;
     t->worker_mode = cfg->worker != 0;
+    t->wake_fn = cfg->wake_fn;
+    t->wake_ctx = cfg->wake_ctx;
+    t->log_fn = cfg->log_fn;
+    t->log_ctx = cfg->log_ctx;
     hwtimer__list_init(&t->due);
     hwtimer__list_init(&t->ready);
     hwtimer__carve(t, block, offsets);
@@ -1476,6 +1701,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
         hwtimer__free_block(t);
         return err;
     }
+    if (t->worker_mode) hwtimer__count_worker(t);
     *out = t;
     return HWTIMER_OK;
 }
@@ -1505,6 +1731,12 @@ static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout
     return to->owner != t && HWTIMER__LOAD(&to->state) == HWTIMER_PENDING;
 }
 
+/* Is `to` a periodic node inside its own callback, pending but in no list? */
+static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to) {
+    return to && to == t->running && to->state != HWTIMER_PENDING &&
+           hwtimer__is_pending(t, to);
+}
+
 /* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
 HWTIMER__HOT int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
     if (t->stopped) return HWTIMER_ESTOPPED;
@@ -1524,17 +1756,18 @@ HWTIMER__HOT void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t pe
     to->owner = t;
 }
 
-HWTIMER__HOT void hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+/* Returns the tick the node will run at. */
+HWTIMER__HOT uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
     HWTIMER__STORE64(&to->deadline, deadline);
     hwtimer__set_state(to, HWTIMER_PENDING);
     t->pending++;
-    hwtimer__file(t, to, deadline);
+    return hwtimer__file(t, to, deadline);
 }
 
-HWTIMER__HOT void hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                                    uint64_t period, hwtimer_fn fn, void *arg) {
+HWTIMER__HOT uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
+                                        uint64_t period, hwtimer_fn fn, void *arg) {
     hwtimer__arm_what(t, to, period, fn, arg);
-    hwtimer__arm_when(t, to, deadline);
+    return hwtimer__arm_when(t, to, deadline);
 }
 
 /* Arms a node on a timer with threads, starting and waking its worker (lock held). */
@@ -1543,8 +1776,7 @@ static int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
     int err = hwtimer__arm_refusal(t, to);
     if (err) return err;
     if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
-    hwtimer__arm_node(t, to, deadline, period, fn, arg);
-    hwtimer__wake_worker_for(t, deadline, now);
+    hwtimer__wake_worker_for(t, hwtimer__arm_node(t, to, deadline, period, fn, arg), now);
     return HWTIMER_OK;
 }
 
@@ -1554,7 +1786,7 @@ static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, 
     int err;
     hwtimer__lock(t);
     err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
-    hwtimer__unlock(t);
+    hwtimer__unlock_and_wake(t);
     return err;
 }
 
@@ -1597,11 +1829,15 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
     return hwtimer__arm_after(t, to, delay_ns, 0, fn, arg);
 }
 
+/* The clock for an absolute (_at) call: read only in worker mode, for the sleeping worker's
+   sake (see hwtimer__wake_worker_for); 0 otherwise. */
+static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
+    return t && t->worker_mode ? t->clock_fn(t->clock_ctx) : 0;
+}
+
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg) {
-    /* no clock read, except for the worker's sake (see hwtimer__wake_worker_for) */
-    uint64_t now = t && t->worker_mode ? t->clock_fn(t->clock_ctx) : 0;
-    return hwtimer__arm(t, to, now, deadline_ns, 0, fn, arg);
+    return hwtimer__arm(t, to, hwtimer__now_for_worker(t), deadline_ns, 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
@@ -1610,11 +1846,18 @@ HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint6
     return hwtimer__arm_after(t, to, delay_ns, period_ns, fn, arg);
 }
 
+HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
+                                             uint64_t deadline_ns, uint64_t period_ns,
+                                             hwtimer_fn fn, void *arg) {
+    if (!period_ns) return HWTIMER_EINVAL;
+    return hwtimer__arm(t, to, hwtimer__now_for_worker(t), deadline_ns, period_ns, fn, arg);
+}
+
 /* Gives a filed node a new deadline that is due in the wheel (past the horizon): moves it
    to its new slot, or leaves it where it is if the slot is the same (a slot does not care
    about the exact deadline). 0 if the deadline is due too soon for the wheel (lock held). */
 HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
-    uint64_t tick = hwtimer__due_tick(t, deadline);
+    uint64_t tick = hwtimer__node_tick(t, to, deadline);
     uint32_t where;
     if (tick <= t->horizon) return 0;
     where = hwtimer__wheel_where(t, tick);
@@ -1623,6 +1866,7 @@ HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_
         hwtimer__unfile(t, to);
         hwtimer__file_in_wheel(t, to, where);
     }
+    if (t->wake_armed) hwtimer__note_arming(t, tick);
     return 1;
 }
 
@@ -1631,16 +1875,16 @@ HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_
 static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
                                  uint64_t deadline) {
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
-    if (to->state != HWTIMER_PENDING) {
-        HWTIMER__STORE64(&to->deadline, deadline);
-        hwtimer__set_state(to, HWTIMER_PENDING);
-        hwtimer__file(t, to, deadline);
-    } else if (!hwtimer__move_in_wheel(t, to, deadline)) {
-        HWTIMER__STORE64(&to->deadline, deadline);
+    if (to->state == HWTIMER_PENDING) {
+        if (hwtimer__move_in_wheel(t, to, deadline)) {
+            hwtimer__wake_worker_for(t, hwtimer__node_tick(t, to, deadline), now);
+            return;
+        }
         hwtimer__unfile(t, to);
-        hwtimer__file_in_due(t, to, hwtimer__due_tick(t, deadline));
     }
-    hwtimer__wake_worker_for(t, deadline, now);
+    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__set_state(to, HWTIMER_PENDING);
+    hwtimer__wake_worker_for(t, hwtimer__file(t, to, deadline), now);
 }
 
 /* Moves a node pending on t, or arms it again with its last callback (lock held). */
@@ -1655,28 +1899,37 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_time
 }
 
 static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
-                                                       uint64_t delay_ns) {
+                                                       uint64_t now, uint64_t deadline) {
     int err;
-    uint64_t now = t->clock_fn(t->clock_ctx);
     hwtimer__lock(t);
-    err = hwtimer__reschedule_locked(t, to, now, hwtimer__add_sat(now, delay_ns));
-    hwtimer__unlock(t);
+    err = hwtimer__reschedule_locked(t, to, now, deadline);
+    hwtimer__unlock_and_wake(t);
     return err;
 }
 
-/* Without threads, the usual case first: a node filed here (not running its callback)
-   pushed later within the wheel, like an idle connection's timeout on every read. */
-HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
-    uint64_t now, deadline;
-    if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__reschedule_sync(t, to, delay_ns);
-    now = t->clock_fn(t->clock_ctx);
-    deadline = hwtimer__add_sat(now, delay_ns);
+/* Both reschedule forms (`now`: the clock, or 0 where it was not read). Without threads,
+   the usual case first: a node filed here (not running its callback) pushed later within
+   the wheel, like an idle connection's timeout on every read. */
+HWTIMER__HOT int hwtimer__reschedule_to(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                        uint64_t deadline) {
+    if (t->threads) return hwtimer__reschedule_sync(t, to, now, deadline);
     if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
         hwtimer__move_in_wheel(t, to, deadline)) {
         return HWTIMER_OK;
     }
     return hwtimer__reschedule_locked(t, to, now, deadline);
+}
+
+HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
+    uint64_t now;
+    if (!t || !to) return HWTIMER_EINVAL;
+    now = t->clock_fn(t->clock_ctx);
+    return hwtimer__reschedule_to(t, to, now, hwtimer__add_sat(now, delay_ns));
+}
+
+HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
+    if (!t || !to) return HWTIMER_EINVAL;
+    return hwtimer__reschedule_to(t, to, hwtimer__now_for_worker(t), deadline_ns);
 }
 
 /* Cancels a node if it is pending on t (lock held): 1, else 0. */
@@ -1765,6 +2018,55 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
     return HWTIMER__LOAD64(&to->deadline);
 }
 
+HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to) { return to ? to->arg : NULL; }
+
+HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
+    return to ? to->period : 0;
+}
+
+HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
+    int pending;
+    if (!t || !to) return 0;
+    hwtimer__lock(t);
+    pending = hwtimer__is_pending_on(t, to);
+    hwtimer__unlock(t);
+    return pending;
+}
+
+/* When a node pending on t will run (lock held): the boundary of its tick; for a periodic
+   node inside its own callback, of the period its re-arm will give it. */
+static uint64_t hwtimer__run_time(const hwtimer *t, const hwtimer_timeout *to) {
+    uint64_t deadline = to->deadline;
+    if (hwtimer__running_unfiled(t, to)) {
+        deadline = hwtimer__next_period(deadline, to->period, t->running_now);
+    }
+    return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
+}
+
+HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to) {
+    uint64_t now, at = UINT64_MAX;
+    if (!t || !to) return UINT64_MAX;
+    now = t->clock_fn(t->clock_ctx);
+    hwtimer__lock(t);
+    if (hwtimer__is_pending_on(t, to)) at = hwtimer__run_time(t, to);
+    hwtimer__unlock(t);
+    if (at == UINT64_MAX) return UINT64_MAX;
+    return at > now ? at - now : 0;
+}
+
+HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns) {
+    unsigned shift = 0;
+    int state;
+    if (!to) return HWTIMER_EINVAL;
+    state = HWTIMER__LOAD(&to->state);
+    /* a periodic node stays EXPIRED only while its callback runs: it is pending */
+    if (state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period)) return HWTIMER_EBUSY;
+    if (leeway_ns > 0xFFFFu) shift = hwtimer__msb64(leeway_ns) - 15;
+    to->leeway_shift = (uint8_t)shift;
+    to->leeway_digits = (uint16_t)(leeway_ns >> shift);
+    return HWTIMER_OK;
+}
+
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     size_t n;
     if (!t) return 0;
@@ -1806,7 +2108,7 @@ static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *s
 
 /* Re-files one node of a slot being emptied: due now, to `ready`; else to a lower level. */
 static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
-    uint64_t tick = level ? hwtimer__due_tick(t, to->deadline) : t->elapsed;
+    uint64_t tick = level ? hwtimer__node_tick(t, to, to->deadline) : t->elapsed;
     if (tick <= t->elapsed) {
         to->where = HWTIMER__WHERE_LIST;
         hwtimer__list_append(&t->ready, &to->link);
@@ -1844,11 +2146,8 @@ static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     hwtimer__level_unmark(t, lv, slot);
 }
 
-/* Fixed rate: the first D + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
 static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t now) {
-    uint64_t d = to->deadline, p = to->period;
-    uint64_t k = now >= d ? (now - d) / p + 1 : 1;
-    uint64_t next = k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
+    uint64_t next = hwtimer__next_period(to->deadline, to->period, now);
     HWTIMER__STORE64(&to->deadline, next);
     hwtimer__set_state(to, HWTIMER_PENDING);
     hwtimer__file(t, to, next);
@@ -1868,6 +2167,7 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     t->running_touched = t->running_rearmed = 0;
     t->stats.fired++;
     if (periodic && t->worker_mode) now = t->clock_fn(t->clock_ctx); /* when the run started */
+    t->running_now = now;
     hwtimer__unlock(t);
     fn(to, arg);
     hwtimer__lock(t);
@@ -1875,7 +2175,7 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     if (t->running_rearmed) {
         hwtimer__cancel_for_waiter(t, to);
     } else if (periodic && !t->running_touched) {
-        hwtimer__rearm_periodic(t, to, now);
+        hwtimer__rearm_periodic(t, to, t->running_now);
     }
     hwtimer__signal_done(t);
 }
@@ -1946,25 +2246,41 @@ static uint64_t hwtimer__next_expiry_locked(const hwtimer *t) {
     uint64_t start;
     if (!hwtimer__list_empty(&t->ready)) return hwtimer__tick_time(t, t->elapsed);
     if (!hwtimer__list_empty(&t->due)) {
-        return hwtimer__tick_time(t, hwtimer__due_tick(t, hwtimer__node(t->due.next)->deadline));
+        hwtimer_timeout *first = hwtimer__node(t->due.next);
+        return hwtimer__tick_time(t, hwtimer__node_tick(t, first, first->deadline));
     }
     if (hwtimer__next_slot(t, &level, &slot, &start)) return hwtimer__tick_time(t, start);
     return UINT64_MAX;
+}
+
+/* Answers the loop when to call advance next (lock held), and remembers the answer for
+   wake_fn (see "Waking the loop"). */
+static uint64_t hwtimer__answer_loop(hwtimer *t) {
+    uint64_t next = hwtimer__next_expiry_locked(t);
+    t->reported = next;
+    t->reported_none = t->pending == 0;
+    t->wake_armed = t->wake_fn && !t->worker_mode;
+    return next;
 }
 
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
     uint64_t next;
     if (!t) return UINT64_MAX;
     hwtimer__lock(t);
-    next = hwtimer__next_expiry_locked(t);
+    next = hwtimer__answer_loop(t);
     hwtimer__unlock(t);
     return next;
 }
 
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
     uint64_t next, now, ms;
-    if (!t || !hwtimer_pending(t)) return -1;
-    next = hwtimer_next_expiry(t);
+    int none;
+    if (!t) return -1;
+    hwtimer__lock(t);
+    next = hwtimer__answer_loop(t);
+    none = t->reported_none;
+    hwtimer__unlock(t);
+    if (none) return -1;
     now = hwtimer_now(t);
     if (next <= now) return 0;
     ms = (next - now) / 1000000u + ((next - now) % 1000000u != 0);
@@ -2031,54 +2347,98 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
     t->worker_running = 0;
 }
 
+/* Calls slot_fn(ctx, level, slot) for every occupied slot of every level. */
+static void hwtimer__for_each_slot(hwtimer *t, void (*slot_fn)(void *, unsigned, uint32_t),
+                                   void *ctx) {
+    unsigned l;
+    for (l = 0; l < t->levels; l++) {
+        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[l], 0);
+        while (slot < t->width) {
+            slot_fn(ctx, l, slot);
+            slot = hwtimer__level_next_occupied(t, &t->level[l], slot + 1);
+        }
+    }
+}
+
+/* A user's visitor over nodes: hwtimer_foreach and the hand-back of hwtimer_stop. */
+typedef struct hwtimer__user_visit {
+    hwtimer *t;
+    hwtimer_fn fn;
+    void *ctx;
+    size_t n;
+    struct hwtimer__link *out; /* cancelling: where the slots' lists go */
+} hwtimer__user_visit;
+
+static void hwtimer__visit_user(void *ctx, hwtimer_timeout *to) {
+    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
+    v->fn(to, v->ctx);
+    v->n++;
+}
+
 static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
     hwtimer__set_state(to, HWTIMER_CANCELLED);
-    ++*(size_t *)ctx;
+    ++((hwtimer__user_visit *)ctx)->n;
+}
+
+static void hwtimer__slot_cancel(void *ctx, unsigned level, uint32_t slot) {
+    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
+    struct hwtimer__link *lists = hwtimer__slot(&v->t->level[level], slot);
+    unsigned k;
+    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, v);
+    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&v->out[k], &lists[k]);
 }
 
 /* Cancels every pending node and moves it to one of the HWTIMER_SLOT_LISTS lists of `out`,
    list k of each slot to out[k], so that handing them back can walk them in step too (lock
    held, no pass under way). */
 static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
-    unsigned l, k;
-    size_t n = 0;
+    unsigned l;
     size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
+    hwtimer__user_visit v;
+    memset(&v, 0, sizeof v);
+    v.t = t;
+    v.out = out;
     hwtimer__list_splice(&out[0], &t->due);
     hwtimer__list_splice(&out[0], &t->ready);
-    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &n);
-    for (l = 0; l < t->levels; l++) {
-        hwtimer__level *lv = &t->level[l];
-        uint32_t slot = hwtimer__level_next_occupied(t, lv, 0);
-        while (slot < t->width) {
-            struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-            hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, &n);
-            for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&out[k], &lists[k]);
-            slot = hwtimer__level_next_occupied(t, lv, slot + 1);
-        }
-        memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
-    }
-    HWTIMER_ASSERT(n == t->pending);
+    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &v);
+    hwtimer__for_each_slot(t, hwtimer__slot_cancel, &v);
+    for (l = 0; l < t->levels; l++) memset(t->level[l].occupied, 0, words_per_level * sizeof(uint64_t));
+    HWTIMER_ASSERT(v.n == t->pending);
     t->pending = 0;
-    return n;
-}
-
-typedef struct hwtimer__handing_back {
-    hwtimer_fn fn;
-    void *ctx;
-} hwtimer__handing_back;
-
-static void hwtimer__visit_hand_back(void *ctx, hwtimer_timeout *to) {
-    hwtimer__handing_back *h = (hwtimer__handing_back *)ctx;
-    h->fn(to, h->ctx);
+    return v.n;
 }
 
 /* Hands each cancelled node to fn (no lock held: fn may free the node). */
 static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
-    hwtimer__handing_back h;
+    hwtimer__user_visit v;
     if (!fn) return;
-    h.fn = fn;
-    h.ctx = ctx;
-    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_hand_back, &h);
+    memset(&v, 0, sizeof v);
+    v.fn = fn;
+    v.ctx = ctx;
+    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_user, &v);
+}
+
+static void hwtimer__slot_visit(void *ctx, unsigned level, uint32_t slot) {
+    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
+    hwtimer__walk_lists(hwtimer__slot(&v->t->level[level], slot), HWTIMER_SLOT_LISTS,
+                        hwtimer__visit_user, v);
+}
+
+HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
+    hwtimer__user_visit v;
+    if (!t || !visit) return 0;
+    memset(&v, 0, sizeof v);
+    v.t = t;
+    v.fn = visit;
+    v.ctx = ctx;
+    hwtimer__lock(t);
+    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_user, &v);
+    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_user, &v);
+    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_user(&v, t->running);
+    hwtimer__for_each_slot(t, hwtimer__slot_visit, &v);
+    HWTIMER_ASSERT(v.n == t->pending);
+    hwtimer__unlock(t);
+    return v.n;
 }
 
 /* Empties the lists a stop hands back. */
@@ -2115,6 +2475,7 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     hwtimer__init_out(out);
     hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
+    if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
     hwtimer__fini_sync(t);
     hwtimer__free_block(t);
 }
@@ -2132,6 +2493,113 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     hwtimer__unlock(t);
     hwtimer_stop(t, NULL, NULL);
     hwtimer__finish_destroy(t);
+}
+
+/* The pass under way in the parent ran on a thread the child does not have (lock held): the
+   child treats the callback that was running as done, as the parent will, and re-arms a
+   periodic one for its next period. Nodes left in `ready` run first in the next pass. */
+static void hwtimer__abandon_pass(hwtimer *t) {
+    hwtimer_timeout *to = t->running;
+    t->in_pass = 0;
+    t->running = NULL;
+    if (to && to->period && !t->running_touched) hwtimer__rearm_periodic(t, to, t->running_now);
+}
+
+HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
+    int err;
+    if (!t) return HWTIMER_EINVAL;
+    if (!t->threads) return HWTIMER_OK;
+    err = hwtimer__init_sync(t); /* over the parent's copies, which may be held */
+    if (err) return err;
+    hwtimer__lock(t);
+    t->worker_running = 0; /* the parent's worker thread does not exist here */
+    t->worker_wake_at = 0;
+    t->waiters = 0;
+    t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
+    if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
+    if (t->worker_mode && t->pending && !t->stopped && hwtimer__start_worker_locked(t)) {
+        err = HWTIMER_ETHREAD;
+    }
+    hwtimer__unlock(t);
+    return err;
+}
+
+/* ---------------------------------------------------------------------------------
+   The invariant checker (hwtimer_check)
+   --------------------------------------------------------------------------------- */
+
+/* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
+   the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
+static int hwtimer__check_list(const hwtimer *t, const struct hwtimer__link *head,
+                               uint32_t slot_where, size_t *n) {
+    const struct hwtimer__link *l;
+    uint64_t last_tick = 0;
+    size_t steps = 0;
+    for (l = head->next; l != head; l = l->next) {
+        const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
+        uint64_t tick;
+        if (l->prev->next != l || l->next->prev != l || ++steps > t->pending) {
+            return HWTIMER_CHECK_LINKS;
+        }
+        if (to->owner != t || to->state != HWTIMER_PENDING || to->where != slot_where) {
+            return HWTIMER_CHECK_NODE;
+        }
+        tick = hwtimer__node_tick(t, to, to->deadline);
+        if (slot_where >= HWTIMER__WHERE_WHEEL &&
+            (tick <= t->elapsed || hwtimer__wheel_where(t, tick) != slot_where)) {
+            return HWTIMER_CHECK_SLOT;
+        }
+        if (head == &t->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
+        last_tick = tick;
+    }
+    *n += steps;
+    return 0;
+}
+
+/* Checks level l's bit tree against its lists, and the slots at or behind its position. */
+static int hwtimer__check_level(const hwtimer *t, unsigned l, size_t *n) {
+    const hwtimer__level *lv = &t->level[l];
+    uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, l * t->bits) & t->mask), slot, w;
+    unsigned layer, k;
+    for (slot = 0; slot < t->width; slot++) {
+        const struct hwtimer__link *lists = hwtimer__slot(lv, slot);
+        int bit = (int)((lv->occupied[slot >> 6] >> (slot & 63)) & 1u);
+        int err;
+        if (bit != !hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
+        if (bit && slot <= pos) return HWTIMER_CHECK_BEHIND;
+        for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
+            err = hwtimer__check_list(t, &lists[k],
+                                      HWTIMER__WHERE_WHEEL + ((uint32_t)l << t->bits) + slot, n);
+            if (err) return err;
+        }
+    }
+    for (layer = 0; layer + 1 < t->bit_layers; layer++) {
+        for (w = 0; w < t->layer_words[layer]; w++) {
+            int nonzero = lv->occupied[t->layer_offset[layer] + w] != 0;
+            uint64_t up = lv->occupied[t->layer_offset[layer + 1] + (w >> 6)];
+            if (nonzero != (int)((up >> (w & 63)) & 1u)) return HWTIMER_CHECK_BITMAP;
+        }
+    }
+    return 0;
+}
+
+static int hwtimer__check_locked(const hwtimer *t) {
+    size_t n = hwtimer__running_unfiled(t, t->running) ? 1 : 0;
+    unsigned l;
+    int err = hwtimer__check_list(t, &t->due, HWTIMER__WHERE_LIST, &n);
+    if (!err) err = hwtimer__check_list(t, &t->ready, HWTIMER__WHERE_LIST, &n);
+    for (l = 0; !err && l < t->levels; l++) err = hwtimer__check_level(t, l, &n);
+    if (!err && (n != t->pending || t->pending > t->max_pending)) err = HWTIMER_CHECK_COUNT;
+    return err;
+}
+
+HWTIMER_DEF int hwtimer_check(hwtimer *t) {
+    int err;
+    if (!t) return 0;
+    hwtimer__lock(t);
+    err = hwtimer__check_locked(t);
+    hwtimer__unlock(t);
+    return err;
 }
 
 /* ---------------------------------------------------------------------------------
@@ -2166,6 +2634,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
 #ifdef __cplusplus
 }
 #endif
+#endif /* !HWTIMER__NO_POSIX_TIME */
 #endif /* HWTIMER_IMPLEMENTATION */
 
 /*
