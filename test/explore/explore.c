@@ -30,10 +30,12 @@
    WHAT IS CHECKED
    A ledger entry per node (the hwtimer_timeout is allocated apart, so that it can be freed
    right after its cancel while the entry stays) counts armings, runs, cancels, hand-backs.
+   Without ASan a freed node is poisoned and kept until the execution ends, so that a
+   timer that still reads it reads garbage the checks notice; under ASan it is freed.
    - After every scheduling decision, for each timer whose mutex is free: hwtimer_pending is
      exact (it equals the live nodes that are PENDING plus the periodic ones whose callback
-     runs, EXPIRED with a period), so a freed node still counted shows, and the callback
-     under way is not a freed node of this timer.
+     runs, EXPIRED with a period), so a freed node still counted shows; and after each
+     locked section, hwtimer_check (every invariant of the wheel) holds.
    - In every callback: at most one run per arming; never two at once; never after
      hwtimer_cancel returned or after the node was freed.
    - After each hwtimer_cancel from another thread than the callback's: the callback is
@@ -52,9 +54,11 @@
      not called), or a thread waits on done_cond although no callback and no pass is under
      way.
      Livelock: 20000 decisions without the execution ending (a cancel starved forever).
-   Expected failures: three scenarios must fail (run in a child process, which must exit
-   1): the cross-timer cancel cycle hwtimer.h warns of, and two known gaps of nodes moved
-   between timers by their own callback (see those scenarios).
+   Expected failures: four scenarios must fail (each runs in a child process, which must
+   exit 1 or die of a signal): the cross-timer cancel cycle hwtimer.h warns of, and three
+   known gaps (see those scenarios): a node moved to another timer by its own callback and
+   cancelled there, a periodic node moved so, and hwtimer_foreach/hwtimer_check reading a
+   node its one-shot callback freed.
 
    WHAT IT CANNOT SEE
    - Lock-free reads. hwtimer_timeout_state and hwtimer_timeout_deadline, and the state
@@ -125,6 +129,7 @@ typedef void (*node_body)(node *n);
 struct node {
     hwtimer_timeout *to; /* NULL once freed */
     const void *stale;   /* the address it had */
+    void *quarantined;   /* freed, poisoned, not yet given back (without ASan) */
     int timer;
     uint64_t period;
     node_body body; /* what its callback does */
@@ -145,6 +150,7 @@ static struct {
     int worker[MAX_TIMERS];
     uint64_t start[MAX_TIMERS];
     int stopped[MAX_TIMERS];
+    unsigned checked_at[MAX_TIMERS]; /* ex_mutex_releases at the last hwtimer_check */
     node nodes[MAX_NODES];
     int nnodes;
     int test_threads[EX_MAX_THREADS];
@@ -197,8 +203,16 @@ static node *node_new(int timer, node_body body) {
     return n;
 }
 
+/* Frees the node. Without ASan its memory is poisoned and kept until the execution ends
+   instead: a timer that still reads it then sees garbage (a nonzero period, a state
+   that is no state), which the checks notice. */
 static void node_free(node *n) {
+#ifdef EX_ASAN
     free(n->to);
+#else
+    memset(n->to, 0x5A, sizeof *n->to);
+    n->quarantined = n->to;
+#endif
     n->to = NULL;
 }
 
@@ -360,7 +374,9 @@ static size_t pending_by_nodes(int timer) {
         int state;
         if (n->timer != timer || !n->to) continue;
         state = hwtimer_timeout_state(n->to);
-        if (state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && n->to->period)) count++;
+        if (state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && hwtimer_timeout_period(n->to))) {
+            count++;
+        }
     }
     return count;
 }
@@ -379,15 +395,20 @@ static void check_step(void) {
     for (i = 0; i < MAX_TIMERS; i++) {
         hwtimer *t = w.t[i];
         size_t expected;
+        int invariant;
         if (!w.alive[i] || !ex_mutex_is_free(t->mutex)) continue;
         expected = pending_by_nodes(i);
         if (t->pending != expected) {
             ex_fail("timer %d: hwtimer_pending is %zu, the nodes say %zu", i, t->pending,
                     expected);
         }
-        if (t->running && freed_node_at(t->running) && freed_node_at(t->running)->timer == i) {
-            ex_fail("timer %d: runs the callback of a freed node", i);
-        }
+        /* hwtimer_check (without its lock hooks) once per locked section that ended: the
+           wheel changes only under the lock. Not while `running` names a node freed
+           after its callback returned: hwtimer_check reads it (sc_inspect_vs_freeing). */
+        if (ex_mutex_releases(t->mutex) == w.checked_at[i] || freed_node_at(t->running)) continue;
+        w.checked_at[i] = ex_mutex_releases(t->mutex);
+        invariant = hwtimer__check_locked(t);
+        if (invariant) ex_fail("timer %d: hwtimer_check finds invariant %d broken", i, invariant);
     }
 }
 
@@ -695,7 +716,6 @@ static void sc_periodic_move(void) {
     world_end();
 }
 
-#ifdef HWTIMER_VERSION_MAJOR /* until the merge of the new API */
 /* ---- wake_fn: an event loop drives a caller-driven timer ---- */
 
 static void loop_lock(void) { ex_threads()->mutex_lock(&w.loop.mutex); }
@@ -845,7 +865,30 @@ static void sc_fork_child(void) {
     world_end();
 }
 
-#endif
+
+/* A one-shot callback frees its own node (allowed: the timer never touches a one-shot
+   node after its callback), while another thread inspects the timer with hwtimer_foreach
+   and hwtimer_check. Between the callback's return and the worker taking the lock again,
+   the timer's `running` still names the freed node, and both read it. A known gap: the
+   search must find it (when hwtimer.h closes it, this scenario's expect_fail becomes 0). */
+static void free_own_node(node *n) { node_free(n); }
+static void visit_live_only(hwtimer_timeout *to, void *ctx) {
+    (void)ctx;
+    if (freed_node_at(to)) ex_fail("hwtimer_foreach visits a freed node");
+}
+static void inspect_timer0(void *arg) {
+    int invariant;
+    ex_await(node_ran, arg);
+    ex_yield();
+    hwtimer_foreach(w.t[0], visit_live_only, NULL);
+    invariant = hwtimer_check(w.t[0]);
+    if (invariant) ex_fail("hwtimer_check finds invariant %d broken", invariant);
+}
+static void sc_inspect_vs_freeing(void) {
+    timer_open(0, 1);
+    spawn(inspect_timer0, armed_node(free_own_node, MS, 0));
+    world_end();
+}
 
 /* a worker asleep until a far deadline, the clock jumps past it, then a schedule */
 static void sc_clock_jump(void) {
@@ -870,25 +913,24 @@ typedef struct scenario {
 
 static const scenario scenarios[] = {
     {"cancel_vs_fire", sc_cancel_vs_fire, 3, 500, 0},
-    {"rearm_vs_waiting_cancel", sc_rearm_vs_waiting_cancel, 3, 500, 0},
+    {"rearm_vs_waiting_cancel", sc_rearm_vs_waiting_cancel, 2, 2000, 0},
     {"periodic_cancel_self", sc_periodic_cancel_self, 3, 500, 0},
     {"periodic_cancel_other", sc_periodic_cancel_other, 1, 2000, 0},
     {"stop_vs_schedule_vs_callback", sc_stop_vs_schedule_vs_callback, 1, 2000, 0},
     {"stop_vs_advance", sc_stop_vs_advance, 3, 500, 0},
     {"destroy_from_callback", sc_destroy_from_callback, 3, 500, 0},
     {"destroy_from_advance", sc_destroy_from_advance, 3, 500, 0},
-    {"reschedule_vs_fire", sc_reschedule_vs_fire, 3, 500, 0},
+    {"reschedule_vs_fire", sc_reschedule_vs_fire, 2, 2000, 0},
     {"callbacks_cancel_each_other", sc_callbacks_cancel_each_other, 3, 500, 0},
-    {"cross_timer_cancel", sc_cross_timer_cancel, 3, 500, 0},
+    {"cross_timer_cancel", sc_cross_timer_cancel, 2, 2000, 0},
     {"move_between_timers", sc_move_between_timers, 1, 2000, 0},
     {"clock_jump", sc_clock_jump, 3, 500, 0},
-#ifdef HWTIMER_VERSION_MAJOR
     {"wake_fn", sc_wake_fn, 2, 1000, 0},
-    {"fork_child", sc_fork_child, 2, 1000, 0},
-#endif
+    {"fork_child", sc_fork_child, 1, 3000, 0},
     {"cross_timer_cycle_deadlocks", sc_cross_timer_cycle, 2, 0, 1},
     {"move_then_cancel_at_once", sc_move_then_cancel, 2, 0, 1},
     {"periodic_moved_by_its_callback", sc_periodic_move, 2, 0, 1},
+    {"inspect_vs_freeing_callback", sc_inspect_vs_freeing, 2, 0, 1},
 };
 enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
 
@@ -900,7 +942,10 @@ static const scenario *current_scenario;
 
 static void world_main(void) {
     int i;
-    for (i = 0; i < w.nnodes; i++) free(w.nodes[i].to);
+    for (i = 0; i < w.nnodes; i++) {
+        free(w.nodes[i].to);
+        free(w.nodes[i].quarantined);
+    }
     memset(&w, 0, sizeof w);
     current_scenario->fn();
 }
@@ -1044,7 +1089,7 @@ static int explore_expecting_failure(const scenario *s, const options *o) {
         _exit(0);
     }
     if (pid < 0 || waitpid(pid, &status, 0) != pid) return 1;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
+    if ((WIFEXITED(status) && WEXITSTATUS(status) == 1) || WIFSIGNALED(status)) { /* ASan */
         printf("%-30s found, as expected (the schedule is above)\n", s->name);
         return 0;
     }

@@ -32,6 +32,7 @@ enum {
 typedef struct ex_mutex {
     int owner; /* thread id, -1: free */
     int id;
+    unsigned releases; /* times it was unlocked (or released by a wait) */
 } ex_mutex;
 typedef struct ex_cond {
     int id;
@@ -175,13 +176,6 @@ static void ex_on_signal(int sig) {
     raise(sig);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define EX_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EX_ASAN 1
-#endif
-#endif
 #ifdef EX_ASAN
 void __sanitizer_set_death_callback(void (*callback)(void));
 #endif
@@ -509,6 +503,7 @@ static void ex_block_on_join(int id) {
 static int ex_mutex_init(void *m) {
     ((ex_mutex *)m)->owner = -1;
     ((ex_mutex *)m)->id = ex.next_obj++;
+    ((ex_mutex *)m)->releases = 0;
     return 0;
 }
 static void ex_mutex_destroy(void *m) {
@@ -529,6 +524,7 @@ static void ex_mutex_unlock(void *p) {
     pthread_mutex_lock(&ex.g);
     if (m->owner != ex.current) ex_fail("T%d unlocks a mutex it does not hold", ex.current);
     m->owner = -1;
+    m->releases++;
     ex_trace("unlock", m->id);
     ex_switch();
     pthread_mutex_unlock(&ex.g);
@@ -562,6 +558,7 @@ static void ex_cond_wait(void *c, void *p, uint64_t timeout_ns) {
     v = &ex.th[ex.current];
     if (m->owner != ex.current) ex_fail("T%d waits without holding the mutex", ex.current);
     m->owner = -1;
+    m->releases++;
     v->state = TS_COND;
     v->cond = (const ex_cond *)c;
     v->mutex = m;
@@ -644,6 +641,7 @@ const void *ex_waits_on(int id) {
 }
 int ex_mutex_is_free(const void *m) { return ((const ex_mutex *)m)->owner < 0; }
 int ex_mutex_is_mine(const void *m) { return ((const ex_mutex *)m)->owner == ex.current; }
+unsigned ex_mutex_releases(const void *m) { return ((const ex_mutex *)m)->releases; }
 
 /* What a fork leaves the child: only the calling thread. The others stop where they are,
    holding what they hold, and never run again. */

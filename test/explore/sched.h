@@ -10,6 +10,15 @@
 
 enum { EX_MAX_THREADS = 8 };
 
+/* Built with AddressSanitizer? */
+#if defined(__SANITIZE_ADDRESS__)
+#define EX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EX_ASAN 1
+#endif
+#endif
+
 /* How the choices of one execution are made. */
 enum { EX_DFS, EX_PCT };
 
@@ -64,6 +73,7 @@ int ex_thread_count(void);
 const void *ex_waits_on(int id);                       /* its cond in cond_wait, or NULL */
 int ex_mutex_is_free(const void *mutex);
 int ex_mutex_is_mine(const void *mutex);               /* the calling thread holds it */
+unsigned ex_mutex_releases(const void *mutex); /* unlocks so far: a locked section ended */
 void ex_fork(void);        /* as in a forked child: the other threads never run again */
 int ex_is_frozen(int id);  /* left behind by ex_fork */
 int ex_wants_mutex(int id); /* stopped in a lock hook, before it took the mutex */
