@@ -789,13 +789,11 @@ static void loop_main(void *arg) {
 static void loop_start(void) {
     const hwtimer_threads *th = ex_threads();
     hwtimer_config cfg;
-    int err;
     if (th->mutex_init(&w.loop.mutex) || th->cond_init(&w.loop.cond)) ex_fail("loop init");
     config_for_explore(&cfg, 0);
     cfg.wake_fn = loop_wake;
     timer_create_with(0, &cfg);
     w.loop.thread = ex_spawn(loop_main, NULL);
-    (void)err;
 }
 
 static void loop_stop(void) {
