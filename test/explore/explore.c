@@ -383,9 +383,8 @@ static size_t pending_by_nodes(int timer) {
         int state;
         if (n->timer != timer || !n->to) continue;
         state = hwtimer_timeout_state(n->to);
-        if (state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && hwtimer_timeout_period(n->to))) {
-            count++;
-        }
+        if (state == HWTIMER_PENDING) count++;
+        if (state == HWTIMER_EXPIRED && hwtimer_timeout_period(n->to)) count++;
     }
     return count;
 }
@@ -414,7 +413,9 @@ static void check_step(void) {
         /* hwtimer_check (without its lock hooks) once per locked section that ended: the
            wheel changes only under the lock. Not while `running` names a node freed
            after its callback returned: hwtimer_check reads it (sc_inspect_vs_freeing). */
-        if (ex_mutex_releases(t->mutex) == w.checked_at[i] || freed_node_at(t->running)) continue;
+        if (ex_mutex_releases(t->mutex) == w.checked_at[i] || freed_node_at(t->running)) {
+            continue;
+        }
         w.checked_at[i] = ex_mutex_releases(t->mutex);
         invariant = hwtimer__check_locked(t);
         if (invariant) ex_fail("timer %d: hwtimer_check finds invariant %d broken", i, invariant);
