@@ -745,7 +745,9 @@ static void loop_wake(void *ctx) {
     int i;
     (void)ctx;
     if (ex_mutex_is_mine(w.t[0]->mutex)) ex_fail("wake_fn is called with the timer's lock held");
-    if (w.loop.in_advance && ex_self() == w.loop.thread) ex_fail("wake_fn is called inside advance");
+    if (w.loop.in_advance && ex_self() == w.loop.thread) {
+        ex_fail("wake_fn is called inside advance");
+    }
     for (i = 0; i < w.nnodes; i++) {
         if (w.nodes[i].running && w.nodes[i].runner == ex_self()) {
             ex_fail("wake_fn is called from a callback");
@@ -1150,9 +1152,13 @@ static int parse_options(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--depth")) o->depth = (unsigned)atoi(v);
         else if (!strcmp(a, "--replay")) o->replay = v;
-        else if (!strcmp(a, "--pct-seed")) o->pct_seed_given = 1, o->pct_seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--len")) o->len = (unsigned)atoi(v);
-        else return -1;
+        else if (!strcmp(a, "--pct-seed")) {
+            o->pct_seed = strtoull(v, NULL, 10);
+            o->pct_seed_given = 1;
+        } else {
+            return -1;
+        }
     }
     return 0;
 }

@@ -126,7 +126,9 @@ static void ex_print_threads(void) {
         if (v->state == TS_LOCK) fprintf(stderr, " #%d held by T%d", v->mutex->id, v->mutex->owner);
         if (v->state == TS_COND) {
             fprintf(stderr, " #%d", v->cond->id);
-            if (v->wake_at != UINT64_MAX) fprintf(stderr, " until %llu ns", (unsigned long long)v->wake_at);
+            if (v->wake_at != UINT64_MAX) {
+                fprintf(stderr, " until %llu ns", (unsigned long long)v->wake_at);
+            }
         }
         fputc('\n', stderr);
     }
