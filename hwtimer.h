@@ -201,7 +201,7 @@ struct hwtimer_timeout {
     uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*);
                                   stale otherwise */
     uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_CANCELLED */
-    uint8_t leeway_shift;      /* leeway = leeway_digits << leeway_shift (rounded down) */
+    uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns (rounded down) */
     uint16_t leeway_digits;
 };
 
@@ -387,8 +387,9 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    picks the tick number in it with the most trailing zero bits (it is unique). For
    ordering, the timeout counts as due at the boundary chosen. The node keeps its leeway
    until it is set again, through any number of schedulings (hwtimer_timeout_init and a
-   zero-filled node mean 0). Stored with 16 significant bits, rounded down (at most 1/32768
-   less, never more). HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback
+   zero-filled node mean 0). Stored as up to 65535 times a power of ten ns, rounded down:
+   1 us, 10 ms, 1.5 s and any value of four significant digits are kept exactly, others
+   lose at most 0.02%, never gain. HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback
    too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
@@ -1037,6 +1038,7 @@ struct hwtimer {
     size_t max_pending; /* SIZE_MAX: no limit */
     uint64_t (*clock_fn)(void *);
     void *clock_ctx;
+    int own_clock;      /* clock_fn is the user's, not the platform clock the OS waits on */
     void (*free_fn)(void *, void *);
     void *alloc_ctx;
     size_t bytes;
@@ -1275,9 +1277,13 @@ HWTIMER__HOT uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
     return q + (r != 0);
 }
 
-/* A node's leeway in ns (16 significant bits, see hwtimer_timeout_set_leeway). */
+/* A node's leeway in ns: up to 65535 decimal digits times a power of ten, so that the
+   round numbers people write (10 ms, 1.5 s) are kept exactly (hwtimer_timeout_set_leeway). */
 static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
-    return (uint64_t)to->leeway_digits << to->leeway_shift;
+    uint64_t v = to->leeway_digits;
+    unsigned e;
+    for (e = 0; e < to->leeway_exp; e++) v *= 10u;
+    return v;
 }
 
 /* The tick in [e, last] with the most trailing zero bits: if e and last first differ at
@@ -1674,6 +1680,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     geometry.tick_ns = cfg->tick_ns;
     geometry.tick_inv = UINT64_MAX / cfg->tick_ns;
     geometry.clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
+    geometry.own_clock = cfg->clock_fn != NULL;
     geometry.clock_ctx = cfg->clock_ctx;
     geometry.start = geometry.clock_fn(geometry.clock_ctx);
     hwtimer__set_geometry(&geometry, cfg->ticks_per_wheel);
@@ -1716,31 +1723,33 @@ HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
     if (to) memset(to, 0, sizeof *to);
 }
 
-/* Pending on some timer: filed, or a periodic node whose callback runs now on t and was not
-   touched yet (a running node belongs to t). */
-static int hwtimer__is_pending(const hwtimer *t, const hwtimer_timeout *to) {
-    if (HWTIMER__LOAD(&to->state) == HWTIMER_PENDING) return 1;
-    return to == t->running && to->period && !t->running_touched;
+/* Pending on its owner: filed (PENDING), or a periodic node inside its own callback that
+   the callback did not touch. Such a node is EXPIRED exactly then: a cancel makes it
+   CANCELLED, an arming PENDING, and the owner re-arms it when the callback returns. So the
+   answer needs no lock of the owner, whichever timer asks. */
+static int hwtimer__is_pending(const hwtimer_timeout *to) {
+    int state = HWTIMER__LOAD(&to->state);
+    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
 }
 
 static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner == t && hwtimer__is_pending(t, to);
+    return to->owner == t && hwtimer__is_pending(to);
 }
 
 static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner != t && HWTIMER__LOAD(&to->state) == HWTIMER_PENDING;
+    return to->owner != t && hwtimer__is_pending(to);
 }
 
-/* Is `to` a periodic node inside its own callback, pending but in no list? */
+/* Is `to` a periodic node inside its own callback on t, pending but in no list? */
 static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to) {
-    return to && to == t->running && to->state != HWTIMER_PENDING &&
-           hwtimer__is_pending(t, to);
+    return to && to == t->running && HWTIMER__LOAD(&to->state) == HWTIMER_EXPIRED &&
+           to->period;
 }
 
 /* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
 HWTIMER__HOT int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
     if (t->stopped) return HWTIMER_ESTOPPED;
-    if (hwtimer__is_pending(t, to)) return HWTIMER_EBUSY; /* here or on another timer */
+    if (hwtimer__is_pending(to)) return HWTIMER_EBUSY; /* here or on another timer */
     if (t->pending >= t->max_pending) return HWTIMER_EFULL;
     return HWTIMER_OK;
 }
@@ -1829,10 +1838,11 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
     return hwtimer__arm_after(t, to, delay_ns, 0, fn, arg);
 }
 
-/* The clock for an absolute (_at) call: read only in worker mode, for the sleeping worker's
-   sake (see hwtimer__wake_worker_for); 0 otherwise. */
+/* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
+   while the timer has a clock_fn of its own, which may jump past the worker's wake-up (see
+   hwtimer__wake_worker_for); 0 otherwise. */
 static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
-    return t && t->worker_mode ? t->clock_fn(t->clock_ctx) : 0;
+    return t && t->worker_mode && t->own_clock ? t->clock_fn(t->clock_ctx) : 0;
 }
 
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
@@ -2055,15 +2065,15 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
 }
 
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns) {
-    unsigned shift = 0;
-    int state;
+    unsigned exp = 0;
     if (!to) return HWTIMER_EINVAL;
-    state = HWTIMER__LOAD(&to->state);
-    /* a periodic node stays EXPIRED only while its callback runs: it is pending */
-    if (state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period)) return HWTIMER_EBUSY;
-    if (leeway_ns > 0xFFFFu) shift = hwtimer__msb64(leeway_ns) - 15;
-    to->leeway_shift = (uint8_t)shift;
-    to->leeway_digits = (uint16_t)(leeway_ns >> shift);
+    if (hwtimer__is_pending(to)) return HWTIMER_EBUSY;
+    while (leeway_ns > 0xFFFFu) {
+        leeway_ns /= 10u;
+        exp++;
+    }
+    to->leeway_exp = (uint8_t)exp;
+    to->leeway_digits = (uint16_t)leeway_ns;
     return HWTIMER_OK;
 }
 
@@ -2484,9 +2494,15 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     if (!t) return;
     hwtimer__lock(t);
     if (hwtimer__in_own_callback(t)) {
-        /* The pass or worker that runs this callback frees the timer when it returns. */
+        /* The pass or worker that runs this callback frees the timer when it returns. Every
+           pending node is cancelled now, so that none is referred to once destroy returns
+           (another thread may free them then); the pass stops at `stopped`. */
+        struct hwtimer__link out[HWTIMER_SLOT_LISTS];
         t->stopped = 1;
         t->destroy_deferred = 1;
+        if (t->running) hwtimer__cancel_locked(t, t->running);
+        hwtimer__init_out(out);
+        hwtimer__cancel_all(t, out);
         hwtimer__unlock(t);
         return;
     }

@@ -9,6 +9,9 @@
    test_threads() returns the table for the mode, so a test that only needs
    "whatever this build has" never repeats the selection.
 
+   It also holds what every test shares: atomics, a seeded PRNG, the fake clock and the
+   boundary arithmetic; units.h has the time units, fixture.h the fixture.
+
    Results: CHECK() records a failure and carries on; test_finish() prints the
    closing line "N passed, N failed" that CI reads and returns the exit status. */
 #ifndef HWTIMER_TEST_HARNESS_H
@@ -29,6 +32,7 @@
 #endif
 #include "../hwtimer.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,20 +91,95 @@ static inline const hwtimer_threads *test_threads(void) {
 #endif
 }
 
-/* A fake clock: the timer reads *ctx. */
+/* ---- atomics ---------------------------------------------------------------------------
+   The GCC/Clang __atomic builtins: they compile warning-free as C99 with -Wpedantic, where
+   <stdatomic.h> does not. Counters a worker thread may touch go through these. */
+
+#define ATOMIC_GET(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define ATOMIC_SET(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+#define ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST) /* returns the old value */
+#define ATOMIC_SUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_SEQ_CST)
+
+/* ---- a seeded PRNG ---------------------------------------------------------------------- */
+
+/* splitmix64: tiny, fast, and any seed gives a good stream, so runs are reproducible. */
+static inline uint64_t test_rng_next(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* A draw in 0 .. bound - 1; 0 when bound is 0. */
+static inline uint64_t test_rng_below(uint64_t *state, uint64_t bound) {
+    return bound ? test_rng_next(state) % bound : 0;
+}
+
+/* ---- what every test needs to go on ------------------------------------------------------ */
+
+/* Zeroed memory; without it nothing can be tested, so a failure ends the program. */
+static inline void *calloc_or_die(size_t count, size_t size) {
+    void *p = calloc(count, size);
+    if (!p) {
+        fprintf(stderr, "fatal: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* Every later call needs the timer, so a failure here ends the program. */
+static inline hwtimer *create_or_die(const hwtimer_config *cfg) {
+    hwtimer *t = NULL;
+    int rc = hwtimer_create(&t, cfg);
+    if (rc != HWTIMER_OK || !t) {
+        fprintf(stderr, "fatal: hwtimer_create: %d %s\n", rc, hwtimer_strerror(rc));
+        exit(1);
+    }
+    return t;
+}
+
+/* ---- the fake clock ---------------------------------------------------------------------- */
+
+/* The timer reads *ctx. */
 static inline uint64_t test_fake_clock(void *ctx) {
     return *(const uint64_t *)ctx;
 }
 
 /* Config for a caller-driven timer on a fake clock, with this mode's threads. */
 static inline void test_fake_config(hwtimer_config *cfg, uint64_t *clock, uint64_t tick_ns,
-                             uint32_t ticks_per_wheel) {
+                                    uint32_t ticks_per_wheel) {
     hwtimer_config_default(cfg);
     cfg->tick_ns = tick_ns;
     cfg->ticks_per_wheel = ticks_per_wheel;
     cfg->clock_fn = test_fake_clock;
     cfg->clock_ctx = clock;
     cfg->threads = test_threads();
+}
+
+/* The boundary of deadline d on a timer started at `start` with this tick, as hwtimer.h
+   documents: the first start + k*tick (k >= 0) at or after d. Returns 0 when that lies
+   beyond UINT64_MAX (such a timeout never fires). */
+static inline int test_boundary(uint64_t start, uint64_t tick, uint64_t d, uint64_t *b) {
+    uint64_t k;
+    if (d <= start) {
+        *b = start;
+        return 1;
+    }
+    k = (d - start) / tick + ((d - start) % tick != 0);
+    if (k > (UINT64_MAX - start) / tick) return 0;
+    *b = start + k * tick;
+    return 1;
+}
+
+/* What hwtimer_poll_timeout_ms must say while something is pending, as hwtimer.h
+   documents: the time from now to next_expiry in milliseconds, rounded up, at most
+   INT_MAX; 0 once it is due. */
+static inline int test_ms_until(uint64_t next_expiry, uint64_t now) {
+    uint64_t wait, ms;
+    if (next_expiry <= now) return 0;
+    wait = next_expiry - now;
+    ms = wait / 1000000u + (wait % 1000000u != 0);
+    return ms > (uint64_t)INT_MAX ? INT_MAX : (int)ms;
 }
 
 #endif

@@ -1,19 +1,16 @@
 /* harness_threads.h - what the threaded tests (suite 'threads') share on top of harness.h:
-   the real clock, sleeping, atomics, polling a counter with a time limit, starting test
+   the real clock, sleeping, polling a counter with a time limit, starting test
    threads, a thread that polls a caller-driven timer, and real-clock timers.
 
    Test threads are started through this mode's own hwtimer_threads table (the same hooks the
    timer uses), so one test source runs unchanged under the pthread and the C11 backend.
-   Atomics are the GCC/Clang __atomic builtins: they compile warning-free as C99 with
-   -Wpedantic, where <stdatomic.h> does not. Include after harness.h. */
+   Include after harness.h. */
 #ifndef HWTIMER_TEST_HARNESS_THREADS_H
 #define HWTIMER_TEST_HARNESS_THREADS_H
 
 #include <time.h>
 
-#define US 1000ull
-#define MS (1000ull * US)
-#define SEC (1000ull * MS)
+#include "units.h"
 
 /* TEST_TSAN is 1 under ThreadSanitizer, which makes every lock and atomic ten times slower:
    tests that measure throughput-bound latency scale their load down by it. */
@@ -27,12 +24,6 @@
 #ifndef TEST_TSAN
 #define TEST_TSAN 0
 #endif
-
-/* ---- atomics ------------------------------------------------------------------------ */
-
-#define ATOMIC_GET(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
-#define ATOMIC_SET(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
-#define ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST) /* returns the old value */
 
 /* ---- time --------------------------------------------------------------------------- */
 
@@ -61,18 +52,6 @@ static inline int wait_for_count(const unsigned *counter, unsigned target, uint6
         sleep_ns(1 * MS);
     }
     return 1;
-}
-
-/* ---- memory ------------------------------------------------------------------------- */
-
-/* Zeroed memory; without it nothing can be tested, so a failure ends the program. */
-static inline void *calloc_or_die(size_t count, size_t size) {
-    void *p = calloc(count, size);
-    if (!p) {
-        fprintf(stderr, "fatal: out of memory\n");
-        exit(1);
-    }
-    return p;
 }
 
 /* ---- test threads ------------------------------------------------------------------- */
@@ -137,17 +116,6 @@ static inline void real_config(hwtimer_config *cfg, int worker, uint64_t tick_ns
     cfg->ticks_per_wheel = ticks_per_wheel;
     cfg->threads = test_threads();
     cfg->worker = worker;
-}
-
-/* Every later call needs the timer, so a failure here ends the program. */
-static inline hwtimer *create_or_die(const hwtimer_config *cfg) {
-    hwtimer *t = NULL;
-    int rc = hwtimer_create(&t, cfg);
-    if (rc != HWTIMER_OK || !t) {
-        fprintf(stderr, "fatal: hwtimer_create: %d %s\n", rc, hwtimer_strerror(rc));
-        exit(1);
-    }
-    return t;
 }
 
 /* A worker-mode timer on the real clock. */

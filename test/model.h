@@ -106,20 +106,11 @@ static int model_sabotaged;
 
 /* B = the first S + k*tick (k >= 0) at or after d. Returns 0 when it is beyond UINT64_MAX. */
 static int model_boundary(const model *m, uint64_t d, uint64_t *b) {
-    uint64_t offset, rem;
-    if (model_sabotaged || d <= m->start) {
-        *b = model_sabotaged ? d : m->start;
+    if (model_sabotaged) {
+        *b = d;
         return 1;
     }
-    offset = (d - m->start) / m->tick * m->tick; /* <= d - S: cannot overflow */
-    rem = (d - m->start) % m->tick;
-    if (rem != 0) {
-        if (offset > UINT64_MAX - m->tick) return 0;
-        offset += m->tick;
-    }
-    if (offset > UINT64_MAX - m->start) return 0;
-    *b = m->start + offset;
-    return 1;
+    return test_boundary(m->start, m->tick, d, b);
 }
 
 /* The first boundary strictly after x, saturated to UINT64_MAX. */
@@ -167,7 +158,7 @@ static uint64_t model_next_period(uint64_t d, uint64_t p, uint64_t now) {
     return d + k * p;
 }
 
-/* Argument errors come first, then stopped, busy, full (the order SPEC lists them). */
+/* Argument errors come first, then stopped, busy, full (the order hwtimer.h lists them). */
 static int model_schedule_result(const model *m, int id) {
     if (m->stopped) return HWTIMER_ESTOPPED;
     if (m->to[id].pending) return HWTIMER_EBUSY;
@@ -323,8 +314,8 @@ static void check_pending(void) {
 }
 
 /* next_expiry: UINT64_MAX when nothing is pending, otherwise never later than the earliest
-   B. With no B at all (every pending boundary beyond UINT64_MAX) SPEC allows any time: the
-   wheel may still want wake-ups to cascade; the event-loop operation checks progress. */
+   B. With no B at all (every pending boundary beyond UINT64_MAX) hwtimer.h allows any time:
+   the wheel may still want wake-ups to cascade; the event-loop operation checks progress. */
 static void check_next_expiry(void) {
     uint64_t got = hwtimer_next_expiry(sim.t), min_b = 0;
     if (sim.m.pending == 0 && got != UINT64_MAX)
@@ -338,20 +329,20 @@ static void check_next_expiry(void) {
 static void check_poll_timeout(void) {
     int got = hwtimer_poll_timeout_ms(sim.t), want;
     uint64_t expiry = hwtimer_next_expiry(sim.t);
-    if (sim.m.pending == 0) {
-        want = -1;
-    } else if (expiry <= sim.clock) {
-        want = 0;
-    } else {
-        uint64_t wait = expiry - sim.clock, ms = wait / 1000000u + (wait % 1000000u != 0);
-        want = ms > INT_MAX ? INT_MAX : (int)ms;
-    }
+    want = sim.m.pending == 0 ? -1 : test_ms_until(expiry, sim.clock);
     if (got != want)
         diverge("hwtimer_poll_timeout_ms %d, expected %d (next_expiry %llu)", got, want,
                 (unsigned long long)expiry);
 }
 
+/* The wheel's own invariants, as hwtimer_check sees them. */
+static void check_invariants(void) {
+    int broken = hwtimer_check(sim.t);
+    if (broken != 0) diverge("hwtimer_check %d: an invariant of the wheel is broken", broken);
+}
+
 static void check_world(void) {
+    check_invariants();
     check_pending();
     check_next_expiry();
     check_dirty_nodes();

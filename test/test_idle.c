@@ -1,9 +1,10 @@
 /* test_idle.c - the worker does not wake while nothing is due.
 
-   SPEC: the worker "sleeps until the next boundary that has work: no wake-ups while nothing
-   is due". The claim to check is "at most one wake-up in 10 s" with nothing due or with one
-   timeout 60 s away, on a 1 ms tick, where a worker that ticks (Netty before its busy-spin
-   fixes, see Netty #8277, #1246, #9710) wakes 1000 times a second or spins.
+   As hwtimer.h documents, the worker "sleeps until the next boundary that has work: no
+   wake-ups while nothing is due". The claim to check is "at most one wake-up in 10 s"
+   with nothing due or with one timeout 60 s away, on a 1 ms tick, where a worker that
+   ticks (Netty before its busy-spin fixes, see Netty #8277, #1246, #9710) wakes 1000
+   times a second or spins.
 
    What is measured: hwtimer_stats.wakeups (returns from the worker's wait) and .passes over
    a WINDOW of 2.5 s, on several timers at once, each in its own scenario; and the process's

@@ -12,8 +12,7 @@
      counterpart of Kafka's `while (timer.advanceClock(...))`).
    Here the ticks_per_wheel of 3 is rounded up to 4 by the timer; only behaviour is checked. */
 #include "harness.h"
-
-#define MS ((uint64_t)1000000) /* ns */
+#include "fixture.h"
 
 /* Delays in whole ms from a start on a boundary, so a task's boundary is start + delay. */
 typedef struct task {
@@ -23,45 +22,30 @@ typedef struct task {
     uint64_t ran_at; /* the clock when it ran */
 } task;
 
-/* The timer, its fake clock and the order in which tasks ran (Kafka's `output`). */
+/* The timer on its fake clock, and the order in which tasks ran (Kafka's `output`). */
 typedef struct bench {
-    uint64_t clock;
-    hwtimer *t;
+    fixture f;
     task **output;
     size_t outputs, capacity;
 } bench;
 
 static void bench_open(bench *b, uint64_t start, size_t capacity) {
-    hwtimer_config cfg;
-    int rc;
-    b->clock = start;
-    b->t = NULL;
-    test_fake_config(&cfg, &b->clock, MS, 3);
-    rc = hwtimer_create(&b->t, &cfg);
-    b->output = (task **)calloc(capacity, sizeof *b->output);
+    fixture_open(&b->f, start, MS, 3);
+    b->output = (task **)calloc_or_die(capacity, sizeof *b->output);
     b->outputs = 0;
     b->capacity = capacity;
-    if (rc != HWTIMER_OK || b->output == NULL) {
-        fprintf(stderr, "fatal: setup failed: %s\n", hwtimer_strerror(rc));
-        exit(1);
-    }
 }
 
 static void bench_close(bench *b) {
-    hwtimer_destroy(b->t);
+    fixture_close(&b->f);
     free(b->output);
-}
-
-static size_t bench_advance(bench *b, uint64_t now) {
-    b->clock = now;
-    return hwtimer_advance(b->t, now);
 }
 
 static void task_run(hwtimer_timeout *to, void *arg) {
     bench *b = (bench *)arg;
     task *k = (task *)(void *)to; /* `to` is the task's first member */
     k->runs++;
-    k->ran_at = b->clock;
+    k->ran_at = b->f.clock;
     if (b->outputs < b->capacity) {
         b->output[b->outputs++] = k;
     }
@@ -74,32 +58,32 @@ static void test_already_expired_task(void) {
     const uint64_t start = 1000 * MS, now = start + 20 * MS;
     int i;
     bench_open(&b, start, 2 * N);
-    b.clock = now; /* the clock has moved on; the timer has not advanced yet */
+    b.f.clock = now; /* the clock has moved on; the timer has not advanced yet */
     for (i = 0; i < N; i++) {
         hwtimer_timeout_init(&past[i].to);
         hwtimer_timeout_init(&zero[i].to);
         past[i].id = i - N;
         past[i].runs = zero[i].runs = 0;
-        CHECK_EQ(hwtimer_schedule_at(b.t, &past[i].to, now - (uint64_t)(N - i) * MS, task_run,
+        CHECK_EQ(hwtimer_schedule_at(b.f.t, &past[i].to, now - (uint64_t)(N - i) * MS, task_run,
                                      &b), HWTIMER_OK);
-        CHECK_EQ(hwtimer_schedule(b.t, &zero[i].to, 0, task_run, &b), HWTIMER_OK);
+        CHECK_EQ(hwtimer_schedule(b.f.t, &zero[i].to, 0, task_run, &b), HWTIMER_OK);
     }
-    CHECK_EQ(hwtimer_pending(b.t), 2 * N);
-    CHECK_EQ(bench_advance(&b, now), 2 * N);
+    CHECK_EQ(hwtimer_pending(b.f.t), 2 * N);
+    CHECK_EQ(advance_to(&b.f, now), 2 * N);
     for (i = 0; i < N; i++) {
         CHECK_EQ(past[i].runs, 1);
         CHECK_EQ(zero[i].runs, 1);
     }
     /* and once more after the timer has passed those ticks */
     for (i = 0; i < N; i++) {
-        CHECK_EQ(hwtimer_schedule_at(b.t, &past[i].to, start + (uint64_t)i * MS, task_run, &b),
+        CHECK_EQ(hwtimer_schedule_at(b.f.t, &past[i].to, start + (uint64_t)i * MS, task_run, &b),
                  HWTIMER_OK);
     }
-    CHECK_EQ(bench_advance(&b, now), N);
+    CHECK_EQ(advance_to(&b.f, now), N);
     for (i = 0; i < N; i++) {
         CHECK_EQ(past[i].runs, 2);
     }
-    CHECK_EQ(hwtimer_pending(b.t), 0);
+    CHECK_EQ(hwtimer_pending(b.f.t), 0);
     bench_close(&b);
 }
 
@@ -141,9 +125,9 @@ static void submit_shuffled(bench *b, task *tasks, size_t n) {
     }
     for (i = 0; i < n; i++) {
         task *k = &tasks[order[i]];
-        CHECK_EQ(hwtimer_schedule(b->t, &k->to, (uint64_t)k->id * MS, task_run, b), HWTIMER_OK);
+        CHECK_EQ(hwtimer_schedule(b->f.t, &k->to, (uint64_t)k->id * MS, task_run, b), HWTIMER_OK);
     }
-    CHECK_EQ(hwtimer_pending(b->t), n);
+    CHECK_EQ(hwtimer_pending(b->f.t), n);
 }
 
 /* Every task ran once; the output is in order of delay (Kafka: ids.sorted == output). */
@@ -156,7 +140,7 @@ static void check_all_ran_in_order(const bench *b, const task *tasks, size_t n) 
     for (i = 1; i < b->outputs; i++) {
         CHECK(b->output[i - 1]->id <= b->output[i]->id);
     }
-    CHECK_EQ(hwtimer_pending(b->t), 0);
+    CHECK_EQ(hwtimer_pending(b->f.t), 0);
 }
 
 static void check_each_ran_at_its_boundary(const task *tasks, size_t n, uint64_t start) {
@@ -176,7 +160,7 @@ static void test_task_expiration_tick_by_tick(void) {
     bench_open(&b, start, n);
     submit_shuffled(&b, tasks, n);
     for (now = start; now <= start + LAST_DELAY * MS; now += MS) {
-        fired += bench_advance(&b, now);
+        fired += advance_to(&b.f, now);
     }
     CHECK_EQ(fired, n);
     check_all_ran_in_order(&b, tasks, n);
@@ -191,7 +175,7 @@ static void test_task_expiration_one_jump(void) {
     size_t n = make_tasks(tasks);
     bench_open(&b, start, n);
     submit_shuffled(&b, tasks, n);
-    CHECK_EQ(bench_advance(&b, start + 2000 * MS), n);
+    CHECK_EQ(advance_to(&b.f, start + 2000 * MS), n);
     check_all_ran_in_order(&b, tasks, n);
     bench_close(&b);
 }
@@ -206,14 +190,14 @@ static void test_task_expiration_event_loop(void) {
     size_t n = make_tasks(tasks), wakeups = 0, fired = 0;
     bench_open(&b, start, n);
     submit_shuffled(&b, tasks, n);
-    while (hwtimer_pending(b.t) > 0 && wakeups < 2000) {
-        uint64_t next = hwtimer_next_expiry(b.t);
+    while (hwtimer_pending(b.f.t) > 0 && wakeups < 2000) {
+        uint64_t next = hwtimer_next_expiry(b.f.t);
         CHECK(next <= start + LAST_DELAY * MS);
-        if (wakeups > 0 && next <= b.clock) {
-            CHECK(next > b.clock); /* right after an advance: no progress possible */
+        if (wakeups > 0 && next <= b.f.clock) {
+            CHECK(next > b.f.clock); /* right after an advance: no progress possible */
             break;
         }
-        fired += bench_advance(&b, next);
+        fired += advance_to(&b.f, next);
         wakeups++;
     }
     CHECK(wakeups < 2000);

@@ -19,16 +19,8 @@
 
 static uint64_t rng_state, rng_seed;
 
-/* splitmix64: tiny, fast, and any seed gives a good stream, so runs are reproducible. */
-static uint64_t rng_next(void) {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-static uint64_t draw_below(uint64_t n) { return n ? rng_next() % n : 0; }
-static uint64_t draw_bits(unsigned bits) { return rng_next() >> (64u - bits); }
+static uint64_t draw_below(uint64_t n) { return test_rng_below(&rng_state, n); }
+static uint64_t draw_bits(unsigned bits) { return test_rng_next(&rng_state) >> (64u - bits); }
 
 static const char *model_origin(void) {
     static char text[40];

@@ -172,7 +172,7 @@ static void test_overflowing_delay_never_fires(void) {
 /* Netty testTimerOverflowWheelLength: a task re-arming itself every 100 ms on a 32-slot
    wheel of 100 ms ticks keeps running (Netty counts 3 runs). (Netty's older version waited
    3.5 s, past one turn of the wheel; here the window is 3 s, and the turn of a wheel is
-   covered exactly, on a fake clock, by test_api and test_model.) Re-armed with delay 100 ms from a callback that runs just after boundary B, its deadline
+   covered exactly, on a fake clock, by test_firing and test_model.) Re-armed with delay 100 ms from a callback that runs just after boundary B, its deadline
    is B + 100 ms + a little, so it runs at B + 200 ms: never sooner than 100 ms after the last
    run, but every second tick. Re-armed at a fixed rate (the last deadline + 100 ms), it runs
    every tick: run i is never before start + (i+1) periods (a late run may be followed by

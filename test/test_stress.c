@@ -17,7 +17,7 @@
                       callback runs, and it never runs afterwards.
      periodic-self    owned; its callback cancels it after a few runs; exactly one of that
                       cancel and the owner's returns 1, and it never runs afterwards.
-     fire-and-forget  scheduled and forgotten; its callback frees it (SPEC allows that), or
+     fire-and-forget  scheduled and forgotten; its callback frees it (hwtimer.h allows that), or
                       stop hands it back and the hand-back frees it.
      shared           a static array every operator and callback schedules and cancels.
 
@@ -79,21 +79,12 @@ struct stress {
 
 /* ---- small tools -------------------------------------------------------------------- */
 
-static uint64_t next_random(uint64_t *state) { /* xorshift64* */
-    uint64_t x = *state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 2685821657736338717ull;
-}
-
 static unsigned dice(uint64_t *rng, unsigned sides) {
-    return (unsigned)(next_random(rng) >> 33) % sides;
+    return (unsigned)(test_rng_next(rng) >> 33) % sides;
 }
 
 static uint64_t random_delay(uint64_t *rng) {
-    return next_random(rng) % (MAX_DELAY + 1);
+    return test_rng_next(rng) % (MAX_DELAY + 1);
 }
 
 static void violation(stress *s, const snode *n, const char *what) {
@@ -205,7 +196,7 @@ static void forgotten_run(hwtimer_timeout *to, void *arg) {
     (void)to;
     if (n->magic != ALIVE) violation(n->s, n, "fire-and-forget ran twice");
     count(&n->s->forgotten.runs);
-    node_free(n); /* SPEC: a one-shot callback may free its own node */
+    node_free(n); /* as hwtimer.h documents: a one-shot callback may free its own node */
 }
 
 /* ---- owned nodes: the owner's side -------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* test_sync.c - hwtimer_cancel is synchronous, like Linux's del_timer_sync.
 
-   SPEC: when cancel returns on any thread other than the one running the timeout's
-   callback, the timer no longer refers to the node and its callback is not running, so the
+   As hwtimer.h documents: when cancel returns on any thread other than the one running the
+   timeout's callback, the timer no longer refers to the node and its callback is not running, so the
    node may be freed at once. The nodes here are malloc'd and freed right after cancel
    returns, and the callbacks write to their node at their very end: a cancel that returned
    too early fails the `finished` check, and under ASan the late write is a use-after-free.
@@ -169,8 +169,8 @@ static void canceller_main(void *arg) {
 
 /* A one-shot re-arms itself at a fixed rate, its last deadline + 1 ms, but takes 2 ms: every
    new deadline is already due when it re-arms (a callback behind schedule). Cancel from
-   another thread waits for the running callback to return (SPEC), not for the callback to
-   stop re-arming: it must return soon, with nothing running or pending. The wait is
+   another thread waits for the running callback to return (as hwtimer.h documents), not
+   for the callback to stop re-arming: it must return soon, with nothing running or pending. The wait is
    bounded: after 2 s the callback is told to stop re-arming, so a starving cancel fails
    the check instead of hanging the test. */
 static void test_cancel_rearming_behind_schedule(void) {

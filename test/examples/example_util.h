@@ -14,7 +14,7 @@
 #ifndef HWTIMER_EXAMPLE_UTIL_H
 #define HWTIMER_EXAMPLE_UTIL_H
 
-#define STARVED (30 * MS)
+#define STARVED HWTIMER_MS(30)
 #define TIMED_ATTEMPTS 3
 
 static inline void sleep_until(uint64_t when) {
@@ -34,6 +34,18 @@ static inline uint64_t median(uint64_t *values, size_t count) {
     return values[count / 2];
 }
 
+/* Checks how late `count` callbacks ran (late[], sorted here): the median under
+   typical_bound, the worst under worst_bound; prints both, in ms. */
+static inline void check_lateness(const char *who, const char *what, uint64_t *late,
+                                  size_t count, uint64_t typical_bound, uint64_t worst_bound) {
+    uint64_t typical = median(late, count), worst = count ? late[count - 1] : 0;
+    printf("%s: %s: %zu, late by %.2f ms (median), %.2f ms (worst)\n", who, what, count,
+           (double)typical / 1e6, (double)worst / 1e6);
+    CHECK(count > 0);
+    CHECK(typical < typical_bound);
+    CHECK(worst < worst_bound);
+}
+
 /* ---- the canary: how long this process waits for a CPU ------------------------------ */
 
 typedef struct canary {
@@ -46,8 +58,8 @@ static void canary__main(void *arg) {
     canary *c = (canary *)arg;
     while (!ATOMIC_GET(&c->quit)) {
         uint64_t before = now_ns(), late;
-        sleep_ns(2 * MS);
-        late = now_ns() - before - 2 * MS;
+        sleep_ns(HWTIMER_MS(2));
+        late = now_ns() - before - HWTIMER_MS(2);
         if (late > ATOMIC_GET(&c->worst)) ATOMIC_SET(&c->worst, late);
     }
 }
@@ -78,11 +90,11 @@ static inline void run_timed(void (*fn)(void), const char *name) {
         if (test__checks_failed == failed_before) return;
         if (stall < STARVED || attempt == TIMED_ATTEMPTS) {
             fprintf(stderr, "FAILED: %s (the longest stall seen: %.1f ms)\n", name,
-                    (double)stall / (double)MS);
+                    (double)stall / 1e6);
             return;
         }
         fprintf(stderr, "%s: the failures above are void: the process waited %.1f ms for a "
-                "CPU (attempt %d of %d)\n", name, (double)stall / (double)MS, attempt,
+                "CPU (attempt %d of %d)\n", name, (double)stall / 1e6, attempt,
                 TIMED_ATTEMPTS);
         test__checks_failed = failed_before;
     }

@@ -25,12 +25,12 @@
 #include "example_util.h"
 
 #define PEERS 200
-#define PERIOD (50 * MS)
-#define TICK (1 * MS)
+#define PERIOD HWTIMER_MS(50)
+#define TICK HWTIMER_MS(1)
 #define RUN_PERIODS 30 /* 1.5 s */
 #define MAX_BEATS (RUN_PERIODS + 2)
 #define COMPARED_BEATS 10 /* the first and the last 10 beats */
-#define DRIFT_BOUND (2 * MS)
+#define DRIFT_BOUND HWTIMER_MS(2)
 #define MAX_SKIPPED 3 /* periods a worker stalled by a busy machine may skip */
 
 typedef struct peer {
@@ -108,7 +108,7 @@ static void check_no_drift(const peer *peers) {
     first_phase = median(first, count);
     last_phase = median(last, count);
     printf("beats ran %.3f ms past their boundary (median of the first %d), %.3f ms (last %d)\n",
-           (double)first_phase / (double)MS, COMPARED_BEATS, (double)last_phase / (double)MS,
+           (double)first_phase / 1e6, COMPARED_BEATS, (double)last_phase / 1e6,
            COMPARED_BEATS);
     CHECK(count > 0);
     CHECK(last_phase < first_phase + DRIFT_BOUND);

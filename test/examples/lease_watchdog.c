@@ -23,9 +23,9 @@
 #include "../harness_threads.h"
 #include "example_util.h"
 
-#define LEASE (150 * MS)
+#define LEASE HWTIMER_MS(150)
 #define RENEW_EVERY (LEASE / 3)
-#define TICK (1 * MS)
+#define TICK HWTIMER_MS(1)
 #define LOCKS 4
 #define MAX_SKIPPED 2 /* periods a worker stalled by a busy machine may skip */
 
@@ -74,8 +74,8 @@ static void check_renewals(const lock *l) {
     uint64_t held = l->released_at - l->acquired_at;
     unsigned periods = (unsigned)(held / RENEW_EVERY);
     printf("held %3llu ms: %2u renewals (%u periods of %llu ms)\n",
-           (unsigned long long)(held / MS), l->renewals, periods,
-           (unsigned long long)(RENEW_EVERY / MS));
+           (unsigned long long)(held / HWTIMER_MS(1)), l->renewals, periods,
+           (unsigned long long)(RENEW_EVERY / HWTIMER_MS(1)));
     /* The first renewal is due one period after acquiring: at most one per period. The
        last may not have run yet, and a stalled worker may skip a few. */
     CHECK(l->renewals <= periods);
@@ -86,7 +86,8 @@ static void check_renewals(const lock *l) {
 }
 
 static void test_watchdog_keeps_lease_until_release(void) {
-    static const uint64_t hold_for[LOCKS] = {300 * MS, 500 * MS, 700 * MS, 1000 * MS};
+    static const uint64_t hold_for[LOCKS] = {HWTIMER_MS(300), HWTIMER_MS(500), HWTIMER_MS(700),
+                                             HWTIMER_MS(1000)};
     hwtimer *t = worker_timer(TICK, 512);
     lock locks[LOCKS];
     uint64_t start;

@@ -29,9 +29,9 @@
 #define REQUESTS_PER_ISSUER 250
 #define REQUESTS (ISSUERS * REQUESTS_PER_ISSUER)
 #define RESPONDERS 2
-#define TIMEOUT (20 * MS)
-#define TICK (1 * MS)
-#define ISSUE_EVERY (1 * MS)
+#define TIMEOUT HWTIMER_MS(20)
+#define TICK HWTIMER_MS(1)
+#define ISSUE_EVERY HWTIMER_MS(1)
 
 /* What happened to one request; outlives the request itself. */
 typedef struct outcome {
@@ -144,7 +144,7 @@ static void responder_main(void *arg) {
     while (!done) {
         request *r = inbox_pop_due(rs->in, &done);
         if (r) on_response(rs->cl, r);
-        else if (!done) sleep_ns(100 * US);
+        else if (!done) sleep_ns(HWTIMER_US(100));
     }
 }
 

@@ -21,13 +21,12 @@
    keep their places through all their retries. */
 #include "../harness.h"
 
-#define MS 1000000ull
-#define TICK (1 * MS)
-#define FIRST_BACKOFF (10 * MS)
-#define MAX_BACKOFF (80 * MS)
+#define TICK HWTIMER_MS(1)
+#define FIRST_BACKOFF HWTIMER_MS(10)
+#define MAX_BACKOFF HWTIMER_MS(80)
 #define MAX_RETRIES 5u
 #define CALLS 64
-#define CALL_EVERY (3 * MS) /* calls arrive 3 ms apart, so retries of many calls interleave */
+#define CALL_EVERY HWTIMER_MS(3) /* 3 ms apart, so retries of many calls interleave */
 
 enum outcome { IN_FLIGHT, SUCCEEDED, GAVE_UP, REJECTED };
 
@@ -131,7 +130,8 @@ static void test_retries_back_off_then_succeed_or_give_up(void) {
         }
         CHECK_EQ(c->attempt_at[0], k * CALL_EVERY);
         for (n = 1; n < c->attempts; n++)
-            CHECK_EQ(c->attempt_at[n] - c->attempt_at[n - 1], expected_backoff_ms[n - 1] * MS);
+            CHECK_EQ(c->attempt_at[n] - c->attempt_at[n - 1],
+                     HWTIMER_MS(expected_backoff_ms[n - 1]));
         retries += c->attempts - 1;
     }
     hwtimer_stats_get(fb.timer, &stats);

@@ -1,0 +1,165 @@
+/* test_internals.c - the header's pure helpers, called directly and compared with
+   brute-force computations over random inputs:
+
+     hwtimer__due_tick              deadline -> the tick of its boundary
+     hwtimer__wheel_where           tick -> the level and slot it is filed in
+     hwtimer__level_next_occupied   the first occupied slot at or after an index, from the
+                                    bit tree hwtimer__level_mark / _unmark keep
+
+   Each runs on a real timer (made by hwtimer_create on a fake clock) whose geometry the
+   helpers read; the brute-force side uses only the geometry hwtimer.h documents (ticks per
+   wheel rounded up to a power of two) and plain division and shifts. This file needs the
+   implementation in this unit, which harness.h gives it. */
+#include "harness.h"
+#include "fixture.h"
+
+enum { DRAWS = 200000 };
+
+/* A value spread over every magnitude: a random number of low bits. */
+static uint64_t draw_any(uint64_t *rng) {
+    uint64_t v = test_rng_next(rng);
+    unsigned bits = (unsigned)test_rng_below(rng, 65);
+    return bits == 64 ? v : v & (((uint64_t)1 << bits) - 1);
+}
+
+/* ---- hwtimer__due_tick ------------------------------------------------------------------- */
+
+/* ceil((D - S) / tick), 0 at or before S: the k of the boundary S + k*tick. */
+static uint64_t due_tick_by_division(uint64_t start, uint64_t tick, uint64_t deadline) {
+    if (deadline <= start) return 0;
+    return (deadline - start) / tick + ((deadline - start) % tick != 0);
+}
+
+static void check_due_ticks(uint64_t start, uint64_t tick, uint64_t *rng) {
+    fixture f;
+    size_t i, wrong = 0, off_boundary = 0;
+    fixture_open(&f, start, tick, 2); /* tick * width must fit in 64 bits */
+    for (i = 0; i < DRAWS; i++) {
+        uint64_t d = i % 4 ? start + draw_any(rng) : draw_any(rng), b;
+        uint64_t k = hwtimer__due_tick(f.t, d);
+        wrong += k != due_tick_by_division(start, tick, d);
+        /* where a boundary exists, the tick is its k */
+        if (test_boundary(start, tick, d, &b)) off_boundary += start + k * tick != b;
+    }
+    CHECK_EQ(wrong, 0);
+    CHECK_EQ(off_boundary, 0);
+    CHECK_EQ(hwtimer__due_tick(f.t, start), 0);
+    CHECK_EQ(hwtimer__due_tick(f.t, start + 1), 1);
+    CHECK_EQ(hwtimer__due_tick(f.t, start + tick), 1);
+    fixture_close(&f);
+}
+
+static void test_due_tick(void) {
+    uint64_t rng = 1;
+    check_due_ticks(0, 1, &rng);
+    check_due_ticks(7 * MS + 123, MS, &rng);
+    check_due_ticks(draw_any(&rng), 3, &rng);
+    check_due_ticks(UINT64_MAX / 2, 1000003, &rng);
+    check_due_ticks(12345, (uint64_t)1 << 40, &rng);
+    check_due_ticks(0, UINT64_MAX / 7, &rng);
+}
+
+/* ---- hwtimer__wheel_where ------------------------------------------------------------------ */
+
+/* The level a tick goes to is the lowest whose digits above it agree with elapsed's (the
+   tick is reached by cascading through the levels below); its slot is the tick's digit
+   there. Returned as hwtimer.h's wheel index: HWTIMER__WHERE_WHEEL + level * width + slot. */
+static uint32_t where_by_digits(uint64_t elapsed, uint64_t tick, unsigned bits) {
+    unsigned level = 0;
+    for (;;) {
+        unsigned above = (level + 1) * bits;
+        if (above >= 64 || (tick >> above) == (elapsed >> above)) break;
+        level++;
+    }
+    return HWTIMER__WHERE_WHEEL + (level << bits) +
+           (uint32_t)((tick >> (level * bits)) & (((uint64_t)1 << bits) - 1));
+}
+
+static void check_wheel_where(uint64_t tick_ns, uint32_t ticks_per_wheel, uint64_t *rng) {
+    fixture f;
+    size_t i, wrong = 0;
+    uint64_t max_tick, saved;
+    unsigned bits = 1;
+    fixture_open(&f, 0, tick_ns, ticks_per_wheel);
+    while (((uint32_t)1 << bits) < ticks_per_wheel) bits++;
+    max_tick = hwtimer__due_tick(f.t, UINT64_MAX);
+    saved = f.t->elapsed;
+    for (i = 0; i < DRAWS; i++) {
+        uint64_t elapsed = draw_any(rng) % max_tick;
+        uint64_t tick = elapsed + 1 + draw_any(rng) % (max_tick - elapsed);
+        f.t->elapsed = elapsed;
+        wrong += hwtimer__wheel_where(f.t, tick) != where_by_digits(elapsed, tick, bits);
+    }
+    f.t->elapsed = saved;
+    CHECK_EQ(f.t->bits, bits);
+    CHECK_EQ(wrong, 0);
+    fixture_close(&f);
+}
+
+static void test_wheel_where(void) {
+    uint64_t rng = 2;
+    check_wheel_where(1, 2, &rng);
+    check_wheel_where(MS, 8, &rng);
+    check_wheel_where(MS, 512, &rng);
+    check_wheel_where(3, 1000, &rng); /* rounded up to 1024 */
+    check_wheel_where(100 * MS, 1u << 16, &rng);
+    check_wheel_where((uint64_t)1 << 40, 64, &rng);
+}
+
+/* ---- hwtimer__level_next_occupied ------------------------------------------------------------ */
+
+/* The first set index at or after `from` in a plain array of flags, or width. */
+static uint32_t next_set(const unsigned char *set, uint32_t width, uint32_t from) {
+    while (from < width && !set[from]) from++;
+    return from;
+}
+
+/* Marks and unmarks random slots of level 0, mirrored in a plain array, and asks for the
+   next occupied slot from random places after each change. Leaves the level empty. */
+static void check_next_occupied(uint32_t ticks_per_wheel, uint32_t density, uint64_t *rng) {
+    fixture f;
+    hwtimer__level *lv;
+    unsigned char *set;
+    uint32_t width, i;
+    size_t draw, wrong = 0;
+    fixture_open(&f, 0, MS, ticks_per_wheel);
+    width = f.t->width;
+    lv = &f.t->level[0];
+    set = (unsigned char *)calloc_or_die(width, 1);
+    for (draw = 0; draw < DRAWS / 4; draw++) {
+        uint32_t slot = (uint32_t)test_rng_below(rng, width);
+        uint32_t from = (uint32_t)test_rng_below(rng, width);
+        if (test_rng_below(rng, 100) < density) {
+            hwtimer__level_mark(f.t, lv, slot);
+            set[slot] = 1;
+        } else {
+            hwtimer__level_unmark(f.t, lv, slot);
+            set[slot] = 0;
+        }
+        wrong += hwtimer__level_next_occupied(f.t, lv, from) != next_set(set, width, from);
+        wrong += hwtimer__level_next_occupied(f.t, lv, slot) != next_set(set, width, slot);
+    }
+    for (i = 0; i < width; i++) {
+        if (set[i]) hwtimer__level_unmark(f.t, lv, i);
+    }
+    CHECK_EQ(hwtimer__level_next_occupied(f.t, lv, 0), width);
+    CHECK_EQ(wrong, 0);
+    free(set);
+    fixture_close(&f);
+}
+
+static void test_level_next_occupied(void) {
+    uint64_t rng = 3;
+    check_next_occupied(2, 50, &rng);
+    check_next_occupied(64, 50, &rng);       /* one word */
+    check_next_occupied(512, 10, &rng);      /* two layers */
+    check_next_occupied(1u << 13, 1, &rng);  /* three layers, sparse */
+    check_next_occupied(1u << 13, 60, &rng); /* three layers, dense */
+}
+
+int main(void) {
+    RUN_TEST(test_due_tick);
+    RUN_TEST(test_wheel_where);
+    RUN_TEST(test_level_next_occupied);
+    return test_finish();
+}
