@@ -1,4 +1,4 @@
-/* hwtimer.h - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 0.2.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    Do this:
        #define HWTIMER_IMPLEMENTATION
@@ -13,6 +13,70 @@
    for the POSIX declarations it needs (clock_gettime, pthread_condattr_setclock), and that
    only works before the first system header.
 
+QUICK START
+
+   A complete program: a connection's idle timeout, driven by a poll loop. The node lives
+   in your own struct, so nothing is allocated per timeout.
+
+       #define HWTIMER_IMPLEMENTATION
+       #include "hwtimer.h"
+       #include <poll.h>
+       #include <stdio.h>
+
+       struct conn { int fd; hwtimer_timeout idle; };
+
+       static void on_idle(hwtimer_timeout *to, void *arg) {
+           struct conn *c = HWTIMER_CONTAINER_OF(to, struct conn, idle);
+           printf("connection %d idle\n", c->fd);  // a one-shot callback may free c
+           (void)arg;
+       }
+
+       int main(void) {
+           struct conn c = {3, HWTIMER_TIMEOUT_INIT};
+           hwtimer_config cfg;
+           hwtimer *t;
+           hwtimer_config_default(&cfg);
+           cfg.tick_ns = HWTIMER_MS(1);       // the default tick is 100 ms (Netty's)
+           if (hwtimer_create(&t, &cfg) != HWTIMER_OK) return 1;
+           hwtimer_schedule(t, &c.idle, HWTIMER_MS(250), on_idle, NULL);
+           while (hwtimer_pending(t) > 0) {   // your event loop
+               poll(NULL, 0, hwtimer_poll_timeout_ms(t));  // your fds go here
+               hwtimer_poll(t);               // runs every callback that is due
+           }
+           hwtimer_destroy(t);
+           return 0;
+       }
+
+   Mind the tick: a timeout runs at the first tick boundary at or after its deadline, so
+   with the default 100 ms tick it runs up to 100 ms late. Set cfg.tick_ns where that
+   matters.
+
+CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
+
+   QUICK START                  the program above
+   WHAT IT IS                   what it is for, and how it differs from other wheels
+   THE DESIGN                   levels, slots, bitmaps; the levels of the default sizes
+   SEMANTICS                    every rule the functions keep, grouped by subject
+   USING IT FROM AN EVENT LOOP  what users trip on: tick, clock, early wake-ups, callbacks
+   CLOCKS                       the default clock, your own, and suspended machines
+   THREADS                      no threads, locks, or a worker; what not to do in callbacks
+   OPTIONS                      the macros to define before including
+   the declarations             types, then each function with its own rules
+   the implementation, in this order:
+     [hwtimer:portability]      bit scans, inlining hints, atomics
+     [hwtimer:data]             where a node is, levels, waiting cancels, the timer itself
+     [hwtimer:ticks]            deadlines to ticks and back (pure arithmetic)
+     [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
+                                expiry
+     [hwtimer:memory]           the one allocation and its layout, the thread objects
+     [hwtimer:locking]          locking and the running-node rules
+     [hwtimer:pass]             advancing to a tick and running callbacks
+     [hwtimer:worker]           the worker thread
+     [hwtimer:arming]           the entry points' paths: schedule, reschedule, cancel
+     [hwtimer:platform]         the clock, then the POSIX, C11 and Win32 thread backends
+     [hwtimer:public]           the public functions, in the order they are declared
+     [hwtimer:license]          the license
+
 WHAT IT IS
 
    A timer facility for many timeouts that are mostly cancelled before they fire: RPC
@@ -24,8 +88,8 @@ WHAT IT IS
      (hwtimer_timeout, 64 bytes) lives inside your own struct.
    - No timeout is looked at once per rotation. Netty keeps far timeouts in the current
      wheel with a "remaining rounds" count that every pass decrements; here a far deadline
-     waits in a coarser level and moves down a level at a time (at most `levels` moves in
-     its life), and most timeouts are cancelled before they move at all.
+     waits in a coarser level and moves down a level at a time (at most levels - 1 moves
+     in its life), and most timeouts are cancelled before they move at all.
    - Empty ticks cost nothing. Each level keeps an occupancy bitmap (a small 64-ary bit
      tree), so finding the next occupied slot is a few count-trailing-zero instructions:
      advancing a year of 1 ms ticks with nothing due takes microseconds, and the worker
@@ -56,13 +120,33 @@ THE DESIGN (read this before the code)
    rotation of W*W ticks but not this one, and so on: everything in a lower level is due
    before anything in a higher one.
 
+   The levels of the default configurations. With W = 512 (b = 9), a slot of level k is
+   512^k ticks wide and the level spans 512^(k+1) ticks. The largest tick is about
+   UINT64_MAX ns / tick_ns: 45 bits with a 1 ms tick, 38 bits with 100 ms, so both need
+   L = ceil(bits / 9) = 5 levels.
+
+                   512 slots x 1 ms              512 slots x 100 ms
+       level    slot width   level span       slot width   level span
+         0      1 ms         512 ms           100 ms       51.2 s
+         1      512 ms       4.4 min          51.2 s       7.3 h
+         2      4.4 min      37.3 h           7.3 h        155 days
+         3      37.3 h       2.2 years        155 days     218 years
+         4      2.2 years    1115 years       218 years    111,000 years
+
+   A timeout due less than a level's span ahead sits in that level or a lower one, or in
+   the next one up when its tick lies past the end of the current rotation of that span.
+   uint64_t time ends 584 years after the clock's zero, so the top level is only partly
+   used.
+
    To advance to tick `target`, repeat: find the first occupied slot after elapsed's
    position in the lowest non-empty level (bitmap search); if it starts after target, stop;
    else set elapsed to its start and empty it: a level-0 slot holds exactly the timeouts due
    now, which run; the timeouts of a higher slot are due at or after its start, and are
    re-filed relative to the new elapsed, which puts them in a lower level (or runs them
    if due exactly now). Every occupied slot between the old and new elapsed is visited
-   once, in time order, and no empty one is.
+   once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
+   ticks: that is when timeouts move down, and the only time hwtimer_next_expiry may name
+   with nothing to run (see USING IT FROM AN EVENT LOOP).
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
    while that is empty, else to the next list in turn: a sparse slot keeps its nodes in
@@ -72,6 +156,14 @@ THE DESIGN (read this before the code)
    CPU wait for eight misses at a time instead of one. On the build machine a bare walk
    of 10^6 scattered nodes took 170 ns per node with one chain and 24 ns with eight, and
    expiring 10^6 timeouts went from 108 to 39 ns per timeout.
+
+   Leeway. A node with a leeway may run at any tick of its window e .. e + leeway/tick_ns,
+   and the timer picks the one with the most trailing zero bits: the tick of the window
+   that lies on the coarsest grid. Nodes whose windows overlap pick the same tick and run
+   in one pass, so a worker or a loop wakes once for them; and a node whose window holds
+   the start of the coarse slot it waits in picks that start, so it runs straight from
+   that slot and never moves down a level. The choice needs no state: it is a function of
+   e and the window (a few bit operations).
 
    Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
    161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
@@ -84,15 +176,232 @@ THE DESIGN (read this before the code)
    pass" simple and exact. Inserting into that list walks from its tail, which is O(1) for
    any clock that does not go backwards.
 
+   One timer, many timeouts. A timer is built to hold millions of timeouts, and one with a
+   worker is a thread. A timer per connection or per object is the usual mistake with
+   wheel timers; Netty warns when more than 64 of its timers are alive, and so does this
+   one, through cfg.log_fn, when a 65th timer with a worker is created (see Warnings).
+
 SEMANTICS
 
-   The contract is SPEC.md of the project; this header documents each function where it is
-   declared. Where SPEC is silent: hwtimer_cancel returns HWTIMER_EINVAL (negative) for
-   NULL arguments and for a node that is pending on a different timer; schedule and
-   reschedule of a node pending on another timer are HWTIMER_EBUSY. hwtimer_next_expiry can
-   be UINT64_MAX while timeouts are pending, when their boundary is UINT64_MAX or lies past
-   it (those never fire); hwtimer_poll_timeout_ms then says INT_MAX, or 0 once the clock
-   reads UINT64_MAX.
+   The rules every function keeps, grouped by subject; the comment above each declaration
+   repeats those that concern it, with its error codes. Cases that such rules often leave
+   open (a cancel on the wrong timer, destroy from a callback, deadlines that never come)
+   are answered too, as a careful user of Netty's HashedWheelTimer, libuv's timers or the
+   Linux wheel would expect.
+
+   Time. Every time is in nanoseconds of the timer's clock (cfg.clock_fn; by default the
+   platform's monotonic clock, see CLOCKS). hwtimer_create reads the clock once: that
+   reading is the timer's start S, and the tick boundaries lie at S + k*tick_ns. A timeout
+   scheduled at clock time N with delay d has the deadline D = N + d, clamped to
+   UINT64_MAX on overflow (such a timeout is never early, and in practice never runs).
+
+   When a timeout fires. Its callback runs once, at the first tick boundary B >= D, never
+   before D (with a leeway, at a boundary the timer picks in [B, B + leeway]: see Leeway).
+   In caller-driven mode hwtimer_advance(t, now) runs, before it returns, every pending
+   timeout whose B <= now, in order of B (ties in any order), and returns how many
+   callbacks it ran; hwtimer_poll(t) is hwtimer_advance(t, hwtimer_now(t)). A now below
+   the previous one is a no-op. A timeout scheduled or rescheduled from a callback runs
+   in a later advance, never in the same pass, even if it is already due. Any gap works:
+   one call may cover a nanosecond or years of ticks, at the cost of the occupied slots
+   only. Called from one of the timer's own callbacks, advance does nothing and returns 0;
+   with threads, an advance while another thread advances waits for that pass to end.
+
+   Worker mode (cfg.worker). Callbacks run on the worker thread, at B or as soon after as
+   the OS allows. The worker starts at hwtimer_start or at the first schedule. It sleeps
+   until the next boundary that has work: it does not wake while nothing is due, and it is
+   woken at once when an earlier timeout is scheduled, and by hwtimer_stop.
+   hwtimer_advance and hwtimer_poll do nothing there and return 0.
+
+   Scheduling. hwtimer_schedule fails, and changes nothing, with HWTIMER_EBUSY if the node
+   is pending (on this timer or another), HWTIMER_EFULL if max_pending timeouts are
+   pending, HWTIMER_ESTOPPED after stop, HWTIMER_EINVAL for a NULL t, node or fn, and
+   HWTIMER_ETHREAD if the worker could not be started. A node may be scheduled again from
+   its own callback (the usual way to re-arm), and on another timer once it is not
+   pending. hwtimer_schedule_periodic runs fn at D, D+p, D+2p, ... (fixed rate, no drift):
+   after a run for deadline D in advance(t, now) (worker: now = the clock when the run
+   started), the next deadline is the first D + k*p, k >= 1, strictly after now, so a jump
+   over several periods runs it once and skips the missed ones. It stays pending until
+   cancelled; p = 0 is HWTIMER_EINVAL. hwtimer_reschedule gives a pending node the deadline
+   now + d (same callback, arg and period, pending count unchanged), or schedules again,
+   with its last callback, arg and period, a node that is not pending; a node never
+   scheduled is HWTIMER_EINVAL, one pending on another timer HWTIMER_EBUSY. Schedule,
+   reschedule and cancel are O(1).
+
+   Absolute forms. hwtimer_schedule_at, hwtimer_schedule_periodic_at and
+   hwtimer_reschedule_at take the deadline D itself, on the timer's clock, instead of
+   now + delay; otherwise each is its relative form (same errors, same O(1)). They read no
+   clock, so a loop that keeps a cached time (libuv's uv_now, a game's frame time) pays no
+   clock read. The one exception: in worker mode with a clock_fn of your own they read it
+   once, to know whether the sleeping worker must wake (see CLOCKS).
+
+   Cancelling. hwtimer_cancel returns 1 if the node was pending and now will never run, 0
+   if it was not pending (never scheduled, already cancelled, already run, or a one-shot
+   whose callback runs). A periodic timeout is pending until cancelled, even while its
+   callback runs: cancelling it from its own callback returns 1, and it is not re-armed.
+   When cancel returns, on any thread but the one running this node's callback, the timer
+   no longer refers to the node and its callback is not running, so the node may be freed
+   or reused at once: if its callback runs on another thread, cancel waits for it to
+   return, as Linux's del_timer_sync does (hwtimer_cancel says what this forbids). A
+   one-shot callback may free its own node, or reuse it anywhere: after calling a one-shot
+   callback the timer never touches that node again, unless it is scheduled again. Cancel
+   returns HWTIMER_EINVAL for a NULL t or node, and for a node pending on another timer.
+
+   Counting. hwtimer_pending is exact at all times: timeouts scheduled, not yet run, not
+   cancelled. A cancelled timeout, or a one-shot whose callback was claimed to run, frees
+   its place under max_pending at once.
+
+   Next expiry and waking the loop. hwtimer_next_expiry is UINT64_MAX when nothing is
+   pending, else a time never later than the next boundary B that has work. It is earlier
+   only while the first timeouts still have to move from a coarse level to a finer one, so
+   a loop that sleeps until then and calls advance makes progress on every wake-up (how
+   many such wake-ups: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while
+   timeouts are pending, once the next one has its boundary at or past UINT64_MAX (it
+   never runs). hwtimer_poll_timeout_ms is the same as a relative timeout for poll or
+   epoll_wait: -1 when nothing is pending (and only then), else milliseconds rounded up
+   (0 when due), at most INT_MAX. cfg.wake_fn tells a loop that sleeps on its own
+   timer that a schedule needs it earlier than it was told; when exactly is written at
+   hwtimer_next_expiry ("Waking the loop").
+
+   States (hwtimer_timeout_state). IDLE: never scheduled, or reset by
+   hwtimer_timeout_init. PENDING: scheduled. EXPIRED: its callback was claimed to run (set
+   before the callback is called; a periodic node is PENDING again once it is re-armed).
+   CANCELLED: cancelled by hwtimer_cancel, or by stop or destroy (a node handed back to
+   stop's `unprocessed` is CANCELLED). hwtimer_timeout_deadline is the deadline D of the
+   last scheduling; hwtimer_timeout_arg and hwtimer_timeout_period what it gave (NULL and
+   0 for a node never scheduled). hwtimer_is_pending(t, to) is 1 while the node is pending
+   on t in the sense of hwtimer_pending (a periodic node inside its own callback too),
+   else 0. hwtimer_timeout_due_in(t, to) is the time from now to the boundary the node
+   will run at: 0 once it has passed, UINT64_MAX when the node is not pending on t or
+   never runs.
+
+   Stopping. hwtimer_stop stops the timer for good: it wakes and joins the worker (or lets
+   another thread's advance finish the callback it is running), cancels every pending
+   timeout and, if `unprocessed` is not NULL, hands each to it (with no lock held, so it
+   may free the node), then returns how many there were. Later schedules get
+   HWTIMER_ESTOPPED, and a second stop returns 0. From one of this timer's callbacks stop
+   returns HWTIMER_EWORKER and changes nothing. hwtimer_destroy stops (handing nothing
+   back) and frees; afterwards the timer refers to none of the nodes it held. Destroy may
+   be called from one of the timer's own callbacks: it cancels every pending node before
+   it returns, and the timer's memory is freed when the advance (or the worker) that runs
+   the callback returns.
+
+   Threads. cfg.threads is a table of thread hooks (struct hwtimer_threads: mutex,
+   condition variable and thread functions). hwtimer_threads_pthread, _c11 and _win32 give
+   the built-in ones (NULL when not compiled in); hwtimer_threads_default prefers POSIX
+   threads, then Win32, then C11; fill one yourself for another threading library. With
+   threads, every function may be called from any thread and from callbacks, except stop
+   from the callback's own timer; callbacks run with no lock held. Without threads the
+   timer is used from one thread only and takes no lock. See THREADS.
+
+   Memory. Only hwtimer_create allocates: one block, its size fixed by the configuration
+   (see Trade-offs above). Schedule, cancel, advance and the worker never allocate and
+   never fail for lack of memory. A node is at most 64 bytes on 64-bit targets; a
+   zero-filled one is a valid IDLE node, as HWTIMER_TIMEOUT_INIT and hwtimer_timeout_init
+   give.
+
+   Leeway. hwtimer_timeout_set_leeway(to, L) lets a timeout run at any tick boundary in
+   [B, B + L] instead of exactly at B, never before D. The timer uses that freedom to run
+   timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
+   (Apple's dispatch leeway, Linux's timer slack). The rule, so that you can predict it:
+   with B = tick e, the window is ticks e .. e + floor(L / tick_ns), and the timer picks
+   the tick number in it with the most trailing zero bits (it is unique), so timeouts whose
+   windows overlap share a boundary. For ordering, the timeout counts as due at the
+   boundary chosen. The node keeps its leeway through any number of schedulings, until it
+   is set again; a zero-filled node and hwtimer_timeout_init mean 0. Setting it is
+   HWTIMER_EBUSY while the node is pending, HWTIMER_EINVAL for NULL.
+
+   Iterating. hwtimer_foreach(t, visit, ctx) calls visit(to, ctx) once for every timeout
+   pending on t (exactly those hwtimer_pending counts, in no set order) and returns how
+   many; O(pending + occupied slots). The visitor may read nodes with the accessors that
+   take no timer (hwtimer_timeout_state, _deadline, _arg, _period) and must not call any
+   function of t: with threads it runs under t's lock. NULL t or visit: 0.
+
+   Warnings. hwtimer never prints. With cfg.log_fn set it reports, once per occurrence and
+   in one English sentence, a use that is legal but likely a mistake: a timer with a worker
+   created while 64 others with a worker are alive in the process (each is a thread; Netty
+   warns at the same count). Errors stay return codes; hwtimer_strerror names them.
+
+   Fork. hwtimer_fork_child(t), called in the child after fork(), makes t usable there: it
+   re-creates its lock and condition variables and, in worker mode, a new worker runs the
+   timeouts the child inherited. Nothing pending is lost. As with any lock, it is for a
+   child forked while no other thread was inside a call to t.
+
+   Include order. The implementation compiles in any include order. Where the platform
+   hides a declaration it needs (strict -std=c99 after a system header), the build stops
+   at one #error that says what to do, never at a cascade of unrelated errors.
+
+USING IT FROM AN EVENT LOOP (what users trip on)
+
+   - The tick. The default is 100 ms (Netty's), and a timeout runs at the first boundary
+     at or after its deadline: up to a tick late. Set cfg.tick_ns (HWTIMER_MS(1)) where
+     that matters; a finer tick costs nothing while ticks are empty.
+   - The clock. The default is CLOCK_MONOTONIC in nanoseconds (QueryPerformanceCounter on
+     Windows), so hwtimer_next_expiry is an absolute time on that clock, usable as it is:
+     a CLOCK_MONOTONIC timerfd with TFD_TIMER_ABSTIME, clock_nanosleep(CLOCK_MONOTONIC,
+     TIMER_ABSTIME, ...), an io_uring timeout with IORING_TIMEOUT_ABS (tv_sec = next /
+     HWTIMER_SEC(1), tv_nsec = next % HWTIMER_SEC(1)). UINT64_MAX means: disarm.
+   - Early wake-ups. While the first pending timeout waits in a coarse level,
+     hwtimer_next_expiry is the start of its coarse slot, where it moves down a level, not
+     its boundary; a wake-up there may run nothing. Coarse slots start only at multiples
+     of W ticks, so there is at most one such wake-up per coarse slot a timeout passes
+     through (at most L-1 in its life, see THE DESIGN) and, whatever the number of
+     timeouts, at most one per rotation of the finest level (512 ms with 512 slots of
+     1 ms). The event-loop examples of this project (test/examples) measured 1 empty
+     wake-up in a workload of 200 ms idle timeouts on a 1 ms tick. A loop that moves its
+     own timer only when wake_fn asks (a lazy loop) also wakes for deadlines that were
+     cancelled or pushed back since; it runs nothing and asks again.
+   - The callback's time. A callback runs during advance(now), maybe well after its
+     deadline if the loop was busy, and a long gap runs many at once. A callback that needs
+     its own time reads it from the node, hwtimer_timeout_deadline(to), not from the clock:
+     re-arming at hwtimer_timeout_deadline(to) + interval with hwtimer_schedule_at does
+     not drift, as now + interval would.
+   - Cached time. A loop that keeps its own time (libuv's uv_now, a frame time) calls
+     hwtimer_advance(t, now) and the _at forms: the timer then reads no clock. That time
+     must be the timer's clock (cfg.clock_fn), or a rounded-down reading of it: a time
+     ahead of the clock runs timeouts early.
+   - A loop that sleeps in a library (libevent, libuv) sets one library timer to
+     hwtimer_next_expiry before it sleeps, and sets cfg.wake_fn so that a schedule made
+     where the loop does not re-arm that timer (another thread, a library callback) wakes
+     it. It must ask once before its first sleep: wake_fn is only called once the loop
+     has had an answer (see "Waking the loop" at hwtimer_next_expiry).
+
+CLOCKS
+
+   The timer's clock is cfg.clock_fn: any clock in nanoseconds. NULL: CLOCK_MONOTONIC
+   through clock_gettime on POSIX, QueryPerformanceCounter on Windows. A clock of your own
+   makes tests exact (a fake clock that you move, then hwtimer_advance), or shares the
+   loop's time (libuv's uv_hrtime). A clock that steps back runs nothing early: advance
+   with a time below the last one does nothing.
+
+   A clock that counts time suspended (Linux's CLOCK_BOOTTIME; CLOCK_MONOTONIC does not),
+   so that a 30 s timeout means 30 s of real time across a laptop's sleep:
+   - Caller-driven mode works as it is. Drive the timer from a CLOCK_BOOTTIME timerfd set
+     to hwtimer_next_expiry with TFD_TIMER_ABSTIME: it fires at resume when that time
+     passed during the suspend, and hwtimer_poll then runs everything that came due.
+   - Worker mode: the worker sleeps in the OS (with POSIX threads, a condition variable
+     timed on CLOCK_MONOTONIC), and that wait does not count a suspend: after resume the
+     sleep goes on where it stopped. So a timeout can be late by as much as the worker
+     still had to sleep when the machine suspended: at most the distance, at that moment,
+     to the next boundary that had work. Two remedies: call any schedule or reschedule
+     after resume (a successful one wakes a sleeping worker whose wake-up the timer's
+     clock has already passed, when that clock is a clock_fn of your own), or drive the
+     timer from your own loop with a CLOCK_BOOTTIME timerfd instead of a worker.
+
+THREADS
+
+   Three ways to run a timer:
+   - No threads (cfg.threads NULL, the default): one thread makes every call, no lock is
+     taken, and your loop runs the callbacks through hwtimer_poll or hwtimer_advance.
+   - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop still
+     runs the callbacks, and cfg.wake_fn tells it when another thread needs it earlier.
+   - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
+     callbacks, like Netty's. It is one thread per timer: share one timer.
+   The lock is held for tens of nanoseconds per call; a thread that finds it taken tries
+   again a few times before it sleeps (HWTIMER_LOCK_SPINS). Callbacks run with no lock
+   held, so they may call the timer's functions, but a callback that blocks delays every
+   later timeout of its timer. Cancel waits for a callback that runs on another thread:
+   see hwtimer_cancel for the deadlocks that follow from that, and for a node that a
+   callback moves to another timer.
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -113,7 +422,9 @@ OPTIONS (define before including, in the implementation file unless noted)
                          waits on the wall clock, so a wall clock stepped back delays a
                          wake-up by at most this much. Nothing ever fires early.
 
-LICENSE: see the end of the file.
+   The version: HWTIMER_VERSION "0.2.0", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH.
+
+LICENSE: see the end of the file ([hwtimer:license]).
 */
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
@@ -189,8 +500,8 @@ struct hwtimer__link {
 };
 
 /* A timeout node. Put one in your own struct; a zero-filled node is a valid idle one.
-   Every field is private to the timer: read them with hwtimer_timeout_state() and
-   hwtimer_timeout_deadline(). 64 bytes on 64-bit targets. */
+   Every field is private to the timer: read them with hwtimer_timeout_state(),
+   _deadline(), _arg() and _period(). At most 64 bytes on 64-bit targets. */
 struct hwtimer_timeout {
     struct hwtimer__link link; /* first: a link converts to its node */
     uint64_t deadline;         /* D of the last scheduling */
@@ -233,11 +544,16 @@ struct hwtimer_threads {
     int (*thread_is_self)(const void *thread);  /* nonzero: the caller is that thread */
 };
 
+/* What hwtimer_create needs. Start from hwtimer_config_default(). A zero in any field but
+   tick_ns and ticks_per_wheel means the default or "none", so a config filled before a
+   field was added keeps its behaviour. */
 typedef struct hwtimer_config {
-    uint64_t tick_ns;         /* default 100 ms (Netty's default) */
+    uint64_t tick_ns;         /* default 100 ms (Netty's default); HWTIMER_MS(1) for 1 ms */
     uint32_t ticks_per_wheel; /* default 512; rounded up to a power of two; 1 .. 2^30 */
     size_t max_pending;       /* 0: unlimited */
-    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock, in ns */
+    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock, in ns
+                                              (CLOCK_MONOTONIC; a clock that counts suspend
+                                              time, CLOCK_BOOTTIME: see CLOCKS) */
     void *clock_ctx;
     const hwtimer_threads *threads; /* NULL: no locks, use from one thread only */
     int worker;                     /* nonzero: a background worker thread runs the callbacks
@@ -248,11 +564,12 @@ typedef struct hwtimer_config {
     void (*wake_fn)(void *wake_ctx); /* caller-driven mode: wake the loop (see "Waking the
                                         loop" above hwtimer_next_expiry); NULL: never */
     void *wake_ctx;
-    void (*log_fn)(void *log_ctx, const char *message); /* warnings; NULL: silent */
+    void (*log_fn)(void *log_ctx, const char *message); /* warnings (see Warnings in
+                                                           SEMANTICS); NULL: silent */
     void *log_ctx;
 } hwtimer_config;
 
-/* Counters, for tests, benchmarks and monitoring (an extension to SPEC). */
+/* Counters, for tests, benchmarks and monitoring (hwtimer_stats_get). */
 typedef struct hwtimer_stats {
     uint64_t wakeups;  /* times the worker returned from its wait */
     uint64_t passes;   /* advance passes run (by advance/poll or the worker) */
@@ -266,8 +583,9 @@ typedef struct hwtimer_stats {
    Creating and destroying
    --------------------------------------------------------------------------------- */
 
-/* Fills *cfg with the defaults: 100 ms tick, 512 slots, unlimited, platform clock, no
-   threads, caller-driven, malloc/free. */
+/* Fills *cfg with the defaults: 100 ms tick (coarse: an event loop usually wants
+   HWTIMER_MS(1)), 512 slots, unlimited, platform clock, no threads, caller-driven,
+   malloc/free, no wake_fn, no log_fn. */
 HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 
 /* Creates a timer (cfg NULL: the defaults) and stores it in *out. Reads the clock once:
@@ -280,8 +598,10 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
    HWTIMER_ETHREAD: a mutex or condition variable could not be made. On error *out is NULL. */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
-/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it. NULL is a no-op.
-   Called from one of the timer's own callbacks, the timer stops at once and is freed when
+/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; afterwards the
+   timer refers to none of the nodes it held. NULL is a no-op. Called from one of the
+   timer's own callbacks, the timer stops at once and every pending node is cancelled
+   before destroy returns (so they may be freed then); the timer's memory is freed when
    the callback's advance (or the worker) returns. */
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t);
 
@@ -311,9 +631,10 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
                                  hwtimer_fn fn, void *arg);
 
 /* Like hwtimer_schedule, but with the deadline D itself, on the timer's clock, instead of
-   now + delay; same errors, same O(1). In caller-driven mode it reads no clock, so a loop
-   that keeps a cached time (libuv's uv_now, a game loop's frame time) pays no clock read.
-   (In worker mode it reads the clock once, to know whether the sleeping worker must wake.) */
+   now + delay; same errors, same O(1). It reads no clock, so a loop that keeps a cached
+   time (libuv's uv_now, a game loop's frame time) pays no clock read. The one exception:
+   in worker mode with a clock_fn of your own it reads it once, to know whether the
+   sleeping worker must wake (see CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
 
@@ -326,7 +647,7 @@ HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint6
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
 /* hwtimer_schedule_periodic with its first deadline D given on the timer's clock (no clock
-   read in caller-driven mode, as hwtimer_schedule_at). */
+   read, as hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg);
@@ -337,8 +658,8 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
    never scheduled. HWTIMER_EBUSY: pending on another timer. Otherwise as schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
-/* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read in
-   caller-driven mode, as hwtimer_schedule_at). */
+/* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read, as
+   hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
 /* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
@@ -349,12 +670,18 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
    the timer no longer refers to `to` and its callback is not running (it waits for a
    running callback to return, like Linux's del_timer_sync), so you may free `to` at once.
    As with del_timer_sync, do not cancel from a callback a timeout whose callback might at
-   that moment be waiting on a lock you hold, or cancel across two timers in a cycle. */
+   that moment be waiting on a lock you hold, or cancel across two timers in a cycle.
+   A node moved to another timer by its own callback: if the callback, running on timer A,
+   schedules its node on timer B, a cancel on B does not wait for A's callback to return
+   (B cannot know of it). So once another thread may cancel the node on B and free it,
+   the callback must not touch the node after that schedule. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
 
-/* HWTIMER_IDLE (never scheduled, or handed back by hwtimer_timeout_init), HWTIMER_PENDING,
-   HWTIMER_EXPIRED (its callback was claimed to run: set before the callback is called), or
-   HWTIMER_CANCELLED (cancelled, or cancelled by stop). NULL gives HWTIMER_EINVAL. */
+/* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
+   HWTIMER_EXPIRED (its callback was claimed to run: set before the callback is called; a
+   periodic node is PENDING again once re-armed), or HWTIMER_CANCELLED (cancelled, or
+   cancelled by stop or destroy: a node handed back by stop is CANCELLED). NULL gives
+   HWTIMER_EINVAL. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
 /* The deadline D of the last scheduling (0 for a never scheduled node or NULL). */
@@ -382,15 +709,16 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    boundary B at or after its deadline D (never before D). The timer uses that freedom to
    run timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
    (Apple's dispatch leeway, Linux's timer slack); and a timeout whose window holds the
-   start of a coarse slot never moves down a level. The rule, so that you can predict it:
+   start of the coarse slot it waits in runs at that start, never moving down a level
+   (see Leeway in THE DESIGN). The rule, so that you can predict it:
    with B = tick e, the window is ticks e .. e + floor(leeway_ns / tick_ns), and the timer
    picks the tick number in it with the most trailing zero bits (it is unique). For
    ordering, the timeout counts as due at the boundary chosen. The node keeps its leeway
    until it is set again, through any number of schedulings (hwtimer_timeout_init and a
    zero-filled node mean 0). Stored as up to 65535 times a power of ten ns, rounded down:
    1 us, 10 ms, 1.5 s and any value of four significant digits are kept exactly, others
-   lose at most 0.02%, never gain. HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback
-   too); HWTIMER_EINVAL: to NULL. */
+   lose at most 0.02%, never gain. HWTIMER_EBUSY: `to` is pending (a periodic inside its
+   own callback too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---------------------------------------------------------------------------------
@@ -404,11 +732,12 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 /* Calls visit(to, ctx) once for every timeout pending on t (exactly those hwtimer_pending
    counts, in no set order) and returns how many (timeout.c's TIMEOUTS_FOREACH, libuv's
    uv_walk). O(pending + occupied slots). The visitor may read nodes with the accessors
-   above (hwtimer_timeout_arg, _deadline, _period, _state) and must not call any other
-   function of t: with threads it runs under t's lock. NULL t or visit: 0. */
+   that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and must not call
+   any function of t, hwtimer_is_pending and hwtimer_timeout_due_in included: with threads
+   it runs under t's lock. NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
-/* The timer's clock, in ns (0 for NULL). */
+/* The timer's clock, in ns (cfg.clock_fn, by default CLOCK_MONOTONIC; 0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
 /* Caller-driven mode: runs, before it returns, every pending timeout whose boundary B <= now,
@@ -423,14 +752,39 @@ HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 /* hwtimer_advance(t, hwtimer_now(t)). */
 HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 
-/* When to call advance next: UINT64_MAX when nothing is pending, else a time never later
-   than the next boundary B that has work. It is earlier only when the first occupied slot
-   is a coarse one whose timeouts must still move to a finer level, so a loop that sleeps
-   until it and calls advance makes progress on every wake-up. UINT64_MAX for NULL. */
+/* When to call advance next, on the timer's clock (by default CLOCK_MONOTONIC in ns: an
+   absolute time for a TFD_TIMER_ABSTIME timerfd, clock_nanosleep or IORING_TIMEOUT_ABS).
+   UINT64_MAX when nothing is pending, else a time never later than the next boundary B
+   that has work. It is earlier only when the first occupied slot is a coarse one whose
+   timeouts must still move to a finer level, so a loop that sleeps until it and calls
+   advance makes progress on every wake-up (at most one such wake-up per rotation of the
+   finest level: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while timeouts are
+   pending, once the next one's boundary lies at or past UINT64_MAX (it never runs); and
+   for NULL.
+
+   Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
+   hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
+   scheduled or rescheduled (any form, from any thread, outside advance) with a boundary
+   earlier than that answer, or while that answer said nothing was pending, the timer
+   calls wake_fn(wake_ctx) so that the loop can be woken: write an eventfd, call
+   uv_async_send, activate a libevent event, signal a condition variable.
+   - At most once per answer: after a call, no other until the loop asks again. So it is
+     never called before the loop's first answer: a loop must ask once before it first
+     sleeps.
+   - Never from inside advance (a schedule from a callback, or from another thread while a
+     pass is under way): the loop asks again after advance anyway.
+   - Never in worker mode: the worker is woken internally.
+   - With threads it is called after the timer's lock is released, on the scheduling
+     thread; without threads inside the scheduling call, once the node is filed. Either
+     way it may call the timer's functions, e.g. hwtimer_next_expiry to re-arm the loop's
+     timer at once (which is a new answer).
+   A cancel never calls it: a loop then wakes for nothing, and asks again. */
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
-   else milliseconds rounded up (0 when due), at most INT_MAX. -1 for NULL. */
+   and only then (not for deadlines that never come), else milliseconds rounded up (0 when
+   due), at most INT_MAX. It is an answer for wake_fn as hwtimer_next_expiry is. -1 for
+   NULL. */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
 /* Worker mode: starts the worker thread now instead of at the first schedule. Returns
@@ -469,8 +823,8 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
    level's occupancy bit tree matches its lists, every filed node is in the slot its due
    tick names and is pending on t, no slot at or behind a level's position holds a node,
    the list of due nodes is in order, and the nodes filed (plus a periodic inside its own
-   callback) are exactly hwtimer_pending. O(pending + levels * slots): for tests and
-   debugging. Returns 0, or the first broken invariant: HWTIMER_CHECK_LINKS,
+   callback) are exactly hwtimer_pending. O(pending + occupied slots + bitmap words): for
+   tests and debugging. Returns 0, or the first broken invariant: HWTIMER_CHECK_LINKS,
    _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT. During a pass (from a callback) only
    the count is checked. 0 for NULL. */
 enum {
@@ -544,6 +898,10 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 #endif
 #if !defined(HWTIMER__NO_POSIX_TIME)
 
+/* =================================================================================
+   [hwtimer:portability] Portability: bit scans, inlining hints, atomics
+   ================================================================================= */
+
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
 /* <windows.h> defines min, max, near and far as macros: keep them out of the including file
    unless it had them already. */
@@ -570,10 +928,6 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---------------------------------------------------------------------------------
-   Small helpers: bit scans, shifts that accept 64, saturating arithmetic, atomics
-   --------------------------------------------------------------------------------- */
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
@@ -664,13 +1018,1399 @@ static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
 #define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
 #endif
 
+/* Is there a platform clock (hwtimer_config.clock_fn may be NULL)? */
+#if defined(HWTIMER_NO_DEFAULT_CLOCK)
+#define HWTIMER__HAVE_DEFAULT_CLOCK 0
+#else
+#define HWTIMER__HAVE_DEFAULT_CLOCK 1
+#endif
+
 static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
 }
 
-/* ---------------------------------------------------------------------------------
-   Clock
-   --------------------------------------------------------------------------------- */
+/* =================================================================================
+   [hwtimer:data] Data: where a node is, levels, waiting cancels, the timer itself
+   ================================================================================= */
+
+/* Where a node is while pending (struct hwtimer_timeout.where). 0 must mean "nowhere" so a
+   zero-filled node is idle. */
+enum {
+    HWTIMER__WHERE_NONE = 0,
+    HWTIMER__WHERE_LIST = 1, /* t->due or t->ready: a plain list, no bitmap */
+    HWTIMER__WHERE_WHEEL = 2 /* + level * width + slot */
+};
+
+#define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
+
+#ifndef HWTIMER_SLOT_LISTS
+#define HWTIMER_SLOT_LISTS 4
+#endif
+/* A power of two, so that choosing a list is a mask (a negative array size stops the build). */
+typedef char hwtimer__slot_lists_is_a_power_of_two
+    [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
+
+/* One level: `width` slots of HWTIMER_SLOT_LISTS lists each, and a bit tree that says
+   which slots are occupied. Layer 0 of the tree has a bit per slot; each word of layer k
+   has its bit in layer k+1, set while the word is nonzero. The geometry (layers, offsets)
+   is the same for every level and lives in the timer. */
+typedef struct hwtimer__level {
+    struct hwtimer__link *lists; /* slot i: lists[i * HWTIMER_SLOT_LISTS ...] */
+    uint64_t *occupied;
+} hwtimer__level;
+
+/* A cancel that waits for a running callback, on the canceller's stack. If the callback arms
+   its node again, the pass cancels that arming for the waiter and sets `hit`. */
+typedef struct hwtimer__cancel_wait {
+    hwtimer_timeout *to;
+    int hit;
+    struct hwtimer__cancel_wait *next;
+} hwtimer__cancel_wait;
+
+struct hwtimer {
+    /* geometry, fixed at create */
+    uint64_t tick_ns;
+    uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
+    uint64_t start;    /* S: the clock at create */
+    uint32_t width;    /* slots per level, a power of two >= 2 */
+    uint32_t mask;     /* width - 1 */
+    unsigned bits;     /* log2(width) */
+    unsigned levels;
+    unsigned bit_layers;
+    /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
+    uint8_t shift_of_bit[64]; /* the shift of its level's digit: level * bits */
+    uint32_t where_of_bit[64]; /* HWTIMER__WHERE_WHEEL + level * width */
+    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
+    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
+    hwtimer__level *level;
+    struct hwtimer__link *lists; /* every level's slot lists, level after level */
+    size_t max_pending; /* SIZE_MAX: no limit */
+    uint64_t (*clock_fn)(void *);
+    void *clock_ctx;
+    int own_clock;      /* clock_fn is the user's, not the platform clock the OS waits on */
+    void (*free_fn)(void *, void *);
+    void *alloc_ctx;
+    size_t bytes;
+
+    /* the wheel */
+    uint64_t elapsed;  /* processed up to this tick */
+    uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
+    uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
+    uint64_t last_now; /* the `now` of the last advance */
+    uint32_t next_list; /* which list of a busy slot gets the next node, in turn */
+    struct hwtimer__link due;   /* sorted by deadline */
+    struct hwtimer__link ready; /* to run in this pass, in order */
+    size_t pending;
+
+    /* Running callbacks. The pass claims a due node N: N leaves `ready` as EXPIRED, a
+       one-shot N stops counting as pending at once, a periodic one keeps counting; then
+       running = N, touched = rearmed = 0, and the callback runs with the lock released.
+       What each event does while it runs, and when it returns:
+
+         event during the callback    one-shot N                  periodic N
+         is N pending?                no (until armed again)      yes: EXPIRED + period,
+                                                                  until cancelled
+         hwtimer_cancel(N)            0, nothing changes          1: CANCELLED, pending--,
+                                      (1 if armed again)          touched, not rearmed
+         schedule/reschedule N on t   armed: PENDING, filed;      schedule: EBUSY; reschedule:
+                                      touched, rearmed            filed now; touched, rearmed
+         schedule N on another timer  allowed (not pending)       EBUSY (pending here)
+         a cancel on another thread   returns 0 at once           cancels (as above), then
+                                      (once the callback ends)    waits for the callback
+
+         when the callback returns    rearmed: a cancel waiting on another thread cancels
+                                      that arming too (hwtimer__cancel_for_waiter);
+                                      periodic and untouched: re-armed for the first period
+                                      after running_now; otherwise N is never touched again
+                                      (a one-shot callback may have freed it). */
+    hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
+    int running_touched;       /* it was cancelled or scheduled during its callback */
+    int running_rearmed;       /* it is pending again, armed during its callback */
+    uint64_t running_now;      /* the `now` its periodic re-arm counts from */
+    struct hwtimer__cancel_wait *cancel_waits; /* cancels waiting for a running callback */
+    int in_pass;
+    int stopped;
+    int destroy_deferred;      /* hwtimer_destroy was called from a callback */
+    hwtimer_stats stats;
+
+    /* threads (all NULL without) */
+    const hwtimer_threads *threads;
+    void *mutex;
+    void *wake_cond;   /* the worker sleeps on it */
+    void *done_cond;   /* cancel/stop/advance wait on it for a callback or pass to end */
+    void *worker_thread;
+    void *pass_thread; /* the thread running the pass under way */
+    unsigned waiters;  /* threads waiting on done_cond */
+    int worker_mode;
+    int worker_running;
+    uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
+    uint64_t worker_wake_tick; /* ... and the tick of that time (no division per schedule) */
+    int counted_worker;      /* counted in hwtimer__live_workers */
+
+    /* the loop that drives a caller-driven timer (cfg.wake_fn) */
+    void (*wake_fn)(void *);
+    void *wake_ctx;
+    uint64_t reported;  /* the time next_expiry / poll_timeout_ms last answered */
+    int reported_none;  /* ... and that answer said nothing was pending */
+    int wake_armed;     /* an answer is out that no wake_fn call has answered yet */
+    int wake_now;       /* call wake_fn as soon as the lock is released */
+    void (*log_fn)(void *, const char *);
+    void *log_ctx;
+};
+
+/* =================================================================================
+   [hwtimer:ticks] Ticks: deadlines to ticks and back (pure arithmetic)
+   ================================================================================= */
+
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 hwtimer__u128;
+#endif
+
+/* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
+   the estimate is floor(n/tick) or one less, and one comparison corrects it. */
+HWTIMER__HOT uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
+#if defined(__SIZEOF_INT128__)
+    uint64_t q = (uint64_t)(((hwtimer__u128)n * t->tick_inv) >> 64);
+    uint64_t r = n - q * t->tick_ns;
+    if (r >= t->tick_ns) {
+        q++;
+        r -= t->tick_ns;
+    }
+    *rem = r;
+    return q;
+#else
+    *rem = n % t->tick_ns;
+    return n / t->tick_ns;
+#endif
+}
+
+/* The tick a deadline is due at: the first boundary at or after it. */
+HWTIMER__HOT uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
+    uint64_t q, r;
+    if (deadline <= t->start) return 0;
+    q = hwtimer__div_tick(t, deadline - t->start, &r);
+    return q + (r != 0);
+}
+
+/* A node's leeway in ns: up to 65535 decimal digits times a power of ten, so that the
+   round numbers people write (10 ms, 1.5 s) are kept exactly (hwtimer_timeout_set_leeway). */
+static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
+    uint64_t v = to->leeway_digits;
+    unsigned e;
+    for (e = 0; e < to->leeway_exp; e++) v *= 10u;
+    return v;
+}
+
+/* The tick in [e, last] with the most trailing zero bits: if e and last first differ at
+   bit b, it is e itself when e's bits 0..b are zero, else last with bits 0..b-1 cleared. */
+static uint64_t hwtimer__roundest_tick(uint64_t e, uint64_t last) {
+    uint64_t b;
+    if (e == last) return e;
+    b = (uint64_t)1 << hwtimer__msb64(e ^ last);
+    if ((e & (2 * b - 1)) == 0) return e;
+    return last & ~(b - 1);
+}
+
+/* The tick a node runs at, for a deadline: its due tick e, or with a leeway the roundest
+   tick of e .. e + leeway / tick_ns, so that nearby timeouts share a boundary (never past
+   the last tick a deadline can have). */
+static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick(const hwtimer *t, const hwtimer_timeout *to,
+                                                       uint64_t e) {
+    uint64_t rem, last = hwtimer__add_sat(e, hwtimer__div_tick(t, hwtimer__leeway(to), &rem));
+    return hwtimer__roundest_tick(e, last < t->max_tick ? last : t->max_tick);
+}
+
+HWTIMER__HOT uint64_t hwtimer__node_tick(const hwtimer *t, const hwtimer_timeout *to,
+                                         uint64_t deadline) {
+    uint64_t e = hwtimer__due_tick(t, deadline);
+    if (to->leeway_digits && e < t->max_tick) return hwtimer__leeway_tick(t, to, e);
+    return e;
+}
+
+/* Fixed rate: the first d + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
+static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
+    uint64_t k = now >= d ? (now - d) / p + 1 : 1;
+    return k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
+}
+
+/* The time of a tick boundary, UINT64_MAX if it lies beyond. */
+static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
+    if (tick > (UINT64_MAX - t->start) / t->tick_ns) return UINT64_MAX;
+    return t->start + tick * t->tick_ns;
+}
+
+/* The level and slot for a tick after elapsed: the level of the highest bit in which they
+   differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
+HWTIMER__HOT uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
+    unsigned bit = hwtimer__msb64(tick ^ t->elapsed);
+    uint32_t slot = (uint32_t)(tick >> t->shift_of_bit[bit]) & t->mask;
+    HWTIMER_ASSERT(tick > t->elapsed && bit / t->bits < t->levels);
+    return t->where_of_bit[bit] + slot;
+}
+
+/* =================================================================================
+   [hwtimer:wheel] The wheel without locks: lists, the bit tree, filing, walks, expiry
+
+   Everything here runs with the timer's lock held (or without threads) and knows nothing of
+   threads, callbacks or the clock: the unit the model test and the checker look at.
+   ================================================================================= */
+
+/* Doubly linked circular lists with a sentinel head. */
+static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
+static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
+/* Appends n: with the head known, one load fewer than inserting after its last node. */
+static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
+    struct hwtimer__link *last = head->prev;
+    n->prev = last;
+    n->next = head;
+    last->next = n;
+    head->prev = n;
+}
+static void hwtimer__list_insert_after(struct hwtimer__link *pos, struct hwtimer__link *n) {
+    n->prev = pos;
+    n->next = pos->next;
+    pos->next->prev = n;
+    pos->next = n;
+}
+/* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
+static void hwtimer__list_unlink(struct hwtimer__link *n) {
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+}
+/* Moves every node of `from` to the end of `to`. */
+static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link *from) {
+    if (hwtimer__list_empty(from)) return;
+    from->next->prev = to->prev;
+    to->prev->next = from->next;
+    from->prev->next = to;
+    to->prev = from->prev;
+    hwtimer__list_init(from);
+}
+static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
+    return (hwtimer_timeout *)(void *)link;
+}
+
+/* Marks slot i occupied, climbing only while words were empty. */
+static void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
+    unsigned layer;
+    uint64_t pos = i;
+    for (layer = 0; layer < t->bit_layers; layer++) {
+        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
+        uint64_t was = *word;
+        *word = was | ((uint64_t)1 << (pos & 63));
+        if (was) break;
+        pos >>= 6;
+    }
+}
+
+/* Clears slot i, climbing only while words become empty. */
+static void hwtimer__level_unmark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
+    unsigned layer;
+    uint64_t pos = i;
+    for (layer = 0; layer < t->bit_layers; layer++) {
+        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
+        *word &= ~((uint64_t)1 << (pos & 63));
+        if (*word) break;
+        pos >>= 6;
+    }
+}
+
+/* The first occupied slot at index >= from, or t->width if none (no wrap-around: slots
+   behind the level's position are empty by construction). */
+static uint32_t hwtimer__level_next_occupied(const hwtimer *t, const hwtimer__level *lv,
+                                             uint32_t from) {
+    unsigned layer = 0;
+    uint64_t pos = from;
+    for (;;) {
+        uint64_t w = pos >> 6;
+        if (w < t->layer_words[layer]) {
+            uint64_t word = lv->occupied[t->layer_offset[layer] + w] & (UINT64_MAX << (pos & 63));
+            if (word) {
+                pos = (w << 6) | hwtimer__ctz64(word);
+                break;
+            }
+        }
+        if (++layer == t->bit_layers) return t->width;
+        pos = w + 1;
+    }
+    while (layer-- > 0) {
+        pos = (pos << 6) | hwtimer__ctz64(lv->occupied[t->layer_offset[layer] + pos]);
+    }
+    return (uint32_t)pos;
+}
+
+HWTIMER__HOT struct hwtimer__link *hwtimer__slot(const hwtimer__level *lv, uint32_t i) {
+    return &lv->lists[(size_t)i * HWTIMER_SLOT_LISTS];
+}
+
+/* Are the lists from `lists` to the end of its slot all empty? (All of a slot's lists from
+   its first.) One branch: a mispredicted branch per list would cost more than the loads. */
+HWTIMER__HOT int hwtimer__slot_empty_from(const struct hwtimer__link *lists, unsigned first) {
+    unsigned k;
+    int occupied = 0;
+    for (k = first; k < HWTIMER_SLOT_LISTS; k++) occupied |= !hwtimer__list_empty(&lists[k]);
+    return !occupied;
+}
+
+/* Visiting every node of a few lists. A list of a big timer is a chain of cache misses, as
+   its nodes are scattered over memory; walking HWTIMER_SLOT_LISTS lists in step, each
+   from both ends, with the next nodes prefetched, makes that many independent chains, and
+   the CPU waits for all their misses at once (see THE DESIGN). */
+typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
+
+/* One list being walked: `front` and `back` are the next nodes to visit; front == end when
+   it is done. */
+typedef struct hwtimer__walk {
+    struct hwtimer__link *front, *back, *end;
+} hwtimer__walk;
+
+/* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
+   before either node is visited, as a visit may re-link or free its node, and fetched at
+   once: the visits to the other lists until this one's next turn hide the wait. */
+HWTIMER__HOT int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit, void *ctx) {
+    struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
+    if (front == w->end) return 0;
+    next = front->next;
+    prev = back->prev;
+    HWTIMER__PREFETCH(next);
+    HWTIMER__PREFETCH(prev);
+    visit(ctx, hwtimer__node(front));
+    if (front != back) visit(ctx, hwtimer__node(back));
+    if (front == back || next == back) {
+        w->front = w->end;
+    } else {
+        w->front = next;
+        w->back = prev;
+    }
+    return 1;
+}
+
+/* Visits every node of lists[0 .. n), n <= HWTIMER_SLOT_LISTS, and leaves the heads as they
+   were: the caller empties or splices them. */
+HWTIMER__HOT void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
+                                      hwtimer__visit_fn visit, void *ctx) {
+    hwtimer__walk walk[HWTIMER_SLOT_LISTS];
+    unsigned k, walks = 0;
+    int more;
+    for (k = 0; k < n; k++) {
+        if (hwtimer__list_empty(&lists[k])) continue;
+        walk[walks].front = lists[k].next;
+        walk[walks].back = lists[k].prev;
+        walk[walks].end = &lists[k];
+        walks++;
+    }
+    if (walks == 1) { /* a copy the compiler keeps in registers */
+        hwtimer__walk one = walk[0];
+        while (hwtimer__walk_step(&one, visit, ctx)) continue;
+        return;
+    }
+    do {
+        more = 0;
+        for (k = 0; k < walks; k++) more |= hwtimer__walk_step(&walk[k], visit, ctx);
+    } while (more);
+}
+
+/* Marks the slot with wheel index id (level * width + slot) occupied. */
+static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer *t, uint32_t id) {
+    hwtimer__level_mark(t, &t->level[id >> t->bits], id & t->mask);
+}
+
+/* Files a node in the wheel slot `where`: in its first list while that is empty, so a
+   sparse slot keeps its one or two nodes where emptying it looks first (which list holds
+   them would otherwise be a coin toss, and a mispredicted branch costs more than the
+   walk); else in the slot's lists in turn, a run of 2^HWTIMER__LIST_RUN_BITS filings per
+   list: nodes filed one after another are often neighbours in memory (an array of
+   connections), and as neighbours in a list too, a cancel's neighbour writes hit lines
+   the cache already has (one list each in turn spread them ~30 KB apart). A slot whose
+   first list is empty may still be occupied: marking twice is harmless. */
+#define HWTIMER__LIST_RUN_BITS 10
+HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
+    uint32_t id = where - HWTIMER__WHERE_WHEEL;
+    struct hwtimer__link *head = &t->lists[(size_t)id * HWTIMER_SLOT_LISTS];
+    to->where = where;
+    if (hwtimer__list_empty(head)) {
+        hwtimer__mark_slot(t, id);
+    } else {
+        head += (t->next_list++ >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
+    }
+    hwtimer__list_append(head, &to->link);
+}
+
+/* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
+   the clock stepped back across ticks, as nodes are filed here in time order. */
+static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
+    struct hwtimer__link *pos = t->due.prev;
+    while (pos != &t->due &&
+           hwtimer__node_tick(t, hwtimer__node(pos), hwtimer__node(pos)->deadline) > tick) {
+        pos = pos->prev;
+    }
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_insert_after(pos, &to->link);
+}
+
+/* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
+   timer was last told a later time, or that nothing was pending, it must be woken: once per
+   answer (see "Waking the loop" at hwtimer_next_expiry). Without threads wake_fn is called
+   at once; with threads once the lock is released (hwtimer__unlock_and_wake). */
+static HWTIMER__NOINLINE void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
+    if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
+    if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
+    t->wake_armed = 0;
+    if (t->threads) {
+        t->wake_now = 1;
+    } else {
+        t->wake_fn(t->wake_ctx);
+    }
+}
+
+/* Files a pending node due at `tick` (hwtimer__node_tick of its deadline). */
+HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
+    if (tick <= t->horizon) {
+        hwtimer__file_in_due(t, to, tick);
+    } else {
+        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+    }
+    if (t->wake_armed) hwtimer__note_arming(t, tick);
+}
+
+/* Files a pending node by its deadline; returns the tick it will run at. */
+HWTIMER__HOT uint64_t hwtimer__file(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    uint64_t tick = hwtimer__node_tick(t, to, deadline);
+    hwtimer__file_at(t, to, tick);
+    return tick;
+}
+
+/* A node alone in one of the lists of slot `where` was taken out: clears the slot's bit if
+   its other lists are empty too. Out of line, so that a cancel needs few registers. */
+static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer *t, uint32_t where) {
+    uint32_t id = where - HWTIMER__WHERE_WHEEL;
+    hwtimer__level *lv = &t->level[id >> t->bits];
+    if (hwtimer__slot_empty_from(hwtimer__slot(lv, id & t->mask), 0)) {
+        hwtimer__level_unmark(t, lv, id & t->mask);
+    }
+}
+
+/* Takes a pending node out of its list. Its slot can only have become empty if the node was
+   alone in its list (both its links point at the list's head). `where` keeps its stale
+   value: it is only read while the node is pending. */
+HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__list_unlink(&to->link);
+    if (to->where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
+        hwtimer__unmark_if_empty(t, to->where);
+    }
+}
+
+/* Gives a filed node a new deadline that is due in the wheel (past the horizon): moves it
+   to its new slot, or leaves it where it is if the slot is the same (a slot does not care
+   about the exact deadline). 0 if the deadline is due too soon for the wheel (lock held). */
+HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    uint64_t tick = hwtimer__node_tick(t, to, deadline);
+    uint32_t where;
+    if (tick <= t->horizon) return 0;
+    where = hwtimer__wheel_where(t, tick);
+    HWTIMER__STORE64(&to->deadline, deadline);
+    if (where != to->where) {
+        hwtimer__unfile(t, to);
+        hwtimer__file_in_wheel(t, to, where);
+    }
+    if (t->wake_armed) hwtimer__note_arming(t, tick);
+    return 1;
+}
+
+/* The first occupied slot after elapsed's position, in the lowest level that has one (all
+   of a lower level is due before anything in a higher one), and the tick it starts at. */
+static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *slot_out,
+                              uint64_t *start_out) {
+    unsigned level;
+    for (level = 0; level < t->levels; level++) {
+        unsigned shift = level * t->bits;
+        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, shift) & t->mask);
+        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[level], pos + 1);
+        if (slot < t->width) {
+            uint64_t rotation = hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits),
+                                             shift + t->bits);
+            *level_out = level;
+            *slot_out = slot;
+            *start_out = rotation | hwtimer__shl(slot, shift);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Re-files one node of a slot being emptied: due now, to `ready`; else to a lower level. */
+static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
+    uint64_t tick = level ? hwtimer__node_tick(t, to, to->deadline) : t->elapsed;
+    if (tick <= t->elapsed) {
+        to->where = HWTIMER__WHERE_LIST;
+        hwtimer__list_append(&t->ready, &to->link);
+    } else {
+        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+        t->stats.cascaded++;
+    }
+}
+
+typedef struct hwtimer__refiling {
+    hwtimer *t;
+    unsigned level;
+} hwtimer__refiling;
+
+static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
+    hwtimer__refiling *r = (hwtimer__refiling *)ctx;
+    hwtimer__refile(r->t, r->level, to);
+}
+
+/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
+   coarse slot is re-filed, which puts it in a lower level, never back in this slot (so the
+   walk never meets a node it re-filed). Order within a slot does not matter: its nodes are
+   re-filed by their own deadlines. */
+static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
+    hwtimer__level *lv = &t->level[level];
+    struct hwtimer__link *lists = hwtimer__slot(lv, slot);
+    hwtimer__refiling r;
+    unsigned k, used;
+    HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
+    r.t = t;
+    r.level = level;
+    /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
+    used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
+    hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+    for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
+    hwtimer__level_unmark(t, lv, slot);
+}
+
+/* Calls slot_fn(ctx, level, slot) for every occupied slot of every level. */
+static void hwtimer__for_each_slot(hwtimer *t, void (*slot_fn)(void *, unsigned, uint32_t),
+                                   void *ctx) {
+    unsigned l;
+    for (l = 0; l < t->levels; l++) {
+        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[l], 0);
+        while (slot < t->width) {
+            slot_fn(ctx, l, slot);
+            slot = hwtimer__level_next_occupied(t, &t->level[l], slot + 1);
+        }
+    }
+}
+
+/* A user's visitor over nodes: hwtimer_foreach and the hand-back of hwtimer_stop. */
+typedef struct hwtimer__user_visit {
+    hwtimer *t;
+    hwtimer_fn fn;
+    void *ctx;
+    size_t n;
+    struct hwtimer__link *out; /* cancelling: where the slots' lists go */
+} hwtimer__user_visit;
+
+static void hwtimer__visit_user(void *ctx, hwtimer_timeout *to) {
+    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
+    v->fn(to, v->ctx);
+    v->n++;
+}
+
+static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
+    hwtimer__set_state(to, HWTIMER_CANCELLED);
+    ++((hwtimer__user_visit *)ctx)->n;
+}
+
+static void hwtimer__slot_cancel(void *ctx, unsigned level, uint32_t slot) {
+    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
+    struct hwtimer__link *lists = hwtimer__slot(&v->t->level[level], slot);
+    unsigned k;
+    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, v);
+    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&v->out[k], &lists[k]);
+}
+
+/* Cancels every pending node and moves it to one of the HWTIMER_SLOT_LISTS lists of `out`,
+   list k of each slot to out[k], so that handing them back can walk them in step too (lock
+   held, no pass under way). */
+static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
+    unsigned l;
+    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
+    hwtimer__user_visit v;
+    memset(&v, 0, sizeof v);
+    v.t = t;
+    v.out = out;
+    hwtimer__list_splice(&out[0], &t->due);
+    hwtimer__list_splice(&out[0], &t->ready);
+    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &v);
+    hwtimer__for_each_slot(t, hwtimer__slot_cancel, &v);
+    for (l = 0; l < t->levels; l++) memset(t->level[l].occupied, 0, words_per_level * sizeof(uint64_t));
+    HWTIMER_ASSERT(v.n == t->pending);
+    t->pending = 0;
+    return v.n;
+}
+
+/* Hands each cancelled node to fn (no lock held: fn may free the node). */
+static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
+    hwtimer__user_visit v;
+    if (!fn) return;
+    memset(&v, 0, sizeof v);
+    v.fn = fn;
+    v.ctx = ctx;
+    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_user, &v);
+}
+
+static void hwtimer__slot_visit(void *ctx, unsigned level, uint32_t slot) {
+    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
+    hwtimer__walk_lists(hwtimer__slot(&v->t->level[level], slot), HWTIMER_SLOT_LISTS,
+                        hwtimer__visit_user, v);
+}
+
+/* Empties the lists a stop hands back. */
+static void hwtimer__init_out(struct hwtimer__link *out) {
+    unsigned k;
+    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
+}
+
+/* =================================================================================
+   [hwtimer:memory] Memory and lifecycle: the one allocation, its layout, the thread objects
+   ================================================================================= */
+
+static int hwtimer__threads_complete(const hwtimer_threads *th) {
+    return th->mutex_size && th->cond_size && th->thread_size && th->mutex_init &&
+           th->mutex_destroy && th->mutex_lock && th->mutex_unlock && th->cond_init &&
+           th->cond_destroy && th->cond_broadcast && th->cond_wait && th->thread_start &&
+           th->thread_join && th->thread_detach && th->thread_self && th->thread_is_self;
+}
+
+static int hwtimer__check_config(const hwtimer_config *cfg) {
+    uint64_t width = 2;
+    if (cfg->tick_ns == 0 || cfg->ticks_per_wheel == 0 ||
+        cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
+        return HWTIMER_EINVAL;
+    }
+    while (width < cfg->ticks_per_wheel) width <<= 1;
+    if (cfg->tick_ns > UINT64_MAX / width) return HWTIMER_EINVAL; /* Netty checks this too */
+    if (!cfg->alloc_fn != !cfg->free_fn) return HWTIMER_EINVAL;
+    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) return HWTIMER_EINVAL;
+    if (cfg->worker && !cfg->threads) return HWTIMER_EINVAL;
+#ifdef HWTIMER_NO_THREADS
+    if (cfg->threads) return HWTIMER_EINVAL;
+#endif
+    if (cfg->threads && !hwtimer__threads_complete(cfg->threads)) return HWTIMER_EINVAL;
+    return HWTIMER_OK;
+}
+
+/* Fills the geometry: width, levels, bit-tree layers. */
+static void hwtimer__set_geometry(hwtimer *t, uint32_t ticks_per_wheel) {
+    uint64_t max_tick;
+    unsigned tick_bits, layer;
+    uint32_t words, offset = 0;
+    t->width = 2;
+    t->bits = 1;
+    while (t->width < ticks_per_wheel) {
+        t->width <<= 1;
+        t->bits++;
+    }
+    t->mask = t->width - 1;
+    /* enough levels for the tick of the latest representable deadline */
+    max_tick = hwtimer__due_tick(t, UINT64_MAX);
+    t->max_tick = max_tick;
+    tick_bits = max_tick ? hwtimer__msb64(max_tick) + 1 : 1;
+    t->levels = (tick_bits + t->bits - 1) / t->bits;
+    for (layer = 0; layer < 64; layer++) {
+        unsigned level = layer / t->bits;
+        t->shift_of_bit[layer] = (uint8_t)(level * t->bits);
+        t->where_of_bit[layer] = HWTIMER__WHERE_WHEEL + ((uint32_t)level << t->bits);
+    }
+    words = (t->width + 63) / 64;
+    for (layer = 0;; layer++) {
+        t->layer_words[layer] = words;
+        t->layer_offset[layer] = offset;
+        offset += words;
+        if (words == 1) break;
+        words = (words + 63) / 64;
+    }
+    t->bit_layers = layer + 1;
+}
+
+static size_t hwtimer__align(size_t n) { return (n + 15u) & ~(size_t)15u; }
+
+/* Adds n bytes to *total, failing on overflow. */
+static int hwtimer__add_size(size_t *total, size_t n) {
+    if (n > SIZE_MAX - *total - 16u) return 0;
+    *total = hwtimer__align(*total + n);
+    return 1;
+}
+
+/* Lays out the one allocation: the timer, levels, slots, bitmaps, thread objects. Returns
+   0 when its size does not fit a size_t. */
+static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t *offsets,
+                           size_t *total) {
+    uint64_t slots64 = (uint64_t)t->levels * t->width * HWTIMER_SLOT_LISTS;
+    size_t slots = (size_t)slots64;
+    size_t words = (size_t)t->levels * (t->layer_offset[t->bit_layers - 1] + 1);
+    *total = 0;
+    offsets[0] = 0;
+    if (!hwtimer__add_size(total, sizeof(hwtimer))) return 0;
+    offsets[1] = *total;
+    if (!hwtimer__add_size(total, t->levels * sizeof(hwtimer__level))) return 0;
+    offsets[2] = *total;
+    if (slots64 > SIZE_MAX / sizeof(struct hwtimer__link)) return 0;
+    if (!hwtimer__add_size(total, slots * sizeof(struct hwtimer__link))) return 0;
+    offsets[3] = *total;
+    if (!hwtimer__add_size(total, words * sizeof(uint64_t))) return 0;
+    offsets[4] = *total;
+    if (th) {
+        if (!hwtimer__add_size(total, th->mutex_size) || !hwtimer__add_size(total, th->cond_size) ||
+            !hwtimer__add_size(total, th->cond_size) || !hwtimer__add_size(total, th->thread_size) ||
+            !hwtimer__add_size(total, th->thread_size)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Points the timer's levels and thread objects into its block and empties the wheel. */
+static void hwtimer__carve(hwtimer *t, char *block, const size_t *offsets) {
+    unsigned l;
+    size_t i;
+    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
+    t->level = (hwtimer__level *)(void *)(block + offsets[1]);
+    t->lists = (struct hwtimer__link *)(void *)(block + offsets[2]);
+    for (l = 0; l < t->levels; l++) {
+        hwtimer__level *lv = &t->level[l];
+        lv->lists = t->lists + (size_t)l * t->width * HWTIMER_SLOT_LISTS;
+        lv->occupied = (uint64_t *)(void *)(block + offsets[3]) + l * words_per_level;
+        for (i = 0; i < (size_t)t->width * HWTIMER_SLOT_LISTS; i++) hwtimer__list_init(&lv->lists[i]);
+        memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
+    }
+    if (t->threads) {
+        const hwtimer_threads *th = t->threads;
+        char *p = block + offsets[4];
+        t->mutex = p;
+        p += hwtimer__align(th->mutex_size);
+        t->wake_cond = p;
+        p += hwtimer__align(th->cond_size);
+        t->done_cond = p;
+        p += hwtimer__align(th->cond_size);
+        t->worker_thread = p;
+        p += hwtimer__align(th->thread_size);
+        t->pass_thread = p;
+    }
+}
+
+static void *hwtimer__alloc(const hwtimer_config *cfg, size_t size) {
+    if (cfg->alloc_fn) return cfg->alloc_fn(size, cfg->alloc_ctx);
+    return HWTIMER_MALLOC(cfg->alloc_ctx, size);
+}
+
+static void hwtimer__free_block(hwtimer *t) {
+    void (*free_fn)(void *, void *) = t->free_fn;
+    void *ctx = t->alloc_ctx;
+    if (free_fn) {
+        free_fn(t, ctx);
+    } else {
+        HWTIMER_FREE(ctx, t);
+    }
+}
+
+/* Makes the mutex and condition variables; undoes what it made on failure. */
+static int hwtimer__init_sync(hwtimer *t) {
+    const hwtimer_threads *th = t->threads;
+    if (!th) return HWTIMER_OK;
+    if (th->mutex_init(t->mutex)) return HWTIMER_ETHREAD;
+    if (th->cond_init(t->wake_cond)) {
+        th->mutex_destroy(t->mutex);
+        return HWTIMER_ETHREAD;
+    }
+    if (th->cond_init(t->done_cond)) {
+        th->cond_destroy(t->wake_cond);
+        th->mutex_destroy(t->mutex);
+        return HWTIMER_ETHREAD;
+    }
+    return HWTIMER_OK;
+}
+
+/* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
+   thread, and more than HWTIMER__MANY_WORKERS is likely a timer per object instead of one
+   shared timer (Netty warns at the same count). */
+#define HWTIMER__MANY_WORKERS 64
+static long hwtimer__live_workers;
+
+static void hwtimer__count_worker(hwtimer *t) {
+    t->counted_worker = 1;
+    if (HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, 1) > HWTIMER__MANY_WORKERS && t->log_fn) {
+        t->log_fn(t->log_ctx, "hwtimer: this timer was created while more than 64 timers with a "
+                              "worker thread are alive (each is a thread); share one timer "
+                              "among many timeouts instead");
+    }
+}
+
+static void hwtimer__fini_sync(hwtimer *t) {
+    if (!t->threads) return;
+    t->threads->cond_destroy(t->done_cond);
+    t->threads->cond_destroy(t->wake_cond);
+    t->threads->mutex_destroy(t->mutex);
+}
+
+/* Frees a stopped timer whose worker and passes are over. */
+static void hwtimer__finish_destroy(hwtimer *t) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    hwtimer__init_out(out);
+    hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
+    if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
+    hwtimer__fini_sync(t);
+    hwtimer__free_block(t);
+}
+
+/* =================================================================================
+   [hwtimer:locking] Locking and the running-node rules
+
+   The lock, the waits for a running callback, and the rules for a node whose callback runs
+   (the table at struct hwtimer). Then the invariant checker, which needs those rules.
+   ================================================================================= */
+
+HWTIMER__HOT void hwtimer__lock(hwtimer *t) {
+    if (t->threads) t->threads->mutex_lock(t->mutex);
+}
+HWTIMER__HOT void hwtimer__unlock(hwtimer *t) {
+    if (t->threads) t->threads->mutex_unlock(t->mutex);
+}
+
+/* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). */
+static void hwtimer__unlock_and_wake(hwtimer *t) {
+    int wake = t->wake_now;
+    t->wake_now = 0;
+    hwtimer__unlock(t);
+    if (wake) t->wake_fn(t->wake_ctx);
+}
+
+/* Is the caller the thread running this timer's callbacks right now? Without threads,
+   anything that runs during a pass runs inside a callback. */
+static int hwtimer__in_own_callback(const hwtimer *t) {
+    if (!t->in_pass) return 0;
+    return !t->threads || t->threads->thread_is_self(t->pass_thread);
+}
+
+/* Waits (lock held) until a callback or a pass ends. */
+static void hwtimer__wait_done(hwtimer *t) {
+    t->waiters++;
+    t->threads->cond_wait(t->done_cond, t->mutex, UINT64_MAX);
+    t->waiters--;
+}
+
+static void hwtimer__signal_done(hwtimer *t) {
+    if (t->waiters) t->threads->cond_broadcast(t->done_cond);
+}
+
+/* A node was filed to run at `tick` when the clock read `now` (0: not read). Wake a sleeping
+   worker if the node is due before it wakes, or if the clock already passed its wake-up:
+   the worker waits in OS time, and a clock_fn that jumps (a test clock, a suspend) can
+   leave it asleep past what is due. */
+static void hwtimer__wake_worker_for(hwtimer *t, uint64_t tick, uint64_t now) {
+    if (t->worker_running && t->worker_wake_at &&
+        (now >= t->worker_wake_at || tick < t->worker_wake_tick)) {
+        t->threads->cond_broadcast(t->wake_cond);
+        t->worker_wake_at = 0; /* it is awake now: no more broadcasts until it sleeps again */
+    }
+}
+
+/* Pending on its owner: filed (PENDING), or a periodic node inside its own callback that
+   the callback did not touch. Such a node is EXPIRED exactly then: a cancel makes it
+   CANCELLED, an arming PENDING, and the owner re-arms it when the callback returns. So the
+   answer needs no lock of the owner, whichever timer asks. */
+static int hwtimer__is_pending(const hwtimer_timeout *to) {
+    int state = HWTIMER__LOAD(&to->state);
+    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
+}
+
+static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
+    return to->owner == t && hwtimer__is_pending(to);
+}
+
+static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
+    return to->owner != t && hwtimer__is_pending(to);
+}
+
+/* Is `to` a periodic node inside its own callback on t, pending but in no list? */
+static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to) {
+    return to && to == t->running && HWTIMER__LOAD(&to->state) == HWTIMER_EXPIRED &&
+           to->period;
+}
+
+/* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
+HWTIMER__HOT int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
+    if (t->stopped) return HWTIMER_ESTOPPED;
+    if (hwtimer__is_pending(to)) return HWTIMER_EBUSY; /* here or on another timer */
+    if (t->pending >= t->max_pending) return HWTIMER_EFULL;
+    return HWTIMER_OK;
+}
+
+/* Arming a node that hwtimer__arm_refusal let through (lock held), in two steps: what it
+   runs, then when. */
+HWTIMER__HOT void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
+                                    hwtimer_fn fn, void *arg) {
+    if (to == t->running) t->running_touched = t->running_rearmed = 1;
+    to->fn = fn;
+    to->arg = arg;
+    to->period = period;
+    to->owner = t;
+}
+
+/* Returns the tick the node will run at. */
+HWTIMER__HOT uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__set_state(to, HWTIMER_PENDING);
+    t->pending++;
+    return hwtimer__file(t, to, deadline);
+}
+
+HWTIMER__HOT uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
+                                        uint64_t period, hwtimer_fn fn, void *arg) {
+    hwtimer__arm_what(t, to, period, fn, arg);
+    return hwtimer__arm_when(t, to, deadline);
+}
+
+/* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
+   callback is in no list yet: it is filed now and will not be re-armed by its period. */
+static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                 uint64_t deadline) {
+    if (to == t->running) t->running_touched = t->running_rearmed = 1;
+    if (to->state == HWTIMER_PENDING) {
+        if (hwtimer__move_in_wheel(t, to, deadline)) {
+            hwtimer__wake_worker_for(t, hwtimer__node_tick(t, to, deadline), now);
+            return;
+        }
+        hwtimer__unfile(t, to);
+    }
+    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__set_state(to, HWTIMER_PENDING);
+    hwtimer__wake_worker_for(t, hwtimer__file(t, to, deadline), now);
+}
+
+/* Cancels a node if it is pending on t (lock held): 1, else 0. */
+static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
+    int filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
+    if (!hwtimer__is_pending_on(t, to)) return 0;
+    if (to == t->running) {
+        t->running_touched = 1;
+        t->running_rearmed = 0; /* the callback may now free it */
+    }
+    HWTIMER_ASSERT(t->pending > 0);
+    hwtimer__set_state(to, HWTIMER_CANCELLED);
+    t->pending--;
+    if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
+    return 1;
+}
+
+/* The callback of `to` armed it again and returned: if a cancel waits for it, cancel that
+   arming now for the waiter. Otherwise a callback that keeps re-arming at deadlines already
+   due would run again before the waiter gets the lock, for as long as it re-arms. (A node
+   that was not re-armed may have been freed by its callback: it is not touched.) */
+static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__cancel_wait *w;
+    for (w = t->cancel_waits; w; w = w->next) {
+        if (w->to == to) {
+            w->hit |= hwtimer__cancel_locked(t, to);
+            return;
+        }
+    }
+}
+
+/* Must cancel wait for this node's callback, which runs on another thread? */
+static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
+    return t->running == to && t->threads && !t->threads->thread_is_self(t->pass_thread);
+}
+
+/* When a node pending on t will run (lock held): the boundary of its tick; for a periodic
+   node inside its own callback, of the period its re-arm will give it. */
+static uint64_t hwtimer__run_time(const hwtimer *t, const hwtimer_timeout *to) {
+    uint64_t deadline = to->deadline;
+    if (hwtimer__running_unfiled(t, to)) {
+        deadline = hwtimer__next_period(deadline, to->period, t->running_now);
+    }
+    return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
+}
+
+/* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
+   the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
+static int hwtimer__check_list(const hwtimer *t, const struct hwtimer__link *head,
+                               uint32_t slot_where, size_t *n) {
+    const struct hwtimer__link *l;
+    uint64_t last_tick = 0;
+    size_t steps = 0;
+    for (l = head->next; l != head; l = l->next) {
+        const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
+        uint64_t tick;
+        if (l->prev->next != l || l->next->prev != l || ++steps > t->pending) {
+            return HWTIMER_CHECK_LINKS;
+        }
+        if (to->owner != t || to->state != HWTIMER_PENDING || to->where != slot_where) {
+            return HWTIMER_CHECK_NODE;
+        }
+        tick = hwtimer__node_tick(t, to, to->deadline);
+        if (slot_where >= HWTIMER__WHERE_WHEEL &&
+            (tick <= t->elapsed || hwtimer__wheel_where(t, tick) != slot_where)) {
+            return HWTIMER_CHECK_SLOT;
+        }
+        if (head == &t->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
+        last_tick = tick;
+    }
+    *n += steps;
+    return 0;
+}
+
+/* Checks level l's bit tree, layer by layer, then walks its occupied slots: O(occupied
+   slots + words), so that tests can check after every operation. A slot with nodes but no
+   bit is not visited: its nodes are missing from the count. */
+static int hwtimer__check_level(const hwtimer *t, unsigned l, size_t *n) {
+    const hwtimer__level *lv = &t->level[l];
+    uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, l * t->bits) & t->mask), slot, w;
+    unsigned layer, k;
+    for (layer = 0; layer + 1 < t->bit_layers; layer++) {
+        for (w = 0; w < t->layer_words[layer]; w++) {
+            int nonzero = lv->occupied[t->layer_offset[layer] + w] != 0;
+            uint64_t up = lv->occupied[t->layer_offset[layer + 1] + (w >> 6)];
+            if (nonzero != (int)((up >> (w & 63)) & 1u)) return HWTIMER_CHECK_BITMAP;
+        }
+    }
+    slot = hwtimer__level_next_occupied(t, lv, 0);
+    if (slot <= pos) return HWTIMER_CHECK_BEHIND;
+    for (; slot < t->width; slot = hwtimer__level_next_occupied(t, lv, slot + 1)) {
+        const struct hwtimer__link *lists = hwtimer__slot(lv, slot);
+        if (hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
+        for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
+            int err = hwtimer__check_list(t, &lists[k],
+                                          HWTIMER__WHERE_WHEEL + ((uint32_t)l << t->bits) + slot, n);
+            if (err) return err;
+        }
+    }
+    return 0;
+}
+
+static int hwtimer__check_locked(const hwtimer *t) {
+    size_t n = hwtimer__running_unfiled(t, t->running) ? 1 : 0;
+    unsigned l;
+    int err = hwtimer__check_list(t, &t->due, HWTIMER__WHERE_LIST, &n);
+    if (!err) err = hwtimer__check_list(t, &t->ready, HWTIMER__WHERE_LIST, &n);
+    for (l = 0; !err && l < t->levels; l++) err = hwtimer__check_level(t, l, &n);
+    if (!err && (n != t->pending || t->pending > t->max_pending)) err = HWTIMER_CHECK_COUNT;
+    return err;
+}
+
+/* =================================================================================
+   [hwtimer:pass] The pass: advancing to a tick and running callbacks
+   ================================================================================= */
+
+static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t now) {
+    uint64_t next = hwtimer__next_period(to->deadline, to->period, now);
+    HWTIMER__STORE64(&to->deadline, next);
+    hwtimer__set_state(to, HWTIMER_PENDING);
+    hwtimer__file(t, to, next);
+}
+
+/* Runs the first ready node's callback with the lock released. After a one-shot callback the
+   node is never touched again: the callback may have freed it. */
+static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
+    hwtimer_timeout *to = hwtimer__node(t->ready.next);
+    hwtimer_fn fn = to->fn;
+    void *arg = to->arg;
+    int periodic = to->period != 0;
+    HWTIMER_ASSERT(to->owner == t && to->state == HWTIMER_PENDING &&
+                   to->where == HWTIMER__WHERE_LIST);
+    hwtimer__list_unlink(&to->link); /* a plain list: no bitmap to update */
+    hwtimer__set_state(to, HWTIMER_EXPIRED);
+    if (!periodic) t->pending--;
+    t->running = to;
+    t->running_touched = t->running_rearmed = 0;
+    t->stats.fired++;
+    if (periodic && t->worker_mode) now = t->clock_fn(t->clock_ctx); /* when the run started */
+    t->running_now = now;
+    hwtimer__unlock(t);
+    fn(to, arg);
+    hwtimer__lock(t);
+    t->running = NULL;
+    if (t->running_rearmed) {
+        hwtimer__cancel_for_waiter(t, to);
+    } else if (periodic && !t->running_touched) {
+        hwtimer__rearm_periodic(t, to, t->running_now);
+    }
+    hwtimer__signal_done(t);
+}
+
+static size_t hwtimer__run_ready(hwtimer *t, uint64_t now) {
+    size_t ran = 0;
+    while (!t->stopped && !hwtimer__list_empty(&t->ready)) {
+        hwtimer__run_first_ready(t, now);
+        ran++;
+    }
+    return ran;
+}
+
+/* One pass up to `now` (lock held): first what was left due by earlier calls, then every
+   occupied slot up to now's tick, in time order. Nodes filed during the pass with a tick
+   up to the target go to `due`, for the next pass. */
+static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
+    size_t ran;
+    unsigned level;
+    uint32_t slot;
+    uint64_t start, rem, target;
+    if (now < t->last_now || t->stopped) return 0;
+    t->last_now = now;
+    if (now < t->start) return 0;
+    target = hwtimer__div_tick(t, now - t->start, &rem);
+    t->in_pass = 1;
+    t->horizon = target;
+    if (t->threads) t->threads->thread_self(t->pass_thread);
+    t->stats.passes++;
+    hwtimer__list_splice(&t->ready, &t->due);
+    ran = hwtimer__run_ready(t, now);
+    while (!t->stopped && hwtimer__next_slot(t, &level, &slot, &start) && start <= target) {
+        t->elapsed = start;
+        hwtimer__expire_slot(t, level, slot);
+        ran += hwtimer__run_ready(t, now);
+    }
+    if (!t->stopped) t->elapsed = target;
+    t->in_pass = 0;
+    hwtimer__signal_done(t);
+    return ran;
+}
+
+static uint64_t hwtimer__next_expiry_locked(const hwtimer *t) {
+    unsigned level;
+    uint32_t slot;
+    uint64_t start;
+    if (!hwtimer__list_empty(&t->ready)) return hwtimer__tick_time(t, t->elapsed);
+    if (!hwtimer__list_empty(&t->due)) {
+        hwtimer_timeout *first = hwtimer__node(t->due.next);
+        return hwtimer__tick_time(t, hwtimer__node_tick(t, first, first->deadline));
+    }
+    if (hwtimer__next_slot(t, &level, &slot, &start)) return hwtimer__tick_time(t, start);
+    return UINT64_MAX;
+}
+
+/* Answers the loop when to call advance next (lock held), and remembers the answer for
+   wake_fn (see "Waking the loop"). */
+static uint64_t hwtimer__answer_loop(hwtimer *t) {
+    uint64_t next = hwtimer__next_expiry_locked(t);
+    t->reported = next;
+    t->reported_none = t->pending == 0;
+    t->wake_armed = t->wake_fn && !t->worker_mode;
+    return next;
+}
+
+/* The pass under way in the parent ran on a thread the child does not have (lock held): the
+   child treats the callback that was running as done, as the parent will, and re-arms a
+   periodic one for its next period. Nodes left in `ready` run first in the next pass. */
+static void hwtimer__abandon_pass(hwtimer *t) {
+    hwtimer_timeout *to = t->running;
+    t->in_pass = 0;
+    t->running = NULL;
+    if (to && to->period && !t->running_touched) hwtimer__rearm_periodic(t, to, t->running_now);
+}
+
+/* =================================================================================
+   [hwtimer:worker] The worker thread
+   ================================================================================= */
+
+/* The worker sleeps until the next boundary that has work (forever when there is none) and
+   is woken early only by a schedule that is due sooner, or by stop. */
+static void hwtimer__worker_main(void *arg) {
+    hwtimer *t = (hwtimer *)arg;
+    int destroy;
+    hwtimer__lock(t);
+    while (!t->stopped) {
+        uint64_t now = t->clock_fn(t->clock_ctx);
+        uint64_t next = hwtimer__next_expiry_locked(t);
+        if (now < t->last_now) now = t->last_now; /* a clock that stepped back still runs what was due */
+        if (next <= now) {
+            hwtimer__pass(t, now);
+            continue;
+        }
+        t->worker_wake_at = next;
+        t->worker_wake_tick = next == UINT64_MAX ? UINT64_MAX : hwtimer__due_tick(t, next);
+        t->threads->cond_wait(t->wake_cond, t->mutex, next == UINT64_MAX ? UINT64_MAX : next - now);
+        t->worker_wake_at = 0;
+        t->stats.wakeups++;
+    }
+    destroy = t->destroy_deferred;
+    hwtimer__unlock(t);
+    if (destroy) {
+        t->threads->thread_detach(t->worker_thread);
+        hwtimer__finish_destroy(t);
+    }
+}
+
+static int hwtimer__start_worker_locked(hwtimer *t) {
+    if (t->worker_running) return 0;
+    if (t->threads->thread_start(t->worker_thread, hwtimer__worker_main, t)) return -1;
+    t->worker_running = 1;
+    return 0;
+}
+
+static void hwtimer__join_worker_locked(hwtimer *t) {
+    if (!t->worker_running) return;
+    t->threads->cond_broadcast(t->wake_cond);
+    hwtimer__unlock(t);
+    t->threads->thread_join(t->worker_thread);
+    hwtimer__lock(t);
+    t->worker_running = 0;
+}
+
+/* =================================================================================
+   [hwtimer:arming] The entry points' paths: schedule, reschedule, cancel
+
+   Each public entry point has a short path without threads (no lock, no worker, few
+   registers: what a single-threaded event loop pays) and a path with threads, kept out of
+   line (suffix _sync: takes the lock; _locked: runs with it held). The map:
+
+     entry point                  no threads                     threads
+     hwtimer_schedule             arm_after                      arm_after_sync > arm_sync
+     hwtimer_schedule_periodic      (refusal, arm_what, clock,     > arm_locked
+                                    arm_when)
+     hwtimer_schedule_at          arm (refusal, arm_node)        arm_sync > arm_locked
+     hwtimer_schedule_periodic_at
+     hwtimer_reschedule           reschedule_to: move_in_wheel,  reschedule_sync
+     hwtimer_reschedule_at          else reschedule_locked         > reschedule_locked
+     hwtimer_cancel               cancel_locked                  cancel_sync > cancel_locked
+
+   arm_locked = refusal + start the worker + arm_node + wake the worker; reschedule_locked
+   moves a pending node (move_locked) or arms it again with its last callback. Every
+   filing may call wake_fn (hwtimer__note_arming, in the wheel section).
+   ================================================================================= */
+
+/* Arms a node on a timer with threads, starting and waking its worker (lock held). */
+static int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                               uint64_t deadline, uint64_t period, hwtimer_fn fn, void *arg) {
+    int err = hwtimer__arm_refusal(t, to);
+    if (err) return err;
+    if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
+    hwtimer__wake_worker_for(t, hwtimer__arm_node(t, to, deadline, period, fn, arg), now);
+    return HWTIMER_OK;
+}
+
+static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                                uint64_t deadline, uint64_t period,
+                                                hwtimer_fn fn, void *arg) {
+    int err;
+    hwtimer__lock(t);
+    err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
+    hwtimer__unlock_and_wake(t);
+    return err;
+}
+
+/* What every scheduling call shares. Without threads there is no lock and no worker: the
+   short way, kept free of the threaded one's calls so that it needs few registers. */
+HWTIMER__HOT int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t now, uint64_t deadline,
+                              uint64_t period, hwtimer_fn fn, void *arg) {
+    int err;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_sync(t, to, now, deadline, period, fn, arg);
+    err = hwtimer__arm_refusal(t, to);
+    if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
+    return err;
+}
+
+static HWTIMER__NOINLINE int hwtimer__arm_after_sync(hwtimer *t, hwtimer_timeout *to,
+                                                      uint64_t delay_ns, uint64_t period,
+                                                      hwtimer_fn fn, void *arg) {
+    uint64_t now = t->clock_fn(t->clock_ctx);
+    return hwtimer__arm_sync(t, to, now, hwtimer__add_sat(now, delay_ns), period, fn, arg);
+}
+
+/* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
+   is checked and filled before the clock is read, so that only t, to and the delay live
+   across that call (nothing else can touch the node meanwhile). */
+HWTIMER__HOT int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+                                    uint64_t period, hwtimer_fn fn, void *arg) {
+    int err;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_after_sync(t, to, delay_ns, period, fn, arg);
+    err = hwtimer__arm_refusal(t, to);
+    if (err) return err;
+    hwtimer__arm_what(t, to, period, fn, arg);
+    hwtimer__arm_when(t, to, hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns));
+    return HWTIMER_OK;
+}
+
+/* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
+   while the timer has a clock_fn of its own, which may jump past the worker's wake-up (see
+   hwtimer__wake_worker_for); 0 otherwise. */
+static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
+    return t && t->worker_mode && t->own_clock ? t->clock_fn(t->clock_ctx) : 0;
+}
+
+/* Moves a node pending on t, or arms it again with its last callback (lock held). */
+static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_timeout *to,
+                                                        uint64_t now, uint64_t deadline) {
+    if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
+    if (!hwtimer__is_pending_on(t, to)) {
+        return hwtimer__arm_locked(t, to, now, deadline, to->period, to->fn, to->arg);
+    }
+    hwtimer__move_locked(t, to, now, deadline);
+    return HWTIMER_OK;
+}
+
+static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
+                                                       uint64_t now, uint64_t deadline) {
+    int err;
+    hwtimer__lock(t);
+    err = hwtimer__reschedule_locked(t, to, now, deadline);
+    hwtimer__unlock_and_wake(t);
+    return err;
+}
+
+/* Both reschedule forms (`now`: the clock, or 0 where it was not read). Without threads,
+   the usual case first: a node filed here (not running its callback) pushed later within
+   the wheel, like an idle connection's timeout on every read. */
+HWTIMER__HOT int hwtimer__reschedule_to(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                        uint64_t deadline) {
+    if (t->threads) return hwtimer__reschedule_sync(t, to, now, deadline);
+    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
+        hwtimer__move_in_wheel(t, to, deadline)) {
+        return HWTIMER_OK;
+    }
+    return hwtimer__reschedule_locked(t, to, now, deadline);
+}
+
+/* Cancel on a timer with threads: locks, and waits for the node's callback if it runs on
+   another thread. */
+static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *to) {
+    int cancelled = 0, waiting = 0;
+    hwtimer__cancel_wait me, **w;
+    hwtimer__lock(t);
+    if (hwtimer__is_pending_elsewhere(t, to)) {
+        hwtimer__unlock(t);
+        return HWTIMER_EINVAL;
+    }
+    /* Like del_timer_sync: wait for a running callback; an arming it makes is cancelled as it
+       returns (hwtimer__cancel_for_waiter) or here. */
+    for (;;) {
+        cancelled |= hwtimer__cancel_locked(t, to);
+        if (!hwtimer__runs_elsewhere(t, to)) break;
+        if (!waiting) {
+            me.to = to;
+            me.hit = 0;
+            me.next = t->cancel_waits;
+            t->cancel_waits = &me;
+            waiting = 1;
+        }
+        hwtimer__wait_done(t);
+    }
+    if (waiting) {
+        w = &t->cancel_waits;
+        while (*w != &me) w = &(*w)->next;
+        *w = me.next;
+        cancelled |= me.hit;
+    }
+    hwtimer__unlock(t);
+    return cancelled;
+}
+
+/* Without threads nothing runs elsewhere: no lock and no wait. The usual case, a filed node
+   of this timer, is unrolled in hwtimer_cancel with no call, since a cancel of a big timer
+   mostly waits for the neighbours' cache lines to be written; the rest comes here. */
+static HWTIMER__NOINLINE int hwtimer__cancel_unthreaded(hwtimer *t, hwtimer_timeout *to) {
+    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
+    return hwtimer__cancel_locked(t, to);
+}
+/* =================================================================================
+   [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
+
+   The only code that differs by platform; the core above reaches it through
+   t->clock_fn and t->threads.
+   ================================================================================= */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
 #if defined(_WIN32)
@@ -695,15 +2435,9 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 }
 #endif
 #define HWTIMER__DEFAULT_CLOCK hwtimer__platform_clock
-#define HWTIMER__HAVE_DEFAULT_CLOCK 1
 #else
 #define HWTIMER__DEFAULT_CLOCK NULL
-#define HWTIMER__HAVE_DEFAULT_CLOCK 0
 #endif
-
-/* ---------------------------------------------------------------------------------
-   Threads: the POSIX, C11 and Win32 backends of struct hwtimer_threads
-   --------------------------------------------------------------------------------- */
 
 /* Every backend keeps the same thread record: its native handle, then the entry point the
    trampoline calls (native thread functions have three different signatures). */
@@ -949,716 +2683,15 @@ static const hwtimer_threads hwtimer__win32_table = {
     hwtimer__w32_thread_is_self};
 #endif /* HWTIMER__WIN32 */
 
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void) {
-#ifdef HWTIMER__PTHREAD
-    return &hwtimer__pthread_table;
-#else
-    return NULL;
-#endif
-}
-
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) {
-#ifdef HWTIMER__C11
-    return &hwtimer__c11_table;
-#else
-    return NULL;
-#endif
-}
-
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) {
-#ifdef HWTIMER__WIN32
-    return &hwtimer__win32_table;
-#else
-    return NULL;
-#endif
-}
-
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void) {
-    const hwtimer_threads *th = hwtimer_threads_pthread();
-    if (!th) th = hwtimer_threads_win32();
-    if (!th) th = hwtimer_threads_c11();
-    return th;
-}
-
-/* ---------------------------------------------------------------------------------
-   Levels and buckets
-   --------------------------------------------------------------------------------- */
-
-/* Where a node is while pending (struct hwtimer_timeout.where). 0 must mean "nowhere" so a
-   zero-filled node is idle. */
-enum {
-    HWTIMER__WHERE_NONE = 0,
-    HWTIMER__WHERE_LIST = 1, /* t->due or t->ready: a plain list, no bitmap */
-    HWTIMER__WHERE_WHEEL = 2 /* + level * width + slot */
-};
-
-#define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
-
-#ifndef HWTIMER_SLOT_LISTS
-#define HWTIMER_SLOT_LISTS 4
-#endif
-/* A power of two, so that choosing a list is a mask (a negative array size stops the build). */
-typedef char hwtimer__slot_lists_is_a_power_of_two
-    [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
-
-/* One level: `width` slots of HWTIMER_SLOT_LISTS lists each, and a bit tree that says
-   which slots are occupied. Layer 0 of the tree has a bit per slot; each word of layer k
-   has its bit in layer k+1, set while the word is nonzero. The geometry (layers, offsets)
-   is the same for every level and lives in the timer. */
-typedef struct hwtimer__level {
-    struct hwtimer__link *lists; /* slot i: lists[i * HWTIMER_SLOT_LISTS ...] */
-    uint64_t *occupied;
-} hwtimer__level;
-
-/* A cancel that waits for a running callback, on the canceller's stack. If the callback arms
-   its node again, the pass cancels that arming for the waiter and sets `hit`. */
-typedef struct hwtimer__cancel_wait {
-    hwtimer_timeout *to;
-    int hit;
-    struct hwtimer__cancel_wait *next;
-} hwtimer__cancel_wait;
-
-struct hwtimer {
-    /* geometry, fixed at create */
-    uint64_t tick_ns;
-    uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
-    uint64_t start;    /* S: the clock at create */
-    uint32_t width;    /* slots per level, a power of two >= 2 */
-    uint32_t mask;     /* width - 1 */
-    unsigned bits;     /* log2(width) */
-    unsigned levels;
-    unsigned bit_layers;
-    /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
-    uint8_t shift_of_bit[64]; /* the shift of its level's digit: level * bits */
-    uint32_t where_of_bit[64]; /* HWTIMER__WHERE_WHEEL + level * width */
-    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
-    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
-    hwtimer__level *level;
-    struct hwtimer__link *lists; /* every level's slot lists, level after level */
-    size_t max_pending; /* SIZE_MAX: no limit */
-    uint64_t (*clock_fn)(void *);
-    void *clock_ctx;
-    int own_clock;      /* clock_fn is the user's, not the platform clock the OS waits on */
-    void (*free_fn)(void *, void *);
-    void *alloc_ctx;
-    size_t bytes;
-
-    /* the wheel */
-    uint64_t elapsed;  /* processed up to this tick */
-    uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
-    uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
-    uint64_t last_now; /* the `now` of the last advance */
-    uint32_t next_list; /* which list of a busy slot gets the next node, in turn */
-    struct hwtimer__link due;   /* sorted by deadline */
-    struct hwtimer__link ready; /* to run in this pass, in order */
-    size_t pending;
-
-    /* running callbacks */
-    hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
-    int running_touched;       /* it was cancelled or scheduled during its callback */
-    int running_rearmed;       /* it is pending again, armed during its callback */
-    uint64_t running_now;      /* the `now` its periodic re-arm counts from */
-    struct hwtimer__cancel_wait *cancel_waits; /* cancels waiting for a running callback */
-    int in_pass;
-    int stopped;
-    int destroy_deferred;      /* hwtimer_destroy was called from a callback */
-    hwtimer_stats stats;
-
-    /* threads (all NULL without) */
-    const hwtimer_threads *threads;
-    void *mutex;
-    void *wake_cond;   /* the worker sleeps on it */
-    void *done_cond;   /* cancel/stop/advance wait on it for a callback or pass to end */
-    void *worker_thread;
-    void *pass_thread; /* the thread running the pass under way */
-    unsigned waiters;  /* threads waiting on done_cond */
-    int worker_mode;
-    int worker_running;
-    uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
-    int counted_worker;      /* counted in hwtimer__live_workers */
-
-    /* the loop that drives a caller-driven timer (cfg.wake_fn) */
-    void (*wake_fn)(void *);
-    void *wake_ctx;
-    uint64_t reported;  /* the time next_expiry / poll_timeout_ms last answered */
-    int reported_none;  /* ... and that answer said nothing was pending */
-    int wake_armed;     /* an answer is out that no wake_fn call has answered yet */
-    int wake_now;       /* call wake_fn as soon as the lock is released */
-    void (*log_fn)(void *, const char *);
-    void *log_ctx;
-};
-
-/* Doubly linked circular lists with a sentinel head. */
-static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
-static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
-/* Appends n: with the head known, one load fewer than inserting after its last node. */
-static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
-    struct hwtimer__link *last = head->prev;
-    n->prev = last;
-    n->next = head;
-    last->next = n;
-    head->prev = n;
-}
-static void hwtimer__list_insert_after(struct hwtimer__link *pos, struct hwtimer__link *n) {
-    n->prev = pos;
-    n->next = pos->next;
-    pos->next->prev = n;
-    pos->next = n;
-}
-/* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
-static void hwtimer__list_unlink(struct hwtimer__link *n) {
-    n->prev->next = n->next;
-    n->next->prev = n->prev;
-}
-/* Moves every node of `from` to the end of `to`. */
-static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link *from) {
-    if (hwtimer__list_empty(from)) return;
-    from->next->prev = to->prev;
-    to->prev->next = from->next;
-    from->prev->next = to;
-    to->prev = from->prev;
-    hwtimer__list_init(from);
-}
-static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
-    return (hwtimer_timeout *)(void *)link;
-}
-
-/* Marks slot i occupied, climbing only while words were empty. */
-static void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
-    unsigned layer;
-    uint64_t pos = i;
-    for (layer = 0; layer < t->bit_layers; layer++) {
-        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
-        uint64_t was = *word;
-        *word = was | ((uint64_t)1 << (pos & 63));
-        if (was) break;
-        pos >>= 6;
-    }
-}
-
-/* Clears slot i, climbing only while words become empty. */
-static void hwtimer__level_unmark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
-    unsigned layer;
-    uint64_t pos = i;
-    for (layer = 0; layer < t->bit_layers; layer++) {
-        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
-        *word &= ~((uint64_t)1 << (pos & 63));
-        if (*word) break;
-        pos >>= 6;
-    }
-}
-
-/* The first occupied slot at index >= from, or t->width if none (no wrap-around: slots
-   behind the level's position are empty by construction). */
-static uint32_t hwtimer__level_next_occupied(const hwtimer *t, const hwtimer__level *lv,
-                                             uint32_t from) {
-    unsigned layer = 0;
-    uint64_t pos = from;
-    for (;;) {
-        uint64_t w = pos >> 6;
-        if (w < t->layer_words[layer]) {
-            uint64_t word = lv->occupied[t->layer_offset[layer] + w] & (UINT64_MAX << (pos & 63));
-            if (word) {
-                pos = (w << 6) | hwtimer__ctz64(word);
-                break;
-            }
-        }
-        if (++layer == t->bit_layers) return t->width;
-        pos = w + 1;
-    }
-    while (layer-- > 0) {
-        pos = (pos << 6) | hwtimer__ctz64(lv->occupied[t->layer_offset[layer] + pos]);
-    }
-    return (uint32_t)pos;
-}
-
-HWTIMER__HOT struct hwtimer__link *hwtimer__slot(const hwtimer__level *lv, uint32_t i) {
-    return &lv->lists[(size_t)i * HWTIMER_SLOT_LISTS];
-}
-
-/* Are the lists from `lists` to the end of its slot all empty? (All of a slot's lists from
-   its first.) One branch: a mispredicted branch per list would cost more than the loads. */
-HWTIMER__HOT int hwtimer__slot_empty_from(const struct hwtimer__link *lists, unsigned first) {
-    unsigned k;
-    int occupied = 0;
-    for (k = first; k < HWTIMER_SLOT_LISTS; k++) occupied |= !hwtimer__list_empty(&lists[k]);
-    return !occupied;
-}
-
-/* Visiting every node of a few lists. A list of a big timer is a chain of cache misses, as
-   its nodes are scattered over memory; walking HWTIMER_SLOT_LISTS lists in step, each
-   from both ends, with the next nodes prefetched, makes that many independent chains, and
-   the CPU waits for all their misses at once (see THE DESIGN). */
-typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
-
-/* One list being walked: `front` and `back` are the next nodes to visit; front == end when
-   it is done. */
-typedef struct hwtimer__walk {
-    struct hwtimer__link *front, *back, *end;
-} hwtimer__walk;
-
-/* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
-   before either node is visited, as a visit may re-link or free its node, and fetched at
-   once: the visits to the other lists until this one's next turn hide the wait. */
-HWTIMER__HOT int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit, void *ctx) {
-    struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
-    if (front == w->end) return 0;
-    next = front->next;
-    prev = back->prev;
-    HWTIMER__PREFETCH(next);
-    HWTIMER__PREFETCH(prev);
-    visit(ctx, hwtimer__node(front));
-    if (front != back) visit(ctx, hwtimer__node(back));
-    if (front == back || next == back) {
-        w->front = w->end;
-    } else {
-        w->front = next;
-        w->back = prev;
-    }
-    return 1;
-}
-
-/* Visits every node of lists[0 .. n), n <= HWTIMER_SLOT_LISTS, and leaves the heads as they
-   were: the caller empties or splices them. */
-HWTIMER__HOT void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
-                                      hwtimer__visit_fn visit, void *ctx) {
-    hwtimer__walk walk[HWTIMER_SLOT_LISTS];
-    unsigned k, walks = 0;
-    int more;
-    for (k = 0; k < n; k++) {
-        if (hwtimer__list_empty(&lists[k])) continue;
-        walk[walks].front = lists[k].next;
-        walk[walks].back = lists[k].prev;
-        walk[walks].end = &lists[k];
-        walks++;
-    }
-    if (walks == 1) { /* a copy the compiler keeps in registers */
-        hwtimer__walk one = walk[0];
-        while (hwtimer__walk_step(&one, visit, ctx)) continue;
-        return;
-    }
-    do {
-        more = 0;
-        for (k = 0; k < walks; k++) more |= hwtimer__walk_step(&walk[k], visit, ctx);
-    } while (more);
-}
-
-/* ---------------------------------------------------------------------------------
-   Ticks: deadlines to ticks and back
-   --------------------------------------------------------------------------------- */
-
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 hwtimer__u128;
-#endif
-
-/* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
-   the estimate is floor(n/tick) or one less, and one comparison corrects it. */
-HWTIMER__HOT uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
-#if defined(__SIZEOF_INT128__)
-    uint64_t q = (uint64_t)(((hwtimer__u128)n * t->tick_inv) >> 64);
-    uint64_t r = n - q * t->tick_ns;
-    if (r >= t->tick_ns) {
-        q++;
-        r -= t->tick_ns;
-    }
-    *rem = r;
-    return q;
-#else
-    *rem = n % t->tick_ns;
-    return n / t->tick_ns;
-#endif
-}
-
-/* The tick a deadline is due at: the first boundary at or after it. */
-HWTIMER__HOT uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
-    uint64_t q, r;
-    if (deadline <= t->start) return 0;
-    q = hwtimer__div_tick(t, deadline - t->start, &r);
-    return q + (r != 0);
-}
-
-/* A node's leeway in ns: up to 65535 decimal digits times a power of ten, so that the
-   round numbers people write (10 ms, 1.5 s) are kept exactly (hwtimer_timeout_set_leeway). */
-static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
-    uint64_t v = to->leeway_digits;
-    unsigned e;
-    for (e = 0; e < to->leeway_exp; e++) v *= 10u;
-    return v;
-}
-
-/* The tick in [e, last] with the most trailing zero bits: if e and last first differ at
-   bit b, it is e itself when e's bits 0..b are zero, else last with bits 0..b-1 cleared. */
-static uint64_t hwtimer__roundest_tick(uint64_t e, uint64_t last) {
-    uint64_t b;
-    if (e == last) return e;
-    b = (uint64_t)1 << hwtimer__msb64(e ^ last);
-    if ((e & (2 * b - 1)) == 0) return e;
-    return last & ~(b - 1);
-}
-
-/* The tick a node runs at, for a deadline: its due tick e, or with a leeway the roundest
-   tick of e .. e + leeway / tick_ns, so that nearby timeouts share a boundary (never past
-   the last tick a deadline can have). */
-static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick(const hwtimer *t, const hwtimer_timeout *to,
-                                                       uint64_t e) {
-    uint64_t rem, last = hwtimer__add_sat(e, hwtimer__div_tick(t, hwtimer__leeway(to), &rem));
-    return hwtimer__roundest_tick(e, last < t->max_tick ? last : t->max_tick);
-}
-
-HWTIMER__HOT uint64_t hwtimer__node_tick(const hwtimer *t, const hwtimer_timeout *to,
-                                         uint64_t deadline) {
-    uint64_t e = hwtimer__due_tick(t, deadline);
-    if (to->leeway_digits && e < t->max_tick) return hwtimer__leeway_tick(t, to, e);
-    return e;
-}
-
-/* Fixed rate: the first d + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
-static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
-    uint64_t k = now >= d ? (now - d) / p + 1 : 1;
-    return k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
-}
-
-/* The time of a tick boundary, UINT64_MAX if it lies beyond. */
-static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
-    if (tick > (UINT64_MAX - t->start) / t->tick_ns) return UINT64_MAX;
-    return t->start + tick * t->tick_ns;
-}
-
-/* The level and slot for a tick after elapsed: the level of the highest bit in which they
-   differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
-HWTIMER__HOT uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
-    unsigned bit = hwtimer__msb64(tick ^ t->elapsed);
-    uint32_t slot = (uint32_t)(tick >> t->shift_of_bit[bit]) & t->mask;
-    HWTIMER_ASSERT(tick > t->elapsed && bit / t->bits < t->levels);
-    return t->where_of_bit[bit] + slot;
-}
-
-/* ---------------------------------------------------------------------------------
-   Filing and unfiling nodes
-   --------------------------------------------------------------------------------- */
-
-/* Marks the slot with wheel index id (level * width + slot) occupied. */
-static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer *t, uint32_t id) {
-    hwtimer__level_mark(t, &t->level[id >> t->bits], id & t->mask);
-}
-
-/* Files a node in the wheel slot `where`: in its first list while that is empty, so a
-   sparse slot keeps its one or two nodes where emptying it looks first (which list holds
-   them would otherwise be a coin toss, and a mispredicted branch costs more than the
-   walk); else in the next list in turn. A slot whose first list is empty may still be
-   occupied: marking twice is harmless. */
-HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
-    uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    struct hwtimer__link *head = &t->lists[(size_t)id * HWTIMER_SLOT_LISTS];
-    to->where = where;
-    if (hwtimer__list_empty(head)) {
-        hwtimer__mark_slot(t, id);
-    } else {
-        head += t->next_list++ & (HWTIMER_SLOT_LISTS - 1);
-    }
-    hwtimer__list_append(head, &to->link);
-}
-
-/* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
-   the clock stepped back across ticks, as nodes are filed here in time order. */
-static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
-    struct hwtimer__link *pos = t->due.prev;
-    while (pos != &t->due &&
-           hwtimer__node_tick(t, hwtimer__node(pos), hwtimer__node(pos)->deadline) > tick) {
-        pos = pos->prev;
-    }
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_insert_after(pos, &to->link);
-}
-
-/* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
-   timer was last told a later time, or that nothing was pending, it must be woken: once per
-   answer (see "Waking the loop" at hwtimer_next_expiry). Without threads wake_fn is called
-   at once; with threads once the lock is released (hwtimer__unlock_and_wake). */
-static HWTIMER__NOINLINE void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
-    if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
-    if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
-    t->wake_armed = 0;
-    if (t->threads) {
-        t->wake_now = 1;
-    } else {
-        t->wake_fn(t->wake_ctx);
-    }
-}
-
-/* Files a pending node due at `tick` (hwtimer__node_tick of its deadline). */
-HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
-    if (tick <= t->horizon) {
-        hwtimer__file_in_due(t, to, tick);
-    } else {
-        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-    }
-    if (t->wake_armed) hwtimer__note_arming(t, tick);
-}
-
-/* Files a pending node by its deadline; returns the tick it will run at. */
-HWTIMER__HOT uint64_t hwtimer__file(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
-    uint64_t tick = hwtimer__node_tick(t, to, deadline);
-    hwtimer__file_at(t, to, tick);
-    return tick;
-}
-
-/* A node alone in one of the lists of slot `where` was taken out: clears the slot's bit if
-   its other lists are empty too. Out of line, so that a cancel needs few registers. */
-static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer *t, uint32_t where) {
-    uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    hwtimer__level *lv = &t->level[id >> t->bits];
-    if (hwtimer__slot_empty_from(hwtimer__slot(lv, id & t->mask), 0)) {
-        hwtimer__level_unmark(t, lv, id & t->mask);
-    }
-}
-
-/* Takes a pending node out of its list. Its slot can only have become empty if the node was
-   alone in its list (both its links point at the list's head). `where` keeps its stale
-   value: it is only read while the node is pending. */
-HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__list_unlink(&to->link);
-    if (to->where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
-        hwtimer__unmark_if_empty(t, to->where);
-    }
-}
-
-/* ---------------------------------------------------------------------------------
-   Locking (no-ops without threads)
-   --------------------------------------------------------------------------------- */
-
-HWTIMER__HOT void hwtimer__lock(hwtimer *t) {
-    if (t->threads) t->threads->mutex_lock(t->mutex);
-}
-HWTIMER__HOT void hwtimer__unlock(hwtimer *t) {
-    if (t->threads) t->threads->mutex_unlock(t->mutex);
-}
-
-/* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). */
-static void hwtimer__unlock_and_wake(hwtimer *t) {
-    int wake = t->wake_now;
-    t->wake_now = 0;
-    hwtimer__unlock(t);
-    if (wake) t->wake_fn(t->wake_ctx);
-}
-
-/* Is the caller the thread running this timer's callbacks right now? Without threads,
-   anything that runs during a pass runs inside a callback. */
-static int hwtimer__in_own_callback(const hwtimer *t) {
-    if (!t->in_pass) return 0;
-    return !t->threads || t->threads->thread_is_self(t->pass_thread);
-}
-
-/* Waits (lock held) until a callback or a pass ends. */
-static void hwtimer__wait_done(hwtimer *t) {
-    t->waiters++;
-    t->threads->cond_wait(t->done_cond, t->mutex, UINT64_MAX);
-    t->waiters--;
-}
-
-static void hwtimer__signal_done(hwtimer *t) {
-    if (t->waiters) t->threads->cond_broadcast(t->done_cond);
-}
-
-/* A node was filed to run at `tick` when the clock read `now` (0: not read). Wake a sleeping
-   worker if the node is due before it wakes, or if the clock already passed its wake-up:
-   the worker waits in OS time, and a clock_fn that jumps (a test clock, a suspend) can
-   leave it asleep past what is due. */
-static void hwtimer__wake_worker_for(hwtimer *t, uint64_t tick, uint64_t now) {
-    if (t->worker_running && t->worker_wake_at &&
-        (now >= t->worker_wake_at || hwtimer__tick_time(t, tick) < t->worker_wake_at)) {
-        t->threads->cond_broadcast(t->wake_cond);
-        t->worker_wake_at = 0; /* it is awake now: no more broadcasts until it sleeps again */
-    }
-}
-
-/* ---------------------------------------------------------------------------------
-   Creating and destroying
-   --------------------------------------------------------------------------------- */
+/* =================================================================================
+   [hwtimer:public] The public functions, in the order the API declares them
+   ================================================================================= */
 
 HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg) {
     if (!cfg) return;
     memset(cfg, 0, sizeof *cfg);
     cfg->tick_ns = 100000000u;
     cfg->ticks_per_wheel = 512;
-}
-
-static int hwtimer__threads_complete(const hwtimer_threads *th) {
-    return th->mutex_size && th->cond_size && th->thread_size && th->mutex_init &&
-           th->mutex_destroy && th->mutex_lock && th->mutex_unlock && th->cond_init &&
-           th->cond_destroy && th->cond_broadcast && th->cond_wait && th->thread_start &&
-           th->thread_join && th->thread_detach && th->thread_self && th->thread_is_self;
-}
-
-static int hwtimer__check_config(const hwtimer_config *cfg) {
-    uint64_t width = 2;
-    if (cfg->tick_ns == 0 || cfg->ticks_per_wheel == 0 ||
-        cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
-        return HWTIMER_EINVAL;
-    }
-    while (width < cfg->ticks_per_wheel) width <<= 1;
-    if (cfg->tick_ns > UINT64_MAX / width) return HWTIMER_EINVAL; /* Netty checks this too */
-    if (!cfg->alloc_fn != !cfg->free_fn) return HWTIMER_EINVAL;
-    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) return HWTIMER_EINVAL;
-    if (cfg->worker && !cfg->threads) return HWTIMER_EINVAL;
-#ifdef HWTIMER_NO_THREADS
-    if (cfg->threads) return HWTIMER_EINVAL;
-#endif
-    if (cfg->threads && !hwtimer__threads_complete(cfg->threads)) return HWTIMER_EINVAL;
-    return HWTIMER_OK;
-}
-
-/* Fills the geometry: width, levels, bit-tree layers. */
-static void hwtimer__set_geometry(hwtimer *t, uint32_t ticks_per_wheel) {
-    uint64_t max_tick;
-    unsigned tick_bits, layer;
-    uint32_t words, offset = 0;
-    t->width = 2;
-    t->bits = 1;
-    while (t->width < ticks_per_wheel) {
-        t->width <<= 1;
-        t->bits++;
-    }
-    t->mask = t->width - 1;
-    /* enough levels for the tick of the latest representable deadline */
-    max_tick = hwtimer__due_tick(t, UINT64_MAX);
-    t->max_tick = max_tick;
-    tick_bits = max_tick ? hwtimer__msb64(max_tick) + 1 : 1;
-    t->levels = (tick_bits + t->bits - 1) / t->bits;
-    for (layer = 0; layer < 64; layer++) {
-        unsigned level = layer / t->bits;
-        t->shift_of_bit[layer] = (uint8_t)(level * t->bits);
-        t->where_of_bit[layer] = HWTIMER__WHERE_WHEEL + ((uint32_t)level << t->bits);
-    }
-    words = (t->width + 63) / 64;
-    for (layer = 0;; layer++) {
-        t->layer_words[layer] = words;
-        t->layer_offset[layer] = offset;
-        offset += words;
-        if (words == 1) break;
-        words = (words + 63) / 64;
-    }
-    t->bit_layers = layer + 1;
-}
-
-static size_t hwtimer__align(size_t n) { return (n + 15u) & ~(size_t)15u; }
-
-/* Adds n bytes to *total, failing on overflow. */
-static int hwtimer__add_size(size_t *total, size_t n) {
-    if (n > SIZE_MAX - *total - 16u) return 0;
-    *total = hwtimer__align(*total + n);
-    return 1;
-}
-
-/* Lays out the one allocation: the timer, levels, slots, bitmaps, thread objects. Returns
-   0 when its size does not fit a size_t. */
-static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t *offsets,
-                           size_t *total) {
-    uint64_t slots64 = (uint64_t)t->levels * t->width * HWTIMER_SLOT_LISTS;
-    size_t slots = (size_t)slots64;
-    size_t words = (size_t)t->levels * (t->layer_offset[t->bit_layers - 1] + 1);
-    *total = 0;
-    offsets[0] = 0;
-    if (!hwtimer__add_size(total, sizeof(hwtimer))) return 0;
-    offsets[1] = *total;
-    if (!hwtimer__add_size(total, t->levels * sizeof(hwtimer__level))) return 0;
-    offsets[2] = *total;
-    if (slots64 > SIZE_MAX / sizeof(struct hwtimer__link)) return 0;
-    if (!hwtimer__add_size(total, slots * sizeof(struct hwtimer__link))) return 0;
-    offsets[3] = *total;
-    if (!hwtimer__add_size(total, words * sizeof(uint64_t))) return 0;
-    offsets[4] = *total;
-    if (th) {
-        if (!hwtimer__add_size(total, th->mutex_size) || !hwtimer__add_size(total, th->cond_size) ||
-            !hwtimer__add_size(total, th->cond_size) || !hwtimer__add_size(total, th->thread_size) ||
-            !hwtimer__add_size(total, th->thread_size)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Points the timer's levels and thread objects into its block and empties the wheel. */
-static void hwtimer__carve(hwtimer *t, char *block, const size_t *offsets) {
-    unsigned l;
-    size_t i;
-    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
-    t->level = (hwtimer__level *)(void *)(block + offsets[1]);
-    t->lists = (struct hwtimer__link *)(void *)(block + offsets[2]);
-    for (l = 0; l < t->levels; l++) {
-        hwtimer__level *lv = &t->level[l];
-        lv->lists = t->lists + (size_t)l * t->width * HWTIMER_SLOT_LISTS;
-        lv->occupied = (uint64_t *)(void *)(block + offsets[3]) + l * words_per_level;
-        for (i = 0; i < (size_t)t->width * HWTIMER_SLOT_LISTS; i++) hwtimer__list_init(&lv->lists[i]);
-        memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
-    }
-    if (t->threads) {
-        const hwtimer_threads *th = t->threads;
-        char *p = block + offsets[4];
-        t->mutex = p;
-        p += hwtimer__align(th->mutex_size);
-        t->wake_cond = p;
-        p += hwtimer__align(th->cond_size);
-        t->done_cond = p;
-        p += hwtimer__align(th->cond_size);
-        t->worker_thread = p;
-        p += hwtimer__align(th->thread_size);
-        t->pass_thread = p;
-    }
-}
-
-static void *hwtimer__alloc(const hwtimer_config *cfg, size_t size) {
-    if (cfg->alloc_fn) return cfg->alloc_fn(size, cfg->alloc_ctx);
-    return HWTIMER_MALLOC(cfg->alloc_ctx, size);
-}
-
-static void hwtimer__free_block(hwtimer *t) {
-    void (*free_fn)(void *, void *) = t->free_fn;
-    void *ctx = t->alloc_ctx;
-    if (free_fn) {
-        free_fn(t, ctx);
-    } else {
-        HWTIMER_FREE(ctx, t);
-    }
-}
-
-/* Makes the mutex and condition variables; undoes what it made on failure. */
-static int hwtimer__init_sync(hwtimer *t) {
-    const hwtimer_threads *th = t->threads;
-    if (!th) return HWTIMER_OK;
-    if (th->mutex_init(t->mutex)) return HWTIMER_ETHREAD;
-    if (th->cond_init(t->wake_cond)) {
-        th->mutex_destroy(t->mutex);
-        return HWTIMER_ETHREAD;
-    }
-    if (th->cond_init(t->done_cond)) {
-        th->cond_destroy(t->wake_cond);
-        th->mutex_destroy(t->mutex);
-        return HWTIMER_ETHREAD;
-    }
-    return HWTIMER_OK;
-}
-
-/* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
-   thread, and more than HWTIMER__MANY_WORKERS is likely a timer per object instead of one
-   shared timer (Netty warns at the same count). */
-#define HWTIMER__MANY_WORKERS 64
-static long hwtimer__live_workers;
-
-static void hwtimer__count_worker(hwtimer *t) {
-    t->counted_worker = 1;
-    if (HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, 1) > HWTIMER__MANY_WORKERS && t->log_fn) {
-        t->log_fn(t->log_ctx, "hwtimer: this timer was created while more than 64 timers with a "
-                              "worker thread are alive (each is a thread); share one timer "
-                              "among many timeouts instead");
-    }
-}
-
-static void hwtimer__fini_sync(hwtimer *t) {
-    if (!t->threads) return;
-    t->threads->cond_destroy(t->done_cond);
-    t->threads->cond_destroy(t->wake_cond);
-    t->threads->mutex_destroy(t->mutex);
 }
 
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
@@ -1713,136 +2746,65 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
-/* ---------------------------------------------------------------------------------
-   Timeout operations
-   --------------------------------------------------------------------------------- */
+HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
+    if (!t) return;
+    hwtimer__lock(t);
+    if (hwtimer__in_own_callback(t)) {
+        /* The pass or worker that runs this callback frees the timer when it returns. Every
+           pending node is cancelled now, so that none is referred to once destroy returns
+           (another thread may free them then); the pass stops at `stopped`. */
+        struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+        t->stopped = 1;
+        t->destroy_deferred = 1;
+        if (t->running) hwtimer__cancel_locked(t, t->running);
+        hwtimer__init_out(out);
+        hwtimer__cancel_all(t, out);
+        hwtimer__unlock(t);
+        return;
+    }
+    hwtimer__unlock(t);
+    hwtimer_stop(t, NULL, NULL);
+    hwtimer__finish_destroy(t);
+}
 
-static int hwtimer__start_worker_locked(hwtimer *t); /* in the worker section */
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void) {
+    const hwtimer_threads *th = hwtimer_threads_pthread();
+    if (!th) th = hwtimer_threads_win32();
+    if (!th) th = hwtimer_threads_c11();
+    return th;
+}
+
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void) {
+#ifdef HWTIMER__PTHREAD
+    return &hwtimer__pthread_table;
+#else
+    return NULL;
+#endif
+}
+
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) {
+#ifdef HWTIMER__C11
+    return &hwtimer__c11_table;
+#else
+    return NULL;
+#endif
+}
+
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) {
+#ifdef HWTIMER__WIN32
+    return &hwtimer__win32_table;
+#else
+    return NULL;
+#endif
+}
 
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
     if (to) memset(to, 0, sizeof *to);
 }
 
-/* Pending on its owner: filed (PENDING), or a periodic node inside its own callback that
-   the callback did not touch. Such a node is EXPIRED exactly then: a cancel makes it
-   CANCELLED, an arming PENDING, and the owner re-arms it when the callback returns. So the
-   answer needs no lock of the owner, whichever timer asks. */
-static int hwtimer__is_pending(const hwtimer_timeout *to) {
-    int state = HWTIMER__LOAD(&to->state);
-    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
-}
-
-static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner == t && hwtimer__is_pending(to);
-}
-
-static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner != t && hwtimer__is_pending(to);
-}
-
-/* Is `to` a periodic node inside its own callback on t, pending but in no list? */
-static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to) {
-    return to && to == t->running && HWTIMER__LOAD(&to->state) == HWTIMER_EXPIRED &&
-           to->period;
-}
-
-/* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
-HWTIMER__HOT int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
-    if (t->stopped) return HWTIMER_ESTOPPED;
-    if (hwtimer__is_pending(to)) return HWTIMER_EBUSY; /* here or on another timer */
-    if (t->pending >= t->max_pending) return HWTIMER_EFULL;
-    return HWTIMER_OK;
-}
-
-/* Arming a node that hwtimer__arm_refusal let through (lock held), in two steps: what it
-   runs, then when. */
-HWTIMER__HOT void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
-                                    hwtimer_fn fn, void *arg) {
-    if (to == t->running) t->running_touched = t->running_rearmed = 1;
-    to->fn = fn;
-    to->arg = arg;
-    to->period = period;
-    to->owner = t;
-}
-
-/* Returns the tick the node will run at. */
-HWTIMER__HOT uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
-    HWTIMER__STORE64(&to->deadline, deadline);
-    hwtimer__set_state(to, HWTIMER_PENDING);
-    t->pending++;
-    return hwtimer__file(t, to, deadline);
-}
-
-HWTIMER__HOT uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                                        uint64_t period, hwtimer_fn fn, void *arg) {
-    hwtimer__arm_what(t, to, period, fn, arg);
-    return hwtimer__arm_when(t, to, deadline);
-}
-
-/* Arms a node on a timer with threads, starting and waking its worker (lock held). */
-static int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                               uint64_t deadline, uint64_t period, hwtimer_fn fn, void *arg) {
-    int err = hwtimer__arm_refusal(t, to);
-    if (err) return err;
-    if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
-    hwtimer__wake_worker_for(t, hwtimer__arm_node(t, to, deadline, period, fn, arg), now);
-    return HWTIMER_OK;
-}
-
-static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                                uint64_t deadline, uint64_t period,
-                                                hwtimer_fn fn, void *arg) {
-    int err;
-    hwtimer__lock(t);
-    err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
-    hwtimer__unlock_and_wake(t);
-    return err;
-}
-
-/* What every scheduling call shares. Without threads there is no lock and no worker: the
-   short way, kept free of the threaded one's calls so that it needs few registers. */
-HWTIMER__HOT int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t now, uint64_t deadline,
-                              uint64_t period, hwtimer_fn fn, void *arg) {
-    int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_sync(t, to, now, deadline, period, fn, arg);
-    err = hwtimer__arm_refusal(t, to);
-    if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
-    return err;
-}
-
-static HWTIMER__NOINLINE int hwtimer__arm_after_sync(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t delay_ns, uint64_t period,
-                                                      hwtimer_fn fn, void *arg) {
-    uint64_t now = t->clock_fn(t->clock_ctx);
-    return hwtimer__arm_sync(t, to, now, hwtimer__add_sat(now, delay_ns), period, fn, arg);
-}
-
-/* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
-   is checked and filled before the clock is read, so that only t, to and the delay live
-   across that call (nothing else can touch the node meanwhile). */
-HWTIMER__HOT int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
-                                    uint64_t period, hwtimer_fn fn, void *arg) {
-    int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_after_sync(t, to, delay_ns, period, fn, arg);
-    err = hwtimer__arm_refusal(t, to);
-    if (err) return err;
-    hwtimer__arm_what(t, to, period, fn, arg);
-    hwtimer__arm_when(t, to, hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns));
-    return HWTIMER_OK;
-}
-
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg) {
     return hwtimer__arm_after(t, to, delay_ns, 0, fn, arg);
-}
-
-/* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
-   while the timer has a clock_fn of its own, which may jump past the worker's wake-up (see
-   hwtimer__wake_worker_for); 0 otherwise. */
-static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
-    return t && t->worker_mode && t->own_clock ? t->clock_fn(t->clock_ctx) : 0;
 }
 
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
@@ -1863,73 +2825,6 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
     return hwtimer__arm(t, to, hwtimer__now_for_worker(t), deadline_ns, period_ns, fn, arg);
 }
 
-/* Gives a filed node a new deadline that is due in the wheel (past the horizon): moves it
-   to its new slot, or leaves it where it is if the slot is the same (a slot does not care
-   about the exact deadline). 0 if the deadline is due too soon for the wheel (lock held). */
-HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
-    uint64_t tick = hwtimer__node_tick(t, to, deadline);
-    uint32_t where;
-    if (tick <= t->horizon) return 0;
-    where = hwtimer__wheel_where(t, tick);
-    HWTIMER__STORE64(&to->deadline, deadline);
-    if (where != to->where) {
-        hwtimer__unfile(t, to);
-        hwtimer__file_in_wheel(t, to, where);
-    }
-    if (t->wake_armed) hwtimer__note_arming(t, tick);
-    return 1;
-}
-
-/* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
-   callback is in no list yet: it is filed now and will not be re-armed by its period. */
-static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                 uint64_t deadline) {
-    if (to == t->running) t->running_touched = t->running_rearmed = 1;
-    if (to->state == HWTIMER_PENDING) {
-        if (hwtimer__move_in_wheel(t, to, deadline)) {
-            hwtimer__wake_worker_for(t, hwtimer__node_tick(t, to, deadline), now);
-            return;
-        }
-        hwtimer__unfile(t, to);
-    }
-    HWTIMER__STORE64(&to->deadline, deadline);
-    hwtimer__set_state(to, HWTIMER_PENDING);
-    hwtimer__wake_worker_for(t, hwtimer__file(t, to, deadline), now);
-}
-
-/* Moves a node pending on t, or arms it again with its last callback (lock held). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_timeout *to,
-                                                        uint64_t now, uint64_t deadline) {
-    if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
-    if (!hwtimer__is_pending_on(t, to)) {
-        return hwtimer__arm_locked(t, to, now, deadline, to->period, to->fn, to->arg);
-    }
-    hwtimer__move_locked(t, to, now, deadline);
-    return HWTIMER_OK;
-}
-
-static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
-                                                       uint64_t now, uint64_t deadline) {
-    int err;
-    hwtimer__lock(t);
-    err = hwtimer__reschedule_locked(t, to, now, deadline);
-    hwtimer__unlock_and_wake(t);
-    return err;
-}
-
-/* Both reschedule forms (`now`: the clock, or 0 where it was not read). Without threads,
-   the usual case first: a node filed here (not running its callback) pushed later within
-   the wheel, like an idle connection's timeout on every read. */
-HWTIMER__HOT int hwtimer__reschedule_to(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                        uint64_t deadline) {
-    if (t->threads) return hwtimer__reschedule_sync(t, to, now, deadline);
-    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
-        hwtimer__move_in_wheel(t, to, deadline)) {
-        return HWTIMER_OK;
-    }
-    return hwtimer__reschedule_locked(t, to, now, deadline);
-}
-
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
     uint64_t now;
     if (!t || !to) return HWTIMER_EINVAL;
@@ -1942,80 +2837,16 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
     return hwtimer__reschedule_to(t, to, hwtimer__now_for_worker(t), deadline_ns);
 }
 
-/* Cancels a node if it is pending on t (lock held): 1, else 0. */
-static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
-    int filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
-    if (!hwtimer__is_pending_on(t, to)) return 0;
-    if (to == t->running) {
-        t->running_touched = 1;
-        t->running_rearmed = 0; /* the callback may now free it */
-    }
-    hwtimer__set_state(to, HWTIMER_CANCELLED);
-    t->pending--;
-    if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
-    return 1;
-}
-
-/* The callback of `to` armed it again and returned: if a cancel waits for it, cancel that
-   arming now for the waiter. Otherwise a callback that keeps re-arming at deadlines already
-   due would run again before the waiter gets the lock, for as long as it re-arms. (A node
-   that was not re-armed may have been freed by its callback: it is not touched.) */
-static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__cancel_wait *w;
-    for (w = t->cancel_waits; w; w = w->next) {
-        if (w->to == to) {
-            w->hit |= hwtimer__cancel_locked(t, to);
-            return;
-        }
-    }
-}
-
-/* Must cancel wait for this node's callback, which runs on another thread? */
-static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
-    return t->running == to && t->threads && !t->threads->thread_is_self(t->pass_thread);
-}
-
-/* Cancel on a timer with threads: locks, and waits for the node's callback if it runs on
-   another thread. */
-static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *to) {
-    int cancelled = 0, waiting = 0;
-    hwtimer__cancel_wait me, **w;
-    hwtimer__lock(t);
-    if (hwtimer__is_pending_elsewhere(t, to)) {
-        hwtimer__unlock(t);
-        return HWTIMER_EINVAL;
-    }
-    /* Like del_timer_sync: wait for a running callback; an arming it makes is cancelled as it
-       returns (hwtimer__cancel_for_waiter) or here. */
-    for (;;) {
-        cancelled |= hwtimer__cancel_locked(t, to);
-        if (!hwtimer__runs_elsewhere(t, to)) break;
-        if (!waiting) {
-            me.to = to;
-            me.hit = 0;
-            me.next = t->cancel_waits;
-            t->cancel_waits = &me;
-            waiting = 1;
-        }
-        hwtimer__wait_done(t);
-    }
-    if (waiting) {
-        w = &t->cancel_waits;
-        while (*w != &me) w = &(*w)->next;
-        *w = me.next;
-        cancelled |= me.hit;
-    }
-    hwtimer__unlock(t);
-    return cancelled;
-}
-
-/* Without threads nothing runs elsewhere: no lock and no wait, and a lean frame, since a
-   cancel of a big timer mostly waits for the neighbours' cache lines to be written. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     if (!t || !to) return HWTIMER_EINVAL;
     if (t->threads) return hwtimer__cancel_sync(t, to);
-    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
-    return hwtimer__cancel_locked(t, to);
+    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running) {
+        hwtimer__set_state(to, HWTIMER_CANCELLED); /* hwtimer__cancel_locked, unrolled */
+        t->pending--;
+        hwtimer__unfile(t, to);
+        return 1;
+    }
+    return hwtimer__cancel_unthreaded(t, to);
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
@@ -2028,12 +2859,6 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
     return HWTIMER__LOAD64(&to->deadline);
 }
 
-HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to) { return to ? to->arg : NULL; }
-
-HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
-    return to ? to->period : 0;
-}
-
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
     int pending;
     if (!t || !to) return 0;
@@ -2043,14 +2868,10 @@ HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
     return pending;
 }
 
-/* When a node pending on t will run (lock held): the boundary of its tick; for a periodic
-   node inside its own callback, of the period its re-arm will give it. */
-static uint64_t hwtimer__run_time(const hwtimer *t, const hwtimer_timeout *to) {
-    uint64_t deadline = to->deadline;
-    if (hwtimer__running_unfiled(t, to)) {
-        deadline = hwtimer__next_period(deadline, to->period, t->running_now);
-    }
-    return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
+HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to) { return to ? to->arg : NULL; }
+
+HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
+    return to ? to->period : 0;
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to) {
@@ -2086,149 +2907,27 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     return n;
 }
 
+HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
+    hwtimer__user_visit v;
+    if (!t || !visit) return 0;
+    memset(&v, 0, sizeof v);
+    v.t = t;
+    v.fn = visit;
+    v.ctx = ctx;
+    hwtimer__lock(t);
+    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_user, &v);
+    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_user, &v);
+    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_user(&v, t->running);
+    hwtimer__for_each_slot(t, hwtimer__slot_visit, &v);
+    HWTIMER_ASSERT(v.n == t->pending);
+    hwtimer__unlock(t);
+    return v.n;
+}
+
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) {
     if (!t) return 0;
     return t->clock_fn(t->clock_ctx);
 }
-
-/* ---------------------------------------------------------------------------------
-   Advance: walking the occupied slots up to a tick, running callbacks
-   --------------------------------------------------------------------------------- */
-
-/* The first occupied slot after elapsed's position, in the lowest level that has one (all
-   of a lower level is due before anything in a higher one), and the tick it starts at. */
-static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *slot_out,
-                              uint64_t *start_out) {
-    unsigned level;
-    for (level = 0; level < t->levels; level++) {
-        unsigned shift = level * t->bits;
-        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, shift) & t->mask);
-        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[level], pos + 1);
-        if (slot < t->width) {
-            uint64_t rotation = hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits),
-                                             shift + t->bits);
-            *level_out = level;
-            *slot_out = slot;
-            *start_out = rotation | hwtimer__shl(slot, shift);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Re-files one node of a slot being emptied: due now, to `ready`; else to a lower level. */
-static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
-    uint64_t tick = level ? hwtimer__node_tick(t, to, to->deadline) : t->elapsed;
-    if (tick <= t->elapsed) {
-        to->where = HWTIMER__WHERE_LIST;
-        hwtimer__list_append(&t->ready, &to->link);
-    } else {
-        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-        t->stats.cascaded++;
-    }
-}
-
-typedef struct hwtimer__refiling {
-    hwtimer *t;
-    unsigned level;
-} hwtimer__refiling;
-
-static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
-    hwtimer__refiling *r = (hwtimer__refiling *)ctx;
-    hwtimer__refile(r->t, r->level, to);
-}
-
-/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
-   coarse slot is re-filed, which puts it in a lower level, never back in this slot (so the
-   walk never meets a node it re-filed). Order within a slot does not matter: its nodes are
-   re-filed by their own deadlines. */
-static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
-    hwtimer__level *lv = &t->level[level];
-    struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-    hwtimer__refiling r;
-    unsigned k, used;
-    r.t = t;
-    r.level = level;
-    /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
-    used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
-    hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
-    for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
-    hwtimer__level_unmark(t, lv, slot);
-}
-
-static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t now) {
-    uint64_t next = hwtimer__next_period(to->deadline, to->period, now);
-    HWTIMER__STORE64(&to->deadline, next);
-    hwtimer__set_state(to, HWTIMER_PENDING);
-    hwtimer__file(t, to, next);
-}
-
-/* Runs the first ready node's callback with the lock released. After a one-shot callback the
-   node is never touched again: the callback may have freed it. */
-static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
-    hwtimer_timeout *to = hwtimer__node(t->ready.next);
-    hwtimer_fn fn = to->fn;
-    void *arg = to->arg;
-    int periodic = to->period != 0;
-    hwtimer__list_unlink(&to->link); /* a plain list: no bitmap to update */
-    hwtimer__set_state(to, HWTIMER_EXPIRED);
-    if (!periodic) t->pending--;
-    t->running = to;
-    t->running_touched = t->running_rearmed = 0;
-    t->stats.fired++;
-    if (periodic && t->worker_mode) now = t->clock_fn(t->clock_ctx); /* when the run started */
-    t->running_now = now;
-    hwtimer__unlock(t);
-    fn(to, arg);
-    hwtimer__lock(t);
-    t->running = NULL;
-    if (t->running_rearmed) {
-        hwtimer__cancel_for_waiter(t, to);
-    } else if (periodic && !t->running_touched) {
-        hwtimer__rearm_periodic(t, to, t->running_now);
-    }
-    hwtimer__signal_done(t);
-}
-
-static size_t hwtimer__run_ready(hwtimer *t, uint64_t now) {
-    size_t ran = 0;
-    while (!t->stopped && !hwtimer__list_empty(&t->ready)) {
-        hwtimer__run_first_ready(t, now);
-        ran++;
-    }
-    return ran;
-}
-
-/* One pass up to `now` (lock held): first what was left due by earlier calls, then every
-   occupied slot up to now's tick, in time order. Nodes filed during the pass with a tick
-   up to the target go to `due`, for the next pass. */
-static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
-    size_t ran;
-    unsigned level;
-    uint32_t slot;
-    uint64_t start, rem, target;
-    if (now < t->last_now || t->stopped) return 0;
-    t->last_now = now;
-    if (now < t->start) return 0;
-    target = hwtimer__div_tick(t, now - t->start, &rem);
-    t->in_pass = 1;
-    t->horizon = target;
-    if (t->threads) t->threads->thread_self(t->pass_thread);
-    t->stats.passes++;
-    hwtimer__list_splice(&t->ready, &t->due);
-    ran = hwtimer__run_ready(t, now);
-    while (!t->stopped && hwtimer__next_slot(t, &level, &slot, &start) && start <= target) {
-        t->elapsed = start;
-        hwtimer__expire_slot(t, level, slot);
-        ran += hwtimer__run_ready(t, now);
-    }
-    if (!t->stopped) t->elapsed = target;
-    t->in_pass = 0;
-    hwtimer__signal_done(t);
-    return ran;
-}
-
-static void hwtimer__finish_destroy(hwtimer *t);
 
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
     size_t ran = 0;
@@ -2248,29 +2947,6 @@ HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
 HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) {
     if (!t) return 0;
     return hwtimer_advance(t, hwtimer_now(t));
-}
-
-static uint64_t hwtimer__next_expiry_locked(const hwtimer *t) {
-    unsigned level;
-    uint32_t slot;
-    uint64_t start;
-    if (!hwtimer__list_empty(&t->ready)) return hwtimer__tick_time(t, t->elapsed);
-    if (!hwtimer__list_empty(&t->due)) {
-        hwtimer_timeout *first = hwtimer__node(t->due.next);
-        return hwtimer__tick_time(t, hwtimer__node_tick(t, first, first->deadline));
-    }
-    if (hwtimer__next_slot(t, &level, &slot, &start)) return hwtimer__tick_time(t, start);
-    return UINT64_MAX;
-}
-
-/* Answers the loop when to call advance next (lock held), and remembers the answer for
-   wake_fn (see "Waking the loop"). */
-static uint64_t hwtimer__answer_loop(hwtimer *t) {
-    uint64_t next = hwtimer__next_expiry_locked(t);
-    t->reported = next;
-    t->reported_none = t->pending == 0;
-    t->wake_armed = t->wake_fn && !t->worker_mode;
-    return next;
 }
 
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
@@ -2297,44 +2973,6 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
     return ms > (uint64_t)INT_MAX ? INT_MAX : (int)ms;
 }
 
-/* ---------------------------------------------------------------------------------
-   Worker, start, stop
-   --------------------------------------------------------------------------------- */
-
-/* The worker sleeps until the next boundary that has work (forever when there is none) and
-   is woken early only by a schedule that is due sooner, or by stop. */
-static void hwtimer__worker_main(void *arg) {
-    hwtimer *t = (hwtimer *)arg;
-    int destroy;
-    hwtimer__lock(t);
-    while (!t->stopped) {
-        uint64_t now = t->clock_fn(t->clock_ctx);
-        uint64_t next = hwtimer__next_expiry_locked(t);
-        if (now < t->last_now) now = t->last_now; /* a clock that stepped back still runs what was due */
-        if (next <= now) {
-            hwtimer__pass(t, now);
-            continue;
-        }
-        t->worker_wake_at = next;
-        t->threads->cond_wait(t->wake_cond, t->mutex, next == UINT64_MAX ? UINT64_MAX : next - now);
-        t->worker_wake_at = 0;
-        t->stats.wakeups++;
-    }
-    destroy = t->destroy_deferred;
-    hwtimer__unlock(t);
-    if (destroy) {
-        t->threads->thread_detach(t->worker_thread);
-        hwtimer__finish_destroy(t);
-    }
-}
-
-static int hwtimer__start_worker_locked(hwtimer *t) {
-    if (t->worker_running) return 0;
-    if (t->threads->thread_start(t->worker_thread, hwtimer__worker_main, t)) return -1;
-    t->worker_running = 1;
-    return 0;
-}
-
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
     int err = HWTIMER_OK;
     if (!t) return HWTIMER_EINVAL;
@@ -2346,115 +2984,6 @@ HWTIMER_DEF int hwtimer_start(hwtimer *t) {
     }
     hwtimer__unlock(t);
     return err;
-}
-
-static void hwtimer__join_worker_locked(hwtimer *t) {
-    if (!t->worker_running) return;
-    t->threads->cond_broadcast(t->wake_cond);
-    hwtimer__unlock(t);
-    t->threads->thread_join(t->worker_thread);
-    hwtimer__lock(t);
-    t->worker_running = 0;
-}
-
-/* Calls slot_fn(ctx, level, slot) for every occupied slot of every level. */
-static void hwtimer__for_each_slot(hwtimer *t, void (*slot_fn)(void *, unsigned, uint32_t),
-                                   void *ctx) {
-    unsigned l;
-    for (l = 0; l < t->levels; l++) {
-        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[l], 0);
-        while (slot < t->width) {
-            slot_fn(ctx, l, slot);
-            slot = hwtimer__level_next_occupied(t, &t->level[l], slot + 1);
-        }
-    }
-}
-
-/* A user's visitor over nodes: hwtimer_foreach and the hand-back of hwtimer_stop. */
-typedef struct hwtimer__user_visit {
-    hwtimer *t;
-    hwtimer_fn fn;
-    void *ctx;
-    size_t n;
-    struct hwtimer__link *out; /* cancelling: where the slots' lists go */
-} hwtimer__user_visit;
-
-static void hwtimer__visit_user(void *ctx, hwtimer_timeout *to) {
-    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
-    v->fn(to, v->ctx);
-    v->n++;
-}
-
-static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
-    hwtimer__set_state(to, HWTIMER_CANCELLED);
-    ++((hwtimer__user_visit *)ctx)->n;
-}
-
-static void hwtimer__slot_cancel(void *ctx, unsigned level, uint32_t slot) {
-    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
-    struct hwtimer__link *lists = hwtimer__slot(&v->t->level[level], slot);
-    unsigned k;
-    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, v);
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&v->out[k], &lists[k]);
-}
-
-/* Cancels every pending node and moves it to one of the HWTIMER_SLOT_LISTS lists of `out`,
-   list k of each slot to out[k], so that handing them back can walk them in step too (lock
-   held, no pass under way). */
-static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
-    unsigned l;
-    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
-    hwtimer__user_visit v;
-    memset(&v, 0, sizeof v);
-    v.t = t;
-    v.out = out;
-    hwtimer__list_splice(&out[0], &t->due);
-    hwtimer__list_splice(&out[0], &t->ready);
-    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &v);
-    hwtimer__for_each_slot(t, hwtimer__slot_cancel, &v);
-    for (l = 0; l < t->levels; l++) memset(t->level[l].occupied, 0, words_per_level * sizeof(uint64_t));
-    HWTIMER_ASSERT(v.n == t->pending);
-    t->pending = 0;
-    return v.n;
-}
-
-/* Hands each cancelled node to fn (no lock held: fn may free the node). */
-static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
-    hwtimer__user_visit v;
-    if (!fn) return;
-    memset(&v, 0, sizeof v);
-    v.fn = fn;
-    v.ctx = ctx;
-    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_user, &v);
-}
-
-static void hwtimer__slot_visit(void *ctx, unsigned level, uint32_t slot) {
-    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
-    hwtimer__walk_lists(hwtimer__slot(&v->t->level[level], slot), HWTIMER_SLOT_LISTS,
-                        hwtimer__visit_user, v);
-}
-
-HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
-    hwtimer__user_visit v;
-    if (!t || !visit) return 0;
-    memset(&v, 0, sizeof v);
-    v.t = t;
-    v.fn = visit;
-    v.ctx = ctx;
-    hwtimer__lock(t);
-    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_user, &v);
-    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_user, &v);
-    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_user(&v, t->running);
-    hwtimer__for_each_slot(t, hwtimer__slot_visit, &v);
-    HWTIMER_ASSERT(v.n == t->pending);
-    hwtimer__unlock(t);
-    return v.n;
-}
-
-/* Empties the lists a stop hands back. */
-static void hwtimer__init_out(struct hwtimer__link *out) {
-    unsigned k;
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
@@ -2479,148 +3008,6 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
     hwtimer__hand_back(out, unprocessed, ctx);
     return (int64_t)n;
 }
-
-/* Frees a stopped timer whose worker and passes are over. */
-static void hwtimer__finish_destroy(hwtimer *t) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    hwtimer__init_out(out);
-    hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
-    if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
-    hwtimer__fini_sync(t);
-    hwtimer__free_block(t);
-}
-
-HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
-    if (!t) return;
-    hwtimer__lock(t);
-    if (hwtimer__in_own_callback(t)) {
-        /* The pass or worker that runs this callback frees the timer when it returns. Every
-           pending node is cancelled now, so that none is referred to once destroy returns
-           (another thread may free them then); the pass stops at `stopped`. */
-        struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-        t->stopped = 1;
-        t->destroy_deferred = 1;
-        if (t->running) hwtimer__cancel_locked(t, t->running);
-        hwtimer__init_out(out);
-        hwtimer__cancel_all(t, out);
-        hwtimer__unlock(t);
-        return;
-    }
-    hwtimer__unlock(t);
-    hwtimer_stop(t, NULL, NULL);
-    hwtimer__finish_destroy(t);
-}
-
-/* The pass under way in the parent ran on a thread the child does not have (lock held): the
-   child treats the callback that was running as done, as the parent will, and re-arms a
-   periodic one for its next period. Nodes left in `ready` run first in the next pass. */
-static void hwtimer__abandon_pass(hwtimer *t) {
-    hwtimer_timeout *to = t->running;
-    t->in_pass = 0;
-    t->running = NULL;
-    if (to && to->period && !t->running_touched) hwtimer__rearm_periodic(t, to, t->running_now);
-}
-
-HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
-    int err;
-    if (!t) return HWTIMER_EINVAL;
-    if (!t->threads) return HWTIMER_OK;
-    err = hwtimer__init_sync(t); /* over the parent's copies, which may be held */
-    if (err) return err;
-    hwtimer__lock(t);
-    t->worker_running = 0; /* the parent's worker thread does not exist here */
-    t->worker_wake_at = 0;
-    t->waiters = 0;
-    t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
-    if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
-    if (t->worker_mode && t->pending && !t->stopped && hwtimer__start_worker_locked(t)) {
-        err = HWTIMER_ETHREAD;
-    }
-    hwtimer__unlock(t);
-    return err;
-}
-
-/* ---------------------------------------------------------------------------------
-   The invariant checker (hwtimer_check)
-   --------------------------------------------------------------------------------- */
-
-/* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
-   the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
-static int hwtimer__check_list(const hwtimer *t, const struct hwtimer__link *head,
-                               uint32_t slot_where, size_t *n) {
-    const struct hwtimer__link *l;
-    uint64_t last_tick = 0;
-    size_t steps = 0;
-    for (l = head->next; l != head; l = l->next) {
-        const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
-        uint64_t tick;
-        if (l->prev->next != l || l->next->prev != l || ++steps > t->pending) {
-            return HWTIMER_CHECK_LINKS;
-        }
-        if (to->owner != t || to->state != HWTIMER_PENDING || to->where != slot_where) {
-            return HWTIMER_CHECK_NODE;
-        }
-        tick = hwtimer__node_tick(t, to, to->deadline);
-        if (slot_where >= HWTIMER__WHERE_WHEEL &&
-            (tick <= t->elapsed || hwtimer__wheel_where(t, tick) != slot_where)) {
-            return HWTIMER_CHECK_SLOT;
-        }
-        if (head == &t->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
-        last_tick = tick;
-    }
-    *n += steps;
-    return 0;
-}
-
-/* Checks level l's bit tree against its lists, and the slots at or behind its position. */
-static int hwtimer__check_level(const hwtimer *t, unsigned l, size_t *n) {
-    const hwtimer__level *lv = &t->level[l];
-    uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, l * t->bits) & t->mask), slot, w;
-    unsigned layer, k;
-    for (slot = 0; slot < t->width; slot++) {
-        const struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-        int bit = (int)((lv->occupied[slot >> 6] >> (slot & 63)) & 1u);
-        int err;
-        if (bit != !hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
-        if (bit && slot <= pos) return HWTIMER_CHECK_BEHIND;
-        for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
-            err = hwtimer__check_list(t, &lists[k],
-                                      HWTIMER__WHERE_WHEEL + ((uint32_t)l << t->bits) + slot, n);
-            if (err) return err;
-        }
-    }
-    for (layer = 0; layer + 1 < t->bit_layers; layer++) {
-        for (w = 0; w < t->layer_words[layer]; w++) {
-            int nonzero = lv->occupied[t->layer_offset[layer] + w] != 0;
-            uint64_t up = lv->occupied[t->layer_offset[layer + 1] + (w >> 6)];
-            if (nonzero != (int)((up >> (w & 63)) & 1u)) return HWTIMER_CHECK_BITMAP;
-        }
-    }
-    return 0;
-}
-
-static int hwtimer__check_locked(const hwtimer *t) {
-    size_t n = hwtimer__running_unfiled(t, t->running) ? 1 : 0;
-    unsigned l;
-    int err = hwtimer__check_list(t, &t->due, HWTIMER__WHERE_LIST, &n);
-    if (!err) err = hwtimer__check_list(t, &t->ready, HWTIMER__WHERE_LIST, &n);
-    for (l = 0; !err && l < t->levels; l++) err = hwtimer__check_level(t, l, &n);
-    if (!err && (n != t->pending || t->pending > t->max_pending)) err = HWTIMER_CHECK_COUNT;
-    return err;
-}
-
-HWTIMER_DEF int hwtimer_check(hwtimer *t) {
-    int err;
-    if (!t) return 0;
-    hwtimer__lock(t);
-    err = hwtimer__check_locked(t);
-    hwtimer__unlock(t);
-    return err;
-}
-
-/* ---------------------------------------------------------------------------------
-   Errors and counters
-   --------------------------------------------------------------------------------- */
 
 HWTIMER_DEF const char *hwtimer_strerror(int err) {
     switch (err) {
@@ -2647,6 +3034,34 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     hwtimer__unlock(t);
 }
 
+HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
+    int err;
+    if (!t) return HWTIMER_EINVAL;
+    if (!t->threads) return HWTIMER_OK;
+    err = hwtimer__init_sync(t); /* over the parent's copies, which may be held */
+    if (err) return err;
+    hwtimer__lock(t);
+    t->worker_running = 0; /* the parent's worker thread does not exist here */
+    t->worker_wake_at = 0;
+    t->waiters = 0;
+    t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
+    if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
+    if (t->worker_mode && t->pending && !t->stopped && hwtimer__start_worker_locked(t)) {
+        err = HWTIMER_ETHREAD;
+    }
+    hwtimer__unlock(t);
+    return err;
+}
+
+HWTIMER_DEF int hwtimer_check(hwtimer *t) {
+    int err;
+    if (!t) return 0;
+    hwtimer__lock(t);
+    err = hwtimer__check_locked(t);
+    hwtimer__unlock(t);
+    return err;
+}
+
 #ifdef __cplusplus
 }
 #endif
@@ -2655,7 +3070,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
 
 /*
 ------------------------------------------------------------------------------
-LICENSE (Unlicense)
+LICENSE (Unlicense)   [hwtimer:license]
 
 This is free and unencumbered software released into the public domain.
 

@@ -1,5 +1,5 @@
 // NettyBench.java - Netty's io.netty.util.HashedWheelTimer in the scenarios of
-// hwtimer_bench (bench/hwtimer_bench.c), with the same seeded delays (splitmix64).
+// hwtimer_bench (bench/bench_main.c), with the same seeded delays (splitmix64).
 //
 // Run by hwtimer_bench, which reads the lines "R,<scenario>,<n>,<metric>,<value>,<unit>"
 // and "N,<scenario>,<text>" from stdout. Every timer has a 1 ms tick and 512 buckets.
@@ -53,6 +53,22 @@ public final class NettyBench {
         return d;
     }
 
+    // A random permutation of 0 .. n-1, as bench_permutation in bench_util.c.
+    static int[] permutation(int n, long seed) {
+        state = seed;
+        int[] order = new int[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        for (int i = n; i > 1; i--) {
+            int j = (int) Long.remainderUnsigned(next(), i);
+            int swap = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = swap;
+        }
+        return order;
+    }
+
     static void result(int scenario, long n, String metric, double value, String unit) {
         System.out.println("R," + scenario + "," + n + "," + metric + "," + value + "," + unit);
     }
@@ -87,8 +103,10 @@ public final class NettyBench {
 
     // ---- scenario 1: schedule N, cancel all ----
 
-    // Returns {schedule ns, cancel ns}.
-    static long[] rpcOnce(HashedWheelTimer timer, int[] d, int n, Timeout[] slots) throws Exception {
+    // Returns {schedule ns, cancel ns, cancel in the given order ns}: a second round of
+    // newTimeout cancelled in that order.
+    static long[] rpcOnce(HashedWheelTimer timer, int[] d, int[] order, int n, Timeout[] slots)
+            throws Exception {
         System.gc();
         long t0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
@@ -100,22 +118,36 @@ public final class NettyBench {
         }
         long t2 = System.nanoTime();
         drain(timer);
-        return new long[] {t1 - t0, t2 - t1};
+        for (int i = 0; i < n; i++) {
+            slots[i] = timer.newTimeout(NOOP, d[i], TimeUnit.MILLISECONDS);
+        }
+        long t3 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            slots[order[i]].cancel();
+        }
+        long t4 = System.nanoTime();
+        drain(timer);
+        return new long[] {t1 - t0, t2 - t1, t4 - t3};
     }
 
     static void rpc(HashedWheelTimer timer, int[] d, int[] sizes, Timeout[] slots) throws Exception {
+        int warm = Math.min(100_000, d.length);
+        int[] warmOrder = permutation(warm, SEED + 1);
         for (int w = 0; w < 5; w++) {
-            rpcOnce(timer, d, Math.min(100_000, d.length), slots);
+            rpcOnce(timer, d, warmOrder, warm, slots);
         }
         for (int n : sizes) {
-            long sched = Long.MAX_VALUE, cancel = Long.MAX_VALUE;
+            int[] order = permutation(n, SEED + 1);
+            long[] best = {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE};
             for (int rep = 0; rep < repeats(n); rep++) {
-                long[] t = rpcOnce(timer, d, n, slots);
-                sched = Math.min(sched, t[0]);
-                cancel = Math.min(cancel, t[1]);
+                long[] t = rpcOnce(timer, d, order, n, slots);
+                for (int k = 0; k < 3; k++) {
+                    best[k] = Math.min(best[k], t[k]);
+                }
             }
-            result(1, n, "schedule", (double) sched / n, "ns/op");
-            result(1, n, "cancel", (double) cancel / n, "ns/op");
+            result(1, n, "schedule", (double) best[0] / n, "ns/op");
+            result(1, n, "cancel", (double) best[1] / n, "ns/op");
+            result(1, n, "cancel in random order", (double) best[2] / n, "ns/op");
         }
         note(1, "newTimeout and cancel enqueue; the worker files and unlinks them on its next "
                 + "tick on the other core (not in these ns/op)");

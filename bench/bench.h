@@ -21,6 +21,8 @@ void bench_sleep_ns(uint64_t ns);
 uint64_t bench_rand_next(uint64_t *state);
 /* n delays uniform in [lo_ms, hi_ms], from seed. Exits on allocation failure. */
 uint32_t *bench_delays_ms(size_t n, uint32_t lo_ms, uint32_t hi_ms, uint64_t seed);
+/* A random permutation of 0 .. n-1 from seed (Fisher-Yates; NettyBench.java draws the same). */
+uint32_t *bench_permutation(size_t n, uint64_t seed);
 /* calloc that exits on failure and maps every page at once (see bench_prefault). */
 void *bench_xcalloc(size_t count, size_t size);
 void bench_prefault(void *p, size_t bytes);
@@ -48,6 +50,7 @@ typedef struct bench_peer {
     void (*in_loop)(void *ctx, bench_body_fn body, void *arg);
     void (*schedule)(void *ctx, const uint32_t *delay_ms, size_t n); /* node i: delay_ms[i] */
     void (*cancel)(void *ctx, size_t n);                             /* nodes 0 .. n-1 */
+    void (*cancel_order)(void *ctx, const uint32_t *order, size_t n); /* order[0], order[1] .. */
     /* Moves pending node i to delay_ms[i] + extra_ms. */
     void (*reschedule)(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms);
     /* Moves the clock to now_ms (past every deadline) and fires everything due; returns
@@ -72,6 +75,10 @@ extern const bench_peer bench_peer_libuv;
 #endif
 #ifdef BENCH_HAVE_LIBEVENT
 extern const bench_peer bench_peer_libevent;
+#endif
+#ifdef BENCH_HAVE_TIMEOUT_C
+extern const bench_peer bench_peer_timeout;
+const char *bench_timeout_version(void); /* timeout.c's vendor and version */
 #endif
 
 /* ---- results ---- */
@@ -106,24 +113,42 @@ typedef struct bench_options {
     uint32_t accuracy_max_ms;
     uint64_t idle_ns;
     size_t memory_timers;  /* scenario 8 */
+    size_t leeway_timers;  /* scenario 9: timeouts spread over leeway_span_ms */
+    uint64_t leeway_span_ms;
+    size_t leeway_cost_timers; /* scenario 9: N of the schedule and cancel costs */
     int java;
     int smoke;
 } bench_options;
 
-/* Scenarios 5-7 for hwtimer's worker mode (bench_threads.c). Return the number of
+/* Scenarios 5-7 for hwtimer's worker mode (scenario_threads.c). Return the number of
    correctness failures (early firings, lost callbacks). */
 int bench_threads_producers(const bench_options *o);
 int bench_threads_accuracy(const bench_options *o);
 int bench_threads_idle(const bench_options *o);
 
 /* ns per timeout of hwtimer_stop with n pending (scenario 1's delays), each handed back
-   (bench_hwtimer.c). Exits if one is lost. */
+   (peer_hwtimer.c). Exits if one is lost. */
 double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
 /* ns per unlink of n nodes laid out and linked as hwtimer links scenario 1's
-   (bench_floor.c), bare and with a cancel's two other stores: the floor under a cancel. */
+   (cancel_floor.c), bare and with a cancel's two other stores: the floor under a cancel. */
 void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *with_state);
 
-/* Netty's HashedWheelTimer through NettyBench.java (bench_netty.c). */
+#ifdef HWTIMER_H_INCLUDED
+/* A timer with a 1 ms tick and the default wheel (peer_hwtimer.c). clock_fn NULL: the
+   platform's monotonic clock. Exits on failure. */
+hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
+                           uint64_t (*clock_fn)(void *ctx), void *clock_ctx);
+#endif
+
+/* Scenario 9 (scenario_leeway.c): what a leeway saves in passes and wake-ups, and what it
+   costs schedule and cancel. Returns the number of correctness failures. */
+int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n);
+/* ns per schedule and per cancel of n timeouts with the given leeway, as scenario 1
+   measures hwtimer (peer_hwtimer.c). */
+void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,
+                               double *schedule_ns, double *cancel_ns);
+
+/* Netty's HashedWheelTimer through NettyBench.java (peer_netty.c). */
 void bench_netty_run(const bench_options *o);
 /* Scenario 4 for a rounds wheel like Netty's: the bucket visits it would make. */
 uint64_t bench_netty_simulated_visits(const uint32_t *delay_ms, size_t n, uint32_t wheel);

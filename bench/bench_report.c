@@ -145,8 +145,22 @@ static int scenario_has_peer(int scenario, const char *key) {
     return 0;
 }
 
+/* Moves rows with the same N together (smaller N first), keeping their order otherwise:
+   a scenario may record all its N for one metric before the next metric. */
+static void group_rows_by_n(const result **rows, size_t count) {
+    for (size_t i = 1; i < count; i++) {
+        const result *r = rows[i];
+        size_t j = i;
+        for (; j > 0 && rows[j - 1]->n > r->n; j--) {
+            rows[j] = rows[j - 1];
+        }
+        rows[j] = r;
+    }
+}
+
 /* The first result of each distinct (n, metric) row of a scenario: the rows of the first
-   column in the order it recorded them, then any new ones of the next column, and so on. */
+   column in the order it recorded them, then any new ones of the next column, and so on;
+   then grouped by N. */
 static size_t scenario_rows(int scenario, const result **rows, size_t max) {
     size_t count = 0;
     for (size_t k = 0; k < nresults * npeers && count < max; k++) {
@@ -162,6 +176,7 @@ static size_t scenario_rows(int scenario, const result **rows, size_t max) {
             rows[count++] = r;
         }
     }
+    group_rows_by_n(rows, count);
     return count;
 }
 
@@ -243,8 +258,9 @@ int bench_write_csv(const char *path) {
     fprintf(f, "scenario,peer,n,metric,value,unit\n");
     for (size_t i = 0; i < nresults; i++) {
         const result *r = &results[i];
-        fprintf(f, "%d,%s,%llu,%s,%.6g,%s\n", r->scenario, r->peer, (unsigned long long)r->n,
-                r->metric, r->value, r->unit);
+        const char *quote = strchr(r->metric, ',') ? "\"" : ""; /* metrics hold no '"' */
+        fprintf(f, "%d,%s,%llu,%s%s%s,%.6g,%s\n", r->scenario, r->peer,
+                (unsigned long long)r->n, quote, r->metric, quote, r->value, r->unit);
     }
     return fclose(f) == 0 ? 0 : -1;
 }

@@ -63,3 +63,17 @@ uint32_t *bench_delays_ms(size_t n, uint32_t lo_ms, uint32_t hi_ms, uint64_t see
     }
     return d;
 }
+
+uint32_t *bench_permutation(size_t n, uint64_t seed) {
+    uint32_t *order = (uint32_t *)bench_xcalloc(n ? n : 1, sizeof *order);
+    for (size_t i = 0; i < n; i++) {
+        order[i] = (uint32_t)i;
+    }
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(bench_rand_next(&seed) % i);
+        uint32_t swap = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = swap;
+    }
+    return order;
+}

@@ -1,4 +1,4 @@
-/* bench_netty.c - Netty's io.netty.util.HashedWheelTimer, through NettyBench.java.
+/* peer_netty.c - Netty's io.netty.util.HashedWheelTimer, through NettyBench.java.
 
    The JVM runs as a child process (java cannot share ours); it prints one line per
    number, "R,<scenario>,<n>,<metric>,<value>,<unit>", and notes as "N,<scenario>,<text>",

@@ -1,4 +1,4 @@
-/* bench_hwtimer.c - hwtimer as a peer of the caller-driven scenarios, three ways:
+/* peer_hwtimer.c - hwtimer as a peer of the caller-driven scenarios, three ways:
      hwtimer         cfg.threads = NULL, fake clock: one thread, no locks (the baseline)
      hwtimer+lock    cfg.threads = hwtimer_threads_pthread(), fake clock, caller-driven
      hwtimer worker  cfg.worker = 1 on the real monotonic clock (schedule/cancel/reschedule
@@ -30,22 +30,28 @@ static void hw_on_fire(hwtimer_timeout *to, void *arg) {
     ++*(size_t *)arg;
 }
 
-static void *hw_create_with(size_t n, const hwtimer_threads *threads, int worker) {
-    hw_peer *p = (hw_peer *)bench_xcalloc(1, sizeof *p);
+hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
+                           uint64_t (*clock_fn)(void *ctx), void *clock_ctx) {
+    hwtimer *t = NULL;
     hwtimer_config cfg;
     hwtimer_config_default(&cfg);
     cfg.tick_ns = BENCH_MS;
     cfg.threads = threads;
     cfg.worker = worker;
-    if (!worker) {
-        cfg.clock_fn = hw_fake_clock;
-        cfg.clock_ctx = &p->clock_ns;
-    }
-    int err = hwtimer_create(&p->timer, &cfg);
+    cfg.clock_fn = clock_fn;
+    cfg.clock_ctx = clock_ctx;
+    int err = hwtimer_create(&t, &cfg);
     if (err != HWTIMER_OK) {
         fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
         exit(2);
     }
+    return t;
+}
+
+static void *hw_create_with(size_t n, const hwtimer_threads *threads, int worker) {
+    hw_peer *p = (hw_peer *)bench_xcalloc(1, sizeof *p);
+    p->timer = worker ? bench_hwtimer_new(threads, 1, NULL, NULL)
+                      : bench_hwtimer_new(threads, 0, hw_fake_clock, &p->clock_ns);
     p->nodes = (hwtimer_timeout *)bench_xcalloc(n ? n : 1, sizeof *p->nodes);
     return p;
 }
@@ -80,6 +86,13 @@ static void hw_cancel(void *ctx, size_t n) {
     hw_peer *p = (hw_peer *)ctx;
     for (size_t i = 0; i < n; i++) {
         hwtimer_cancel(p->timer, &p->nodes[i]);
+    }
+}
+
+static void hw_cancel_order(void *ctx, const uint32_t *order, size_t n) {
+    hw_peer *p = (hw_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_cancel(p->timer, &p->nodes[order[i]]);
     }
 }
 
@@ -126,20 +139,38 @@ static size_t hw_overhead_bytes(void *ctx, size_t n) {
 
 const bench_peer bench_peer_hwtimer = {
     "hwtimer", "hwtimer", hw_create, hw_destroy, NULL, hw_schedule, hw_cancel,
-    hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes, hw_overhead_bytes, NULL,
+    hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
+    hw_overhead_bytes, NULL,
 };
 
 const bench_peer bench_peer_hwtimer_locked = {
     "hwtimer_lock", "hwtimer+lock", hw_create_locked, hw_destroy, NULL, hw_schedule,
-    hw_cancel, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
+    hw_cancel, hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
     hw_overhead_bytes, NULL,
 };
 
 const bench_peer bench_peer_hwtimer_worker = {
     "hwtimer_worker", "hwtimer worker", hw_create_worker, hw_destroy, NULL, hw_schedule,
-    hw_cancel, hw_reschedule, NULL, NULL, NULL, hw_node_bytes, hw_overhead_bytes,
+    hw_cancel, hw_cancel_order, hw_reschedule, NULL, NULL, NULL, hw_node_bytes,
+    hw_overhead_bytes,
     "worker mode runs on the real clock; its expiry is measured in scenarios 6-7",
 };
+
+void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,
+                               double *schedule_ns, double *cancel_ns) {
+    hw_peer *p = (hw_peer *)hw_create(n);
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_timeout_set_leeway(&p->nodes[i], leeway_ns);
+    }
+    uint64_t t0 = bench_wall_ns();
+    hw_schedule(p, delay_ms, n);
+    uint64_t t1 = bench_wall_ns();
+    hw_cancel(p, n);
+    uint64_t t2 = bench_wall_ns();
+    hw_destroy(p);
+    *schedule_ns = (double)(t1 - t0) / (double)(n ? n : 1);
+    *cancel_ns = (double)(t2 - t1) / (double)(n ? n : 1);
+}
 
 static void hw_count_handed_back(hwtimer_timeout *to, void *arg) {
     (void)to;

@@ -1,4 +1,4 @@
-/* bench_libevent.c - libevent's timers (evtimer_add/evtimer_del) as a peer.
+/* peer_libevent.c - libevent's timers (evtimer_add/evtimer_del) as a peer.
 
    Fairness of the clock. event_add computes a deadline from the base's cached time,
    which libevent keeps only while its loop runs callbacks (outside them, every event_add
@@ -112,6 +112,13 @@ static void lev_cancel(void *ctx, size_t n) {
     }
 }
 
+static void lev_cancel_order(void *ctx, const uint32_t *order, size_t n) {
+    ev_peer *p = (ev_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        evtimer_del(ev_at(p, order[i]));
+    }
+}
+
 /* evtimer_add on a pending event moves it in the heap: libevent's reschedule. */
 static void lev_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     ev_peer *p = (ev_peer *)ctx;
@@ -145,7 +152,8 @@ static size_t lev_overhead_bytes(void *ctx, size_t n) {
 
 const bench_peer bench_peer_libevent = {
     "libevent", "libevent", lev_create, lev_destroy, lev_in_loop, lev_schedule, lev_cancel,
-    lev_reschedule, lev_expire, NULL, NULL, lev_node_bytes, lev_overhead_bytes,
+    lev_cancel_order, lev_reschedule, lev_expire, NULL, NULL, lev_node_bytes,
+    lev_overhead_bytes,
     "its loop reads the real clock, so libevent cannot step a fake hour (its min_heap is "
     "the binary heap's algorithm)",
 };

@@ -1,10 +1,10 @@
-/* bench_floor.c - the memory floor under scenario 1's cancel: what unlinking the same
+/* cancel_floor.c - the memory floor under scenario 1's cancel: what unlinking the same
    nodes costs with no timer at all.
 
    At N = 10^6 a cancel mostly waits for one cache line: the list neighbour it must write.
    To tell that wait from the timer's own instructions, this builds the lists hwtimer
    builds for scenario 1 (64-byte nodes in one array, a 1 ms tick and 512-slot levels, so a
-   node's slot is its delay in ms >> 9; four lists per slot, filled as hwtimer__level_push
+   node's slot is its delay in ms >> 9; four lists per slot, filled as hwtimer__file_in_wheel
    fills them) and times a bare doubly linked unlink of every node in index order, as the
    scenario cancels them; then the same with the two stores any cancel must add, the node's
    state and the timer's pending count (two stores to lines already in cache, which still

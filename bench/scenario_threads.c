@@ -1,4 +1,4 @@
-/* bench_threads.c - scenarios 5-7, hwtimer with threads: producers against the worker,
+/* scenario_threads.c - scenarios 5-7, hwtimer with threads: producers against the worker,
    the worker's accuracy, and its wake-ups while idle. */
 #define _POSIX_C_SOURCE 200809L
 #include "hwtimer.h"
@@ -11,6 +11,7 @@
 
 #define PRODUCER_WINDOW 1024u /* timeouts each producer keeps in flight */
 
+/* CLOCK_MONOTONIC, as hwtimer's platform clock reads it (the worker's clock here). */
 static uint64_t monotonic_clock(void *ctx) {
     (void)ctx;
     return bench_wall_ns();
@@ -21,21 +22,11 @@ static uint64_t frozen_clock(void *ctx) {
     return 0;
 }
 
-/* A 1 ms timer: the worker on the real clock, or caller-driven with locks on a frozen one. */
+/* A 1 ms timer: the worker on the platform's clock (the default, with which the _at forms
+   read no clock), or caller-driven with locks on a frozen one. */
 static hwtimer *create_threaded(int worker) {
-    hwtimer *t = NULL;
-    hwtimer_config cfg;
-    hwtimer_config_default(&cfg);
-    cfg.tick_ns = BENCH_MS;
-    cfg.threads = hwtimer_threads_pthread();
-    cfg.worker = worker;
-    cfg.clock_fn = worker ? monotonic_clock : frozen_clock;
-    int err = hwtimer_create(&t, &cfg);
-    if (err != HWTIMER_OK) {
-        fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
-        exit(2);
-    }
-    return t;
+    return bench_hwtimer_new(hwtimer_threads_pthread(), worker, worker ? NULL : frozen_clock,
+                             NULL);
 }
 
 static void never_called(hwtimer_timeout *to, void *arg) {
@@ -51,9 +42,24 @@ typedef struct producer {
     hwtimer_timeout nodes[PRODUCER_WINDOW];
     const uint32_t *delay_ms;
     size_t rounds;
+    int absolute; /* hwtimer_schedule_at from one clock read per window */
     pthread_barrier_t *start;
     uint64_t t0, t1; /* this producer's first and last operation */
 } producer;
+
+static void schedule_window(producer *p) {
+    if (p->absolute) {
+        uint64_t now = hwtimer_now(p->timer); /* as an event loop's cached time */
+        for (size_t i = 0; i < PRODUCER_WINDOW; i++) {
+            hwtimer_schedule_at(p->timer, &p->nodes[i], now + p->delay_ms[i] * BENCH_MS,
+                                never_called, NULL);
+        }
+    } else {
+        for (size_t i = 0; i < PRODUCER_WINDOW; i++) {
+            hwtimer_schedule(p->timer, &p->nodes[i], p->delay_ms[i] * BENCH_MS, never_called, NULL);
+        }
+    }
+}
 
 /* Like an RPC client: schedule a window of timeouts (1-61 s), then cancel them all as the
    replies come in; repeat. */
@@ -62,9 +68,7 @@ static void *producer_main(void *arg) {
     pthread_barrier_wait(p->start);
     p->t0 = bench_wall_ns();
     for (size_t r = 0; r < p->rounds; r++) {
-        for (size_t i = 0; i < PRODUCER_WINDOW; i++) {
-            hwtimer_schedule(p->timer, &p->nodes[i], p->delay_ms[i] * BENCH_MS, never_called, NULL);
-        }
+        schedule_window(p);
         for (size_t i = 0; i < PRODUCER_WINDOW; i++) {
             hwtimer_cancel(p->timer, &p->nodes[i]);
         }
@@ -73,15 +77,26 @@ static void *producer_main(void *arg) {
     return NULL;
 }
 
+/* One row of scenario 5: how many producer threads, on how many timers (producer k uses
+   timer k % timers), scheduling with relative delays or absolute deadlines. */
+typedef struct producer_row {
+    const char *metric;
+    unsigned threads, timers;
+    int absolute;
+} producer_row;
+
 /* Million schedule+cancel pairs per second, all producers together. */
-static double producers_mops(hwtimer *t, unsigned threads, size_t pairs, const uint32_t *delays) {
+static double producers_mops(hwtimer *const *timers, const producer_row *row, size_t pairs,
+                             const uint32_t *delays) {
+    unsigned threads = row->threads;
     pthread_barrier_t start;
     producer *p = (producer *)bench_xcalloc(threads, sizeof *p);
     pthread_barrier_init(&start, NULL, threads + 1);
     for (unsigned k = 0; k < threads; k++) {
-        p[k].timer = t;
+        p[k].timer = timers[k % row->timers];
         p[k].delay_ms = delays + (size_t)k * PRODUCER_WINDOW;
         p[k].rounds = pairs / PRODUCER_WINDOW;
+        p[k].absolute = row->absolute;
         p[k].start = &start;
         if (pthread_create(&p[k].thread, NULL, producer_main, &p[k]) != 0) {
             fprintf(stderr, "pthread_create failed\n");
@@ -111,8 +126,42 @@ static void measure_clock_read(void) {
     bench_record(0, "clock", 0, "clock read", (double)(t1 - t0) / READS, "ns");
 }
 
+/* Runs one row in one mode on fresh timers and records it. */
+static void producers_row(const bench_options *o, const producer_row *row, int worker,
+                          const uint32_t *delays) {
+    hwtimer *timers[2];
+    uint64_t wakeups = 0;
+    fprintf(stderr, "  scenario 5: %s, %s\n", worker ? "hwtimer worker" : "hwtimer+lock",
+            row->metric);
+    for (unsigned k = 0; k < row->timers; k++) {
+        timers[k] = create_threaded(worker);
+        if (worker) {
+            hwtimer_start(timers[k]);
+        }
+    }
+    double mops = producers_mops(timers, row, o->producer_pairs, delays);
+    bench_record(5, worker ? "hwtimer_worker" : "hwtimer_lock", 0, row->metric, mops,
+                 "M pairs/s");
+    for (unsigned k = 0; k < row->timers; k++) {
+        hwtimer_stats s;
+        hwtimer_stats_get(timers[k], &s);
+        wakeups += s.wakeups;
+        hwtimer_destroy(timers[k]);
+    }
+    if (worker) {
+        bench_note(5, "hwtimer worker, %s: the worker%s woke %llu times (%.1f per 1000 pairs)",
+                   row->metric, row->timers == 1 ? "" : "s", (unsigned long long)wakeups,
+                   (double)wakeups * 1000.0 / (double)(row->threads * o->producer_pairs));
+    }
+}
+
 int bench_threads_producers(const bench_options *o) {
-    static const char *const metric[] = {"", "1 producer thread", "2 producer threads"};
+    static const producer_row rows[] = {
+        {"1 producer thread", 1, 1, 0},
+        {"2 producer threads", 2, 1, 0},
+        {"2 producers on 2 timers", 2, 2, 0},
+        {"1 producer with schedule_at", 1, 1, 1},
+    };
     uint32_t *delays = bench_delays_ms(2 * PRODUCER_WINDOW, 1000, 61000, BENCH_SEED + 5);
     if (!hwtimer_threads_pthread()) {
         bench_note(5, "hwtimer: skipped, this build has no POSIX threads backend");
@@ -120,33 +169,20 @@ int bench_threads_producers(const bench_options *o) {
         return 0;
     }
     measure_clock_read();
-    for (unsigned threads = 1; threads <= 2; threads++) {
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         for (int worker = 1; worker >= 0; worker--) {
-            fprintf(stderr, "  scenario 5: %s, %u producer(s)\n",
-                    worker ? "hwtimer worker" : "hwtimer+lock", threads);
-            hwtimer *t = create_threaded(worker);
-            if (worker) {
-                hwtimer_start(t);
-            }
-            double mops = producers_mops(t, threads, o->producer_pairs, delays);
-            bench_record(5, worker ? "hwtimer_worker" : "hwtimer_lock", 0, metric[threads], mops,
-                         "M pairs/s");
-            if (worker) {
-                hwtimer_stats s;
-                hwtimer_stats_get(t, &s);
-                bench_note(5, "hwtimer worker, %u producer%s: the worker woke %llu times (%.1f "
-                              "per 1000 pairs)", threads, threads == 1 ? "" : "s",
-                           (unsigned long long)s.wakeups,
-                           (double)s.wakeups * 1000.0 / (double)(threads * o->producer_pairs));
-            }
-            hwtimer_destroy(t);
+            producers_row(o, &rows[r], worker, delays);
         }
     }
     bench_note(5, "Each producer keeps %u timeouts in flight: schedules them (1-61 s), then "
-                  "cancels them, %zu pairs per thread. hwtimer worker: cfg.worker = 1, real "
-                  "clock; hwtimer+lock: the same locks, caller-driven, frozen clock. Netty: "
-                  "newTimeout + Timeout.cancel, its worker running (1 ms tick).",
+                  "cancels them, %zu pairs per thread. hwtimer worker: cfg.worker = 1, the "
+                  "platform's clock; hwtimer+lock: the same locks, caller-driven, frozen "
+                  "clock. Netty: newTimeout + Timeout.cancel, its worker running (1 ms tick).",
                PRODUCER_WINDOW, o->producer_pairs);
+    bench_note(5, "2 producers on 2 timers: each thread on its own timer (and worker), no lock "
+                  "shared: the upper bound for 2 threads on this machine. schedule_at: "
+                  "absolute deadlines from one clock read per window of %u (hwtimer_now), "
+                  "where hwtimer_schedule reads the clock once per call.", PRODUCER_WINDOW);
     free(delays);
     return 0;
 }

@@ -1,5 +1,5 @@
-/* hwtimer_bench.c - hwtimer side by side with libuv, libevent, a binary heap and Netty's
-   HashedWheelTimer.
+/* bench_main.c - main() of hwtimer_bench: hwtimer side by side with libuv, libevent, a
+   binary heap, Netty's HashedWheelTimer and William Ahern's timeout.c.
 
    usage: hwtimer_bench [--full] [--smoke] [--no-java] [--scenarios 1,2,...] [--peers a,b]
                         [--sizes n,...] [--out FILE.csv]
@@ -13,9 +13,14 @@
    run above), a fresh timer for every run, and the wall clock around the
    batch call (CPU time in scenario 4). Delays come from a fixed seed. Nodes live in one
    array per run, touched before the clock starts (no page faults are timed), and are
-   scheduled and cancelled in index order; at N = 10^6 they no longer fit in the caches,
-   so each peer also pays for bringing its nodes in from memory, in proportion to their
-   size (see scenario 8). */
+   scheduled in index order and cancelled in index order, or in a seeded random order
+   (scenario 1's second cancel row); at N = 10^6 they no longer fit in the caches, so
+   each peer also pays for bringing its nodes in from memory, in proportion to their size
+   (see scenario 8), and a random order defeats the prefetcher.
+
+   Scenarios: 1-3 and 8 every caller-driven peer (peer_*.c); 4 those that can step a fake
+   clock; 5-7 hwtimer with threads (scenario_threads.c) and Netty; 9 hwtimer's leeway
+   (scenario_leeway.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
@@ -42,6 +47,7 @@
 #define RPC_MAX_MS 61000u
 #define RESCHEDULES 10u   /* scenario 3: each timer moved 10 times, 1 s later each time */
 #define LONG_MIN_MS 1000u /* scenario 4 delays: 1 s .. 1 h */
+#define MAX_SIZES 16      /* N values --sizes takes */
 /* Scenario 3 expires at RPC_MAX_MS + (RESCHEDULES + 1) s: it must stay in the fake time
    libuv and libevent can map (a negative array size stops the build otherwise). */
 typedef char bench_fake_time_fits[RPC_MAX_MS + (RESCHEDULES + 1) * 1000u <= BENCH_MAX_FAKE_MS ? 1 : -1];
@@ -56,6 +62,9 @@ static const bench_peer *const caller_peers[] = {
 #endif
 #ifdef BENCH_HAVE_LIBEVENT
     &bench_peer_libevent,
+#endif
+#ifdef BENCH_HAVE_TIMEOUT_C
+    &bench_peer_timeout,
 #endif
 };
 #define NCALLER_PEERS (sizeof caller_peers / sizeof caller_peers[0])
@@ -83,6 +92,7 @@ typedef struct run {
     const bench_peer *peer;
     void *ctx;
     const uint32_t *delay_ms;
+    const uint32_t *order; /* a random permutation of 0 .. n-1 */
     size_t n;
     uint64_t t0, t1, t2;
 } run;
@@ -102,6 +112,14 @@ static void body_schedule_cancel(void *arg) {
     r->t1 = bench_wall_ns();
     r->peer->cancel(r->ctx, r->n);
     r->t2 = bench_wall_ns();
+}
+
+static void body_schedule_cancel_order(void *arg) {
+    run *r = (run *)arg;
+    r->peer->schedule(r->ctx, r->delay_ms, r->n);
+    r->t0 = bench_wall_ns();
+    r->peer->cancel_order(r->ctx, r->order, r->n);
+    r->t1 = bench_wall_ns();
 }
 
 static void body_schedule(void *arg) {
@@ -134,13 +152,20 @@ static double per_op(uint64_t from, uint64_t to, size_t ops) {
 
 /* ---- scenarios 1-3: one timed run each, on a fresh peer ---- */
 
-/* Fills ns[] with the scenario's ns/op (scenario 1: schedule and cancel). */
+/* Fills ns[] with what one run measures, in ns per operation. */
 typedef void (*measure_fn)(run *r, double ns[2]);
 
 static void measure_rpc(run *r, double ns[2]) {
     run_in_loop(r, body_schedule_cancel);
     ns[0] = per_op(r->t0, r->t1, r->n);
     ns[1] = per_op(r->t1, r->t2, r->n);
+}
+
+/* Cancels in a random order: an RPC's replies do not come back in the order the requests
+   went out, and nodes touched in index order sit next to each other in memory. */
+static void measure_cancel_order(run *r, double ns[2]) {
+    run_in_loop(r, body_schedule_cancel_order);
+    ns[0] = per_op(r->t0, r->t1, r->n);
 }
 
 static void measure_expiry(run *r, double ns[2]) {
@@ -165,10 +190,10 @@ static void measure_churn(run *r, double ns[2]) {
 /* The best of 3 runs for N <= 10^6: on a shared VM one run at 10^6 moves by +-20%, and the
    best of three is the least disturbed. Above (--full), one run, to keep it in minutes. */
 static void best_of_runs(const bench_options *o, const bench_peer *p, const uint32_t *d,
-                         size_t n, measure_fn measure, double best[2]) {
+                         const uint32_t *order, size_t n, measure_fn measure, double best[2]) {
     unsigned runs = o->smoke || n > 1000000 ? 1 : 3;
     for (unsigned k = 0; k < runs; k++) {
-        run r = {p, p->create(n), d, n, 0, 0, 0};
+        run r = {p, p->create(n), d, order, n, 0, 0, 0};
         double ns[2] = {0, 0};
         measure(&r, ns);
         for (int i = 0; i < 2; i++) {
@@ -178,29 +203,58 @@ static void best_of_runs(const bench_options *o, const bench_peer *p, const uint
     }
 }
 
-static void caller_scenario(const bench_options *o, int scenario, const uint32_t *d) {
-    static const measure_fn measures[] = {NULL, measure_rpc, measure_expiry, measure_churn};
-    static const char *const metrics[][2] = {
-        {"", ""}, {"schedule", "cancel"}, {"schedule+expire", NULL}, {"reschedule", NULL}};
-    static const char *const units[] = {"", "ns/op", "ns/timer", "ns/op"};
+/* What one kind of run measures, and the rows it fills. */
+typedef struct measure {
+    int scenario;
+    measure_fn fn;
+    const char *metrics[2]; /* ns[0], ns[1] (NULL: not recorded) */
+    const char *unit;
+} measure;
+
+static const measure measures[] = {
+    {1, measure_rpc, {"schedule", "cancel"}, "ns/op"},
+    {1, measure_cancel_order, {"cancel in random order", NULL}, "ns/op"},
+    {2, measure_expiry, {"schedule+expire", NULL}, "ns/timer"},
+    {3, measure_churn, {"reschedule", NULL}, "ns/op"},
+};
+
+static void caller_measure(const bench_options *o, const measure *m, const uint32_t *d,
+                           const uint32_t *const *orders) {
     for (size_t k = 0; k < NCALLER_PEERS; k++) {
         const bench_peer *p = caller_peers[k];
         if (!selected(p->key)) {
             continue;
         }
-        if (scenario == 2 && !p->expire) {
+        if (m->scenario == 2 && !p->expire) {
             bench_note(2, "%s: n/a (%s)", p->title, p->skip_reason);
             continue;
         }
         for (size_t i = 0; i < o->nsizes; i++) {
             size_t n = (size_t)o->sizes[i];
             double best[2];
-            fprintf(stderr, "  scenario %d: %s, N = %zu\n", scenario, p->title, n);
-            best_of_runs(o, p, d, n, measures[scenario], best);
-            for (int m = 0; m < 2 && metrics[scenario][m]; m++) {
-                bench_record(scenario, p->key, n, metrics[scenario][m], best[m], units[scenario]);
+            fprintf(stderr, "  scenario %d, %s: %s, N = %zu\n", m->scenario, m->metrics[0],
+                    p->title, n);
+            best_of_runs(o, p, d, orders[i], n, m->fn, best);
+            for (int j = 0; j < 2 && m->metrics[j]; j++) {
+                bench_record(m->scenario, p->key, n, m->metrics[j], best[j], m->unit);
             }
         }
+    }
+}
+
+/* Scenarios 1-3 as the mask selects them. */
+static void caller_scenarios(const bench_options *o, unsigned mask, const uint32_t *d) {
+    uint32_t *orders[MAX_SIZES] = {NULL}; /* scenario 1's random orders */
+    for (size_t i = 0; i < o->nsizes && (mask & (1u << 1)); i++) {
+        orders[i] = bench_permutation((size_t)o->sizes[i], BENCH_SEED + 1);
+    }
+    for (size_t k = 0; k < sizeof measures / sizeof measures[0]; k++) {
+        if (mask & (1u << measures[k].scenario)) {
+            caller_measure(o, &measures[k], d, (const uint32_t *const *)orders);
+        }
+    }
+    for (size_t i = 0; i < o->nsizes; i++) {
+        free(orders[i]);
     }
 }
 
@@ -219,18 +273,18 @@ static void long_timers(const bench_options *o) {
             continue;
         }
         fprintf(stderr, "  scenario 4: %s\n", p->title);
-        run r = {p, p->create(n), d, n, 0, 0, 0};
-        p->schedule(r.ctx, d, n);
+        void *ctx = p->create(n);
+        p->schedule(ctx, d, n);
         uint64_t cpu0 = bench_cpu_ns();
-        size_t fired = p->step(r.ctx, o->long_span_ms);
+        size_t fired = p->step(ctx, o->long_span_ms);
         uint64_t cpu1 = bench_cpu_ns();
         check_fired(4, p, n, fired);
         bench_record(4, p->key, n, "advance through the span, CPU", (double)(cpu1 - cpu0) / 1e9,
                      "s");
         if (p->visits) {
-            bench_record(4, p->key, n, "timeout visits", (double)p->visits(r.ctx), "count");
+            bench_record(4, p->key, n, "timeout visits", (double)p->visits(ctx), "count");
         }
-        p->destroy(r.ctx);
+        p->destroy(ctx);
     }
     if (!selected("netty")) {
         free(d);
@@ -275,7 +329,8 @@ static void memory(const bench_options *o, const uint32_t *d) {
     bench_note(8, "node: sizeof the per-timeout struct the user embeds or allocates "
                   "(libevent: event_get_struct_event_size()). structure: what the timer holds "
                   "beyond the nodes (hwtimer_stats.bytes; the heap arrays of pointers; libuv's "
-                  "uv_loop_t, its heap being intrusive).");
+                  "uv_loop_t, its heap being intrusive; timeout.c's struct timeouts, four "
+                  "wheels of 64 list heads).");
 }
 
 /* ---- the summary: the project's targets against what this run measured ---- */
@@ -303,6 +358,23 @@ static void growth_line(int scenario, const char *metric, uint64_t big) {
     }
 }
 
+/* Scenario 9's widest leeway against its bound: passes (caller-driven) and wake-ups (worker). */
+static void leeway_line(const bench_options *o) {
+    double bound, passes, wakeups;
+    const char *metric = "leeway 100 ms";
+    if (!bench_lookup(9, "bound", o->leeway_timers, metric, &bound) ||
+        !bench_lookup(9, "hwtimer", o->leeway_timers, metric, &passes)) {
+        return;
+    }
+    printf("- %s, %zu timeouts over %llu ms: %.0f passes ran callbacks", metric,
+           o->leeway_timers, (unsigned long long)o->leeway_span_ms, passes);
+    if (bench_lookup(9, "hwtimer_worker", o->leeway_timers, metric, &wakeups)) {
+        printf(", the worker woke %.0f times", wakeups);
+        passes = wakeups > passes ? wakeups : passes; /* both must meet the bound */
+    }
+    printf(" (bound %.0f: %s)\n", bound, passes <= bound ? "met" : "MISSED");
+}
+
 static void print_summary(const bench_options *o) {
     uint64_t big = o->sizes[o->nsizes - 1], at = big < 1000000 ? big : 1000000;
     static const char *const producers[] = {"1 producer thread", "2 producer threads"};
@@ -313,6 +385,7 @@ static void print_summary(const bench_options *o) {
     growth_line(1, "schedule", big);
     growth_line(1, "cancel", big);
     growth_line(2, "schedule+expire", big);
+    leeway_line(o);
     for (int k = 0; k < 2; k++) {
         double hw, netty;
         if (bench_lookup(5, "hwtimer_worker", 0, producers[k], &hw) &&
@@ -340,8 +413,8 @@ static void usage(FILE *f) {
                "  --full       add N = 10^7 to scenarios 1-3 and 10x the producer operations\n"
                "  --smoke      tiny sizes: checks callbacks, not speed (meson test)\n"
                "  --no-java    skip Netty's HashedWheelTimer\n"
-               "  --scenarios  run only these (1-8)\n"
-               "  --peers      only these columns, e.g. hwtimer,heap (keys as in the CSV)\n"
+               "  --scenarios  run only these (1-9)\n"
+               "  --peers      only these columns, e.g. hwtimer,heap,timeout_c (CSV keys)\n"
                "  --sizes      N values of scenarios 1-3, e.g. 1e4,1e6\n"
                "  --out FILE   CSV path; the SVG chart goes next to it (.svg)\n");
 }
@@ -357,6 +430,9 @@ static void set_defaults(bench_options *o, int full, int smoke) {
     o->accuracy_max_ms = smoke ? 100 : 1000;
     o->idle_ns = smoke ? 200 * BENCH_MS : 2000 * BENCH_MS;
     o->memory_timers = smoke ? 1000 : 1000000;
+    o->leeway_timers = smoke ? 1000 : 10000;
+    o->leeway_span_ms = smoke ? 1000 : 10000;
+    o->leeway_cost_timers = smoke ? 1000 : 1000000;
     o->java = !smoke;
     o->smoke = smoke;
 }
@@ -387,6 +463,12 @@ static void print_environment(const bench_options *o) {
 #else
     printf("libevent: not built (meson found no libevent), its column is skipped.\n");
 #endif
+#ifdef BENCH_HAVE_TIMEOUT_C
+    printf("timeout.c: %s, built from %s.\n", bench_timeout_version(), BENCH_TIMEOUT_SRC);
+#else
+    printf("timeout.c: skipped (point bench/run at a checkout: bench/run --timeout-src DIR, "
+           "or meson -Dtimeout_src=DIR).\n");
+#endif
     f = fopen("/proc/loadavg", "r");
     if (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
@@ -407,7 +489,7 @@ static void print_environment(const bench_options *o) {
 static unsigned parse_scenarios(const char *list) {
     unsigned mask = 0;
     for (const char *c = list; *c; c++) {
-        if (*c >= '1' && *c <= '8') {
+        if (*c >= '1' && *c <= '9') {
             mask |= 1u << (*c - '0');
         }
     }
@@ -442,7 +524,8 @@ static void svg_path_for(char *svg, size_t size, const char *csv) {
 static void print_caller_tables(unsigned mask) {
     static const char *const headings[] = {
         "",
-        "RPC timeouts: schedule N (delays 1-61 s), then cancel all (ns/op, lower is better)",
+        ("RPC timeouts: schedule N (delays 1-61 s), then cancel all, in index order or in a "
+         "random order (ns/op, lower is better)"),
         "Expiry: schedule N, advance past all, fire everything (ns per timer, lower is better)",
         ("Idle-connection churn: each of N timers rescheduled 10 times, 1 s later each time, "
          "then expired (ns per reschedule, lower is better)"),
@@ -456,9 +539,9 @@ static void print_caller_tables(unsigned mask) {
 
 int main(int argc, char **argv) {
     int full = 0, smoke = 0, no_java = 0;
-    uint64_t sizes[16];
+    uint64_t sizes[MAX_SIZES];
     size_t nsizes = 0;
-    unsigned mask = 0x1feu;
+    unsigned mask = 0x3feu; /* scenarios 1-9 */
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0) {
@@ -494,9 +577,10 @@ int main(int argc, char **argv) {
     print_environment(&o);
 
     static const char *const keys[] = {"hwtimer", "hwtimer_lock", "hwtimer_worker", "heap",
-                                       "libuv", "libevent", "netty"};
+                                       "libuv", "libevent", "netty", "timeout_c", "bound"};
     static const char *const titles[] = {"hwtimer", "hwtimer+lock", "hwtimer worker",
-                                         "binary heap", "libuv", "libevent", "Netty HWT"};
+                                         "binary heap", "libuv", "libevent", "Netty HWT",
+                                         "timeout.c", "bound"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         bench_declare_peer(keys[i], titles[i]);
     }
@@ -506,12 +590,18 @@ int main(int argc, char **argv) {
     if (o.memory_timers > max_n) {
         max_n = o.memory_timers;
     }
-    uint32_t *delays = bench_delays_ms(max_n, RPC_MIN_MS, RPC_MAX_MS, BENCH_SEED);
-    for (int s = 1; s <= 3; s++) {
-        if (mask & (1u << s)) {
-            caller_scenario(&o, s, delays);
-        }
+    if (o.leeway_cost_timers > max_n) {
+        max_n = o.leeway_cost_timers;
     }
+    uint32_t *delays = bench_delays_ms(max_n, RPC_MIN_MS, RPC_MAX_MS, BENCH_SEED);
+    caller_scenarios(&o, mask, delays);
+#ifdef BENCH_HAVE_TIMEOUT_C
+    bench_note(2, "timeout.c: timeouts_update to the new time, then timeouts_get until it "
+                  "returns NULL, calling each callback (timeout.c never calls them itself); "
+                  "one update past every deadline hands them back in wheel order, not in "
+                  "deadline order.");
+    bench_note(3, "timeout.c: timeouts_add on a pending timeout (it takes it out first).");
+#endif
     if (mask & (1u << 1)) {
         size_t n = (size_t)o.sizes[o.nsizes - 1];
         double bare_ns, state_ns;
@@ -521,7 +611,7 @@ int main(int argc, char **argv) {
         bench_note(1, "Floor under cancel at N = %zu: unlinking the same nodes, in the same "
                       "order, from lists built as hwtimer builds them, with no timer: %.1f ns "
                       "per node bare, %.1f ns with the node's state and a pending count "
-                      "written too, as a cancel must (bench_floor.c)", n, bare_ns, state_ns);
+                      "written too, as a cancel must (cancel_floor.c)", n, bare_ns, state_ns);
         if (selected("hwtimer")) {
             double stop_ns = bench_hwtimer_stop_ns(delays, n);
             bench_record(0, "hwtimer", n, "stop", stop_ns, "ns/op");
@@ -553,6 +643,11 @@ int main(int argc, char **argv) {
     if (mask & (1u << 8)) {
         memory(&o, delays);
         bench_print_table(8, "Memory per pending timeout (lower is better)", BENCH_BASELINE);
+    }
+    if (mask & (1u << 9)) {
+        failures += bench_leeway(&o, delays, o.leeway_cost_timers);
+        bench_print_table(9, "Leeway: passes that ran callbacks (caller-driven), worker "
+                             "wake-ups, and the cost of schedule and cancel", BENCH_BASELINE);
     }
     free(delays);
     if (!o.smoke) {

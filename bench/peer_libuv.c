@@ -1,4 +1,4 @@
-/* bench_libuv.c - libuv's timers (uv_timer_start/uv_timer_stop) as a peer.
+/* peer_libuv.c - libuv's timers (uv_timer_start/uv_timer_stop) as a peer.
 
    Fairness of the clock. libuv computes a deadline as loop->time + timeout, where
    loop->time is the loop's cached time (uv_now), refreshed only by uv_update_time and
@@ -85,6 +85,13 @@ static void luv_cancel(void *ctx, size_t n) {
     }
 }
 
+static void luv_cancel_order(void *ctx, const uint32_t *order, size_t n) {
+    uv_peer *p = (uv_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        uv_timer_stop(&p->timers[order[i]]);
+    }
+}
+
 /* uv_timer_start on an active timer stops and restarts it: libuv's reschedule. */
 static void luv_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     uv_peer *p = (uv_peer *)ctx;
@@ -115,7 +122,8 @@ static size_t luv_overhead_bytes(void *ctx, size_t n) {
 
 const bench_peer bench_peer_libuv = {
     "libuv", "libuv", luv_create, luv_destroy, NULL, luv_schedule, luv_cancel,
-    luv_reschedule, luv_expire, NULL, NULL, luv_node_bytes, luv_overhead_bytes,
+    luv_cancel_order, luv_reschedule, luv_expire, NULL, NULL, luv_node_bytes,
+    luv_overhead_bytes,
     "uv_run reads the real clock, so libuv cannot step a fake hour (its heap is the "
     "binary heap's algorithm)",
 };

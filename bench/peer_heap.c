@@ -1,4 +1,4 @@
-/* bench_heap.c - the textbook binary min-heap (heap.h) as a peer, on a fake clock.
+/* peer_heap.c - the textbook binary min-heap (heap.h) as a peer, on a fake clock.
    Its timer node carries a callback and an argument like hwtimer's, and a firing calls
    it through the pointer, so both pay the same for running a callback. */
 #define _POSIX_C_SOURCE 200809L
@@ -62,6 +62,13 @@ static void hp_cancel(void *ctx, size_t n) {
     }
 }
 
+static void hp_cancel_order(void *ctx, const uint32_t *order, size_t n) {
+    heap_peer *p = (heap_peer *)ctx;
+    for (size_t i = 0; i < n; i++) {
+        heap_remove(&p->queue, &p->timers[order[i]].node);
+    }
+}
+
 static void hp_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     heap_peer *p = (heap_peer *)ctx;
     for (size_t i = 0; i < n; i++) {
@@ -109,5 +116,6 @@ static size_t hp_overhead_bytes(void *ctx, size_t n) {
 
 const bench_peer bench_peer_heap = {
     "heap", "binary heap", hp_create, hp_destroy, NULL, hp_schedule, hp_cancel,
-    hp_reschedule, hp_expire, hp_step, NULL, hp_node_bytes, hp_overhead_bytes, NULL,
+    hp_cancel_order, hp_reschedule, hp_expire, hp_step, NULL, hp_node_bytes,
+    hp_overhead_bytes, NULL,
 };
