@@ -1096,6 +1096,8 @@ struct hwtimer {
     uint64_t elapsed;  /* processed up to this tick */
     uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
     uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
+    uint32_t leeway_key;   /* memo of the last leeway turned into ticks (hwtimer__leeway_key) */
+    uint64_t leeway_ticks; /* ... floor(leeway / tick_ns) */
     uint64_t last_now; /* the `now` of the last advance */
     uint32_t next_list; /* which list of a busy slot gets the next node, in turn */
     struct hwtimer__link due;   /* sorted by deadline */
@@ -1202,26 +1204,37 @@ static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     return v;
 }
 
+/* A leeway's key in the timer's memo: digits and exponent, nonzero for any leeway. */
+static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
+    return (uint32_t)to->leeway_exp << 16 | to->leeway_digits;
+}
+
 /* The tick in [e, last] with the most trailing zero bits: if e and last first differ at
    bit b, it is e itself when e's bits 0..b are zero, else last with bits 0..b-1 cleared. */
 static uint64_t hwtimer__roundest_tick(uint64_t e, uint64_t last) {
     uint64_t b;
     if (e == last) return e;
     b = (uint64_t)1 << hwtimer__msb64(e ^ last);
-    if ((e & (2 * b - 1)) == 0) return e;
-    return last & ~(b - 1);
+    return e & (2 * b - 1) ? last & ~(b - 1) : e; /* no branch: e's bits are random */
 }
 
 /* The tick a node runs at, for a deadline: its due tick e, or with a leeway the roundest
    tick of e .. e + leeway / tick_ns, so that nearby timeouts share a boundary (never past
    the last tick a deadline can have). */
-static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick(const hwtimer *t, const hwtimer_timeout *to,
+static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick(hwtimer *t, const hwtimer_timeout *to,
                                                        uint64_t e) {
-    uint64_t rem, last = hwtimer__add_sat(e, hwtimer__div_tick(t, hwtimer__leeway(to), &rem));
+    uint64_t last;
+    uint32_t key = hwtimer__leeway_key(to);
+    if (key != t->leeway_key) { /* a program uses one or two leeways: remember the last */
+        uint64_t rem;
+        t->leeway_ticks = hwtimer__div_tick(t, hwtimer__leeway(to), &rem);
+        t->leeway_key = key;
+    }
+    last = hwtimer__add_sat(e, t->leeway_ticks);
     return hwtimer__roundest_tick(e, last < t->max_tick ? last : t->max_tick);
 }
 
-HWTIMER__HOT uint64_t hwtimer__node_tick(const hwtimer *t, const hwtimer_timeout *to,
+HWTIMER__HOT uint64_t hwtimer__node_tick(hwtimer *t, const hwtimer_timeout *to,
                                          uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(t, deadline);
     if (to->leeway_digits && e < t->max_tick) return hwtimer__leeway_tick(t, to, e);
@@ -1807,7 +1820,7 @@ static void hwtimer__free_block(hwtimer *t) {
 }
 
 /* Makes the mutex and condition variables; undoes what it made on failure. */
-static int hwtimer__init_sync(hwtimer *t) {
+static int hwtimer__init_thread_objects(hwtimer *t) {
     const hwtimer_threads *th = t->threads;
     if (!th) return HWTIMER_OK;
     if (th->mutex_init(t->mutex)) return HWTIMER_ETHREAD;
@@ -1838,7 +1851,7 @@ static void hwtimer__count_worker(hwtimer *t) {
     }
 }
 
-static void hwtimer__fini_sync(hwtimer *t) {
+static void hwtimer__fini_thread_objects(hwtimer *t) {
     if (!t->threads) return;
     t->threads->cond_destroy(t->done_cond);
     t->threads->cond_destroy(t->wake_cond);
@@ -1851,7 +1864,7 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__init_out(out);
     hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
     if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
-    hwtimer__fini_sync(t);
+    hwtimer__fini_thread_objects(t);
     hwtimer__free_block(t);
 }
 
@@ -2016,7 +2029,7 @@ static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) 
 
 /* When a node pending on t will run (lock held): the boundary of its tick; for a periodic
    node inside its own callback, of the period its re-arm will give it. */
-static uint64_t hwtimer__run_time(const hwtimer *t, const hwtimer_timeout *to) {
+static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
     uint64_t deadline = to->deadline;
     if (hwtimer__running_unfiled(t, to)) {
         deadline = hwtimer__next_period(deadline, to->period, t->running_now);
@@ -2026,7 +2039,7 @@ static uint64_t hwtimer__run_time(const hwtimer *t, const hwtimer_timeout *to) {
 
 /* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
    the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
-static int hwtimer__check_list(const hwtimer *t, const struct hwtimer__link *head,
+static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
                                uint32_t slot_where, size_t *n) {
     const struct hwtimer__link *l;
     uint64_t last_tick = 0;
@@ -2055,7 +2068,7 @@ static int hwtimer__check_list(const hwtimer *t, const struct hwtimer__link *hea
 /* Checks level l's bit tree, layer by layer, then walks its occupied slots: O(occupied
    slots + words), so that tests can check after every operation. A slot with nodes but no
    bit is not visited: its nodes are missing from the count. */
-static int hwtimer__check_level(const hwtimer *t, unsigned l, size_t *n) {
+static int hwtimer__check_level(hwtimer *t, unsigned l, size_t *n) {
     const hwtimer__level *lv = &t->level[l];
     uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, l * t->bits) & t->mask), slot, w;
     unsigned layer, k;
@@ -2080,7 +2093,7 @@ static int hwtimer__check_level(const hwtimer *t, unsigned l, size_t *n) {
     return 0;
 }
 
-static int hwtimer__check_locked(const hwtimer *t) {
+static int hwtimer__check_locked(hwtimer *t) {
     size_t n = hwtimer__running_unfiled(t, t->running) ? 1 : 0;
     unsigned l;
     int err = hwtimer__check_list(t, &t->due, HWTIMER__WHERE_LIST, &n);
@@ -2169,7 +2182,7 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     return ran;
 }
 
-static uint64_t hwtimer__next_expiry_locked(const hwtimer *t) {
+static uint64_t hwtimer__next_expiry_locked(hwtimer *t) {
     unsigned level;
     uint32_t slot;
     uint64_t start;
@@ -2739,7 +2752,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     hwtimer__list_init(&t->due);
     hwtimer__list_init(&t->ready);
     hwtimer__carve(t, block, offsets);
-    err = hwtimer__init_sync(t);
+    err = hwtimer__init_thread_objects(t);
     if (err) {
         hwtimer__free_block(t);
         return err;
@@ -3041,7 +3054,7 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     int err;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
-    err = hwtimer__init_sync(t); /* over the parent's copies, which may be held */
+    err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock(t);
     t->worker_running = 0; /* the parent's worker thread does not exist here */
