@@ -405,7 +405,8 @@ static int rearms_after_callback(int id) {
 /* The deadline of node id's next run: its D, or the next period's if it re-arms. */
 static uint64_t next_run_deadline(int id) {
     const model_timeout *mt = &sim.m.to[id];
-    if (rearms_after_callback(id)) return model_next_period(mt->deadline, mt->period, sim.pass_now);
+    if (rearms_after_callback(id))
+        return model_next_period(mt->deadline, mt->period, sim.pass_now);
     return mt->deadline;
 }
 
@@ -414,7 +415,8 @@ static uint64_t next_run_deadline(int id) {
 static int next_run_boundary(int id, uint64_t *at) {
     const model_timeout *mt = &sim.m.to[id];
     if (!mt->pending) return 0;
-    if (rearms_after_callback(id)) return model_boundary(&sim.m, next_run_deadline(id), mt->leeway, at);
+    if (rearms_after_callback(id))
+        return model_boundary(&sim.m, next_run_deadline(id), mt->leeway, at);
     *at = mt->boundary;
     return !mt->never;
 }
@@ -939,8 +941,9 @@ static void op_bad_arguments(void) {
     expect_result("is_pending(to NULL)", id, hwtimer_is_pending(sim.t, NULL), 0);
     expect_result("foreach(t NULL)", id, (long long)hwtimer_foreach(NULL, on_visit, NULL), 0);
     expect_result("foreach(visit NULL)", id, (long long)hwtimer_foreach(sim.t, NULL, NULL), 0);
-    if (hwtimer_timeout_due_in(NULL, to) != UINT64_MAX || hwtimer_timeout_due_in(sim.t, NULL) !=
-        UINT64_MAX || hwtimer_timeout_arg(NULL) != NULL || hwtimer_timeout_period(NULL) != 0)
+    if (hwtimer_timeout_due_in(NULL, to) != UINT64_MAX ||
+        hwtimer_timeout_due_in(sim.t, NULL) != UINT64_MAX || hwtimer_timeout_arg(NULL) != NULL ||
+        hwtimer_timeout_period(NULL) != 0)
         diverge("due_in, arg or period of NULL is not UINT64_MAX, NULL, 0");
 }
 
