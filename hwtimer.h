@@ -272,7 +272,7 @@ SEMANTICS
    on t in the sense of hwtimer_pending (a periodic node inside its own callback too),
    else 0. hwtimer_timeout_due_in(t, to) is the time from now to the boundary the node
    will run at: 0 once it has passed, UINT64_MAX when the node is not pending on t or
-   never runs.
+   its boundary is UINT64_MAX or later.
 
    Stopping. hwtimer_stop stops the timer for good: it wakes and joins the worker (or lets
    another thread's advance finish the callback it is running), cancels every pending
@@ -702,7 +702,7 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 /* The time from now (the timer's clock) to the boundary at which `to` will run (the one
    its leeway let the timer choose; for a periodic timeout inside its own callback, the
    boundary of its next period): 0 once that boundary has passed, UINT64_MAX when `to` is
-   not pending on t (or t or to is NULL), or its boundary lies past UINT64_MAX. */
+   not pending on t (or t or to is NULL), or its boundary is UINT64_MAX or lies past it. */
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
 
 /* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of exactly at its first
