@@ -149,8 +149,10 @@ THE DESIGN (read this before the code)
    with nothing to run (see USING IT FROM AN EVENT LOOP).
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
-   while that is empty, else to the next list in turn: a sparse slot keeps its nodes in
-   one place, a busy one spreads them. Emptying a slot walks all its lists in step, each
+   while that is empty, else to the lists in turn, 1024 filings to a list before the next:
+   a sparse slot keeps its nodes in one place, a busy one spreads them, and nodes filed one
+   after another (often neighbours in memory) stay neighbours in a list, so that a cancel's
+   writes to its neighbours mostly hit lines the cache already has. Emptying a slot walks all its lists in step, each
    from both ends, and prefetches the next nodes: a big timer's nodes are scattered over
    memory and a list walk is a chain of cache misses, so eight independent chains let the
    CPU wait for eight misses at a time instead of one. On the build machine a bare walk
@@ -162,8 +164,9 @@ THE DESIGN (read this before the code)
    that lies on the coarsest grid. Nodes whose windows overlap pick the same tick and run
    in one pass, so a worker or a loop wakes once for them; and a node whose window holds
    the start of the coarse slot it waits in picks that start, so it runs straight from
-   that slot and never moves down a level. The choice needs no state: it is a function of
-   e and the window (a few bit operations).
+   that slot and never moves down a level. The choice is a function of e and the window
+   (a few bit operations); the division leeway / tick_ns is remembered for the last
+   leeway the timer saw, as a program uses one or two.
 
    Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
    161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
@@ -402,6 +405,17 @@ THREADS
    later timeout of its timer. Cancel waits for a callback that runs on another thread:
    see hwtimer_cancel for the deadlocks that follow from that, and for a node that a
    callback moves to another timer.
+
+   Many producers. One timer has one lock, and every call takes it: the lock's line and the
+   lines it guards (the slot lists, the bitmaps, the count) move between the cores that
+   call. Measured on the build machine (2 cores, schedule + cancel pairs, caller-driven
+   with locks): one thread 24-27 M pairs/s, two threads on one timer 7-11 M in all, two
+   threads on two timers 49-52 M. So on more than one core, give each thread (or each
+   core) a timer of its own, as thread-per-core servers do: its timeouts are scheduled and
+   cancelled there without sharing a line. A shared timer that scales would be that,
+   inside: per-thread shards, each a wheel with its own lock, a node remembering its shard
+   for cancel, and one worker (or the loop) serving all shards by their earliest
+   boundaries. hwtimer does not do this yet; with one producer per timer it needs none.
 
 OPTIONS (define before including, in the implementation file unless noted)
 
