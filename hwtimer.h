@@ -1,4 +1,4 @@
-/* hwtimer.h - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 0.2.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    Do this:
        #define HWTIMER_IMPLEMENTATION
@@ -13,6 +13,70 @@
    for the POSIX declarations it needs (clock_gettime, pthread_condattr_setclock), and that
    only works before the first system header.
 
+QUICK START
+
+   A complete program: a connection's idle timeout, driven by a poll loop. The node lives
+   in your own struct, so nothing is allocated per timeout.
+
+       #define HWTIMER_IMPLEMENTATION
+       #include "hwtimer.h"
+       #include <poll.h>
+       #include <stdio.h>
+
+       struct conn { int fd; hwtimer_timeout idle; };
+
+       static void on_idle(hwtimer_timeout *to, void *arg) {
+           struct conn *c = HWTIMER_CONTAINER_OF(to, struct conn, idle);
+           printf("connection %d idle\n", c->fd);  // a one-shot callback may free c
+           (void)arg;
+       }
+
+       int main(void) {
+           struct conn c = {3, HWTIMER_TIMEOUT_INIT};
+           hwtimer_config cfg;
+           hwtimer *t;
+           hwtimer_config_default(&cfg);
+           cfg.tick_ns = HWTIMER_MS(1);       // the default tick is 100 ms (Netty's)
+           if (hwtimer_create(&t, &cfg) != HWTIMER_OK) return 1;
+           hwtimer_schedule(t, &c.idle, HWTIMER_MS(250), on_idle, NULL);
+           while (hwtimer_pending(t) > 0) {   // your event loop
+               poll(NULL, 0, hwtimer_poll_timeout_ms(t));  // your fds go here
+               hwtimer_poll(t);               // runs every callback that is due
+           }
+           hwtimer_destroy(t);
+           return 0;
+       }
+
+   Mind the tick: a timeout runs at the first tick boundary at or after its deadline, so
+   with the default 100 ms tick it runs up to 100 ms late. Set cfg.tick_ns where that
+   matters.
+
+CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
+
+   QUICK START                  the program above
+   WHAT IT IS                   what it is for, and how it differs from other wheels
+   THE DESIGN                   levels, slots, bitmaps; the levels of the default sizes
+   SEMANTICS                    every rule the functions keep, grouped by subject
+   USING IT FROM AN EVENT LOOP  what users trip on: tick, clock, early wake-ups, callbacks
+   CLOCKS                       the default clock, your own, and suspended machines
+   THREADS                      no threads, locks, or a worker; what not to do in callbacks
+   OPTIONS                      the macros to define before including
+   the declarations             types, then each function with its own rules
+   the implementation, in this order:
+     [hwtimer:portability]      bit scans, inlining hints, atomics
+     [hwtimer:data]             where a node is, levels, waiting cancels, the timer itself
+     [hwtimer:ticks]            deadlines to ticks and back (pure arithmetic)
+     [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
+                                expiry
+     [hwtimer:memory]           the one allocation and its layout, the thread objects
+     [hwtimer:locking]          locking and the running-node rules
+     [hwtimer:pass]             advancing to a tick and running callbacks
+     [hwtimer:worker]           the worker thread
+     [hwtimer:arming]           the entry points' paths: schedule, reschedule, cancel
+     [hwtimer:platform]         the clock, then the POSIX, C11 and Win32 thread backends
+     [hwtimer:public]           the public functions, in the order they are declared
+     [hwtimer:license]          the license
+
 WHAT IT IS
 
    A timer facility for many timeouts that are mostly cancelled before they fire: RPC
@@ -24,8 +88,8 @@ WHAT IT IS
      (hwtimer_timeout, 64 bytes) lives inside your own struct.
    - No timeout is looked at once per rotation. Netty keeps far timeouts in the current
      wheel with a "remaining rounds" count that every pass decrements; here a far deadline
-     waits in a coarser level and moves down a level at a time (at most `levels` moves in
-     its life), and most timeouts are cancelled before they move at all.
+     waits in a coarser level and moves down a level at a time (at most levels - 1 moves
+     in its life), and most timeouts are cancelled before they move at all.
    - Empty ticks cost nothing. Each level keeps an occupancy bitmap (a small 64-ary bit
      tree), so finding the next occupied slot is a few count-trailing-zero instructions:
      advancing a year of 1 ms ticks with nothing due takes microseconds, and the worker
@@ -56,22 +120,53 @@ THE DESIGN (read this before the code)
    rotation of W*W ticks but not this one, and so on: everything in a lower level is due
    before anything in a higher one.
 
+   The levels of the default configurations. With W = 512 (b = 9), a slot of level k is
+   512^k ticks wide and the level spans 512^(k+1) ticks. The largest tick is about
+   UINT64_MAX ns / tick_ns: 45 bits with a 1 ms tick, 38 bits with 100 ms, so both need
+   L = ceil(bits / 9) = 5 levels.
+
+                   512 slots x 1 ms              512 slots x 100 ms
+       level    slot width   level span       slot width   level span
+         0      1 ms         512 ms           100 ms       51.2 s
+         1      512 ms       4.4 min          51.2 s       7.3 h
+         2      4.4 min      37.3 h           7.3 h        155 days
+         3      37.3 h       2.2 years        155 days     218 years
+         4      2.2 years    1115 years       218 years    111,000 years
+
+   A timeout due less than a level's span ahead sits in that level or a lower one, or in
+   the next one up when its tick lies past the end of the current rotation of that span.
+   uint64_t time ends 584 years after the clock's zero, so the top level is only partly
+   used.
+
    To advance to tick `target`, repeat: find the first occupied slot after elapsed's
    position in the lowest non-empty level (bitmap search); if it starts after target, stop;
    else set elapsed to its start and empty it: a level-0 slot holds exactly the timeouts due
    now, which run; the timeouts of a higher slot are due at or after its start, and are
    re-filed relative to the new elapsed, which puts them in a lower level (or runs them
    if due exactly now). Every occupied slot between the old and new elapsed is visited
-   once, in time order, and no empty one is.
+   once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
+   ticks: that is when timeouts move down, and the only time hwtimer_next_expiry may name
+   with nothing to run (see USING IT FROM AN EVENT LOOP).
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
-   while that is empty, else to the next list in turn: a sparse slot keeps its nodes in
-   one place, a busy one spreads them. Emptying a slot walks all its lists in step, each
+   while that is empty, else to the lists in turn, 1024 filings to a list before the next:
+   a sparse slot keeps its nodes in one place, a busy one spreads them, and nodes filed one
+   after another (often neighbours in memory) stay neighbours in a list, so that a cancel's
+   writes to its neighbours mostly hit lines the cache already has. Emptying a slot walks all its lists in step, each
    from both ends, and prefetches the next nodes: a big timer's nodes are scattered over
    memory and a list walk is a chain of cache misses, so eight independent chains let the
    CPU wait for eight misses at a time instead of one. On the build machine a bare walk
    of 10^6 scattered nodes took 170 ns per node with one chain and 24 ns with eight, and
    expiring 10^6 timeouts went from 108 to 39 ns per timeout.
+
+   Leeway. A node with a leeway may run at any tick of its window e .. e + leeway/tick_ns,
+   and the timer picks the one with the most trailing zero bits: the tick of the window
+   that lies on the coarsest grid. Nodes whose windows overlap pick the same tick and run
+   in one pass, so a worker or a loop wakes once for them; and a node whose window holds
+   the start of the coarse slot it waits in picks that start, so it runs straight from
+   that slot and never moves down a level. The choice is a function of e and the window
+   (a few bit operations); the division leeway / tick_ns is remembered for the last
+   leeway the timer saw, as a program uses one or two.
 
    Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
    161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
@@ -84,15 +179,243 @@ THE DESIGN (read this before the code)
    pass" simple and exact. Inserting into that list walks from its tail, which is O(1) for
    any clock that does not go backwards.
 
+   One timer, many timeouts. A timer is built to hold millions of timeouts, and one with a
+   worker is a thread. A timer per connection or per object is the usual mistake with
+   wheel timers; Netty warns when more than 64 of its timers are alive, and so does this
+   one, through cfg.log_fn, when a 65th timer with a worker is created (see Warnings).
+
 SEMANTICS
 
-   The contract is SPEC.md of the project; this header documents each function where it is
-   declared. Where SPEC is silent: hwtimer_cancel returns HWTIMER_EINVAL (negative) for
-   NULL arguments and for a node that is pending on a different timer; schedule and
-   reschedule of a node pending on another timer are HWTIMER_EBUSY. hwtimer_next_expiry can
-   be UINT64_MAX while timeouts are pending, when their boundary is UINT64_MAX or lies past
-   it (those never fire); hwtimer_poll_timeout_ms then says INT_MAX, or 0 once the clock
-   reads UINT64_MAX.
+   The rules every function keeps, grouped by subject; the comment above each declaration
+   repeats those that concern it, with its error codes. Cases that such rules often leave
+   open (a cancel on the wrong timer, destroy from a callback, deadlines that never come)
+   are answered too, as a careful user of Netty's HashedWheelTimer, libuv's timers or the
+   Linux wheel would expect.
+
+   Time. Every time is in nanoseconds of the timer's clock (cfg.clock_fn; by default the
+   platform's monotonic clock, see CLOCKS). hwtimer_create reads the clock once: that
+   reading is the timer's start S, and the tick boundaries lie at S + k*tick_ns. A timeout
+   scheduled at clock time N with delay d has the deadline D = N + d, clamped to
+   UINT64_MAX on overflow (such a timeout is never early, and in practice never runs).
+
+   When a timeout fires. Its callback runs once, at the first tick boundary B >= D, never
+   before D (with a leeway, at a boundary the timer picks in [B, B + leeway]: see Leeway).
+   In caller-driven mode hwtimer_advance(t, now) runs, before it returns, every pending
+   timeout whose B <= now, in order of B (ties in any order), and returns how many
+   callbacks it ran; hwtimer_poll(t) is hwtimer_advance(t, hwtimer_now(t)). A now below
+   the previous one is a no-op. A timeout scheduled or rescheduled from a callback runs
+   in a later advance, never in the same pass, even if it is already due. Any gap works:
+   one call may cover a nanosecond or years of ticks, at the cost of the occupied slots
+   only. Called from one of the timer's own callbacks, advance does nothing and returns 0;
+   with threads, an advance while another thread advances waits for that pass to end.
+
+   Worker mode (cfg.worker). Callbacks run on the worker thread, at B or as soon after as
+   the OS allows. The worker starts at hwtimer_start or at the first schedule. It sleeps
+   until the next boundary that has work: it does not wake while nothing is due, and it is
+   woken at once when an earlier timeout is scheduled, and by hwtimer_stop.
+   hwtimer_advance and hwtimer_poll do nothing there and return 0.
+
+   Scheduling. hwtimer_schedule fails, and changes nothing, with HWTIMER_EBUSY if the node
+   is pending (on this timer or another), HWTIMER_EFULL if max_pending timeouts are
+   pending, HWTIMER_ESTOPPED after stop, HWTIMER_EINVAL for a NULL t, node or fn, and
+   HWTIMER_ETHREAD if the worker could not be started. A node may be scheduled again from
+   its own callback (the usual way to re-arm), and on another timer once it is not
+   pending. hwtimer_schedule_periodic runs fn at D, D+p, D+2p, ... (fixed rate, no drift):
+   after a run for deadline D in advance(t, now) (worker: now = the clock when the run
+   started), the next deadline is the first D + k*p, k >= 1, strictly after now, so a jump
+   over several periods runs it once and skips the missed ones. It stays pending until
+   cancelled; p = 0 is HWTIMER_EINVAL. hwtimer_reschedule gives a pending node the deadline
+   now + d (same callback, arg and period, pending count unchanged), or schedules again,
+   with its last callback, arg and period, a node that is not pending; a node never
+   scheduled is HWTIMER_EINVAL, one pending on another timer HWTIMER_EBUSY. Schedule,
+   reschedule and cancel are O(1).
+
+   Absolute forms. hwtimer_schedule_at, hwtimer_schedule_periodic_at and
+   hwtimer_reschedule_at take the deadline D itself, on the timer's clock, instead of
+   now + delay; otherwise each is its relative form (same errors, same O(1)). They read no
+   clock, so a loop that keeps a cached time (libuv's uv_now, a game's frame time) pays no
+   clock read. The one exception: in worker mode with a clock_fn of your own they read it
+   once, to know whether the sleeping worker must wake (see CLOCKS).
+
+   Cancelling. hwtimer_cancel returns 1 if the node was pending and now will never run, 0
+   if it was not pending (never scheduled, already cancelled, already run, or a one-shot
+   whose callback runs). A periodic timeout is pending until cancelled, even while its
+   callback runs: cancelling it from its own callback returns 1, and it is not re-armed.
+   When cancel returns, on any thread but the one running this node's callback, the timer
+   no longer refers to the node and its callback is not running, so the node may be freed
+   or reused at once: if its callback runs on another thread, cancel waits for it to
+   return, as Linux's del_timer_sync does (hwtimer_cancel says what this forbids). A
+   one-shot callback may free its own node, or reuse it anywhere: after calling a one-shot
+   callback the timer never touches that node again, unless it is scheduled again. Cancel
+   returns HWTIMER_EINVAL for a NULL t or node, and for a node pending on another timer.
+
+   Counting. hwtimer_pending is exact at all times: timeouts scheduled, not yet run, not
+   cancelled. A cancelled timeout, or a one-shot whose callback was claimed to run, frees
+   its place under max_pending at once.
+
+   Next expiry and waking the loop. hwtimer_next_expiry is UINT64_MAX when nothing is
+   pending, else a time never later than the next boundary B that has work. It is earlier
+   only while the first timeouts still have to move from a coarse level to a finer one, so
+   a loop that sleeps until then and calls advance makes progress on every wake-up (how
+   many such wake-ups: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while
+   timeouts are pending, once the next one has its boundary at or past UINT64_MAX (it
+   never runs). hwtimer_poll_timeout_ms is the same as a relative timeout for poll or
+   epoll_wait: -1 when nothing is pending (and only then), else milliseconds rounded up
+   (0 when due), at most INT_MAX. cfg.wake_fn tells a loop that sleeps on its own
+   timer that a schedule needs it earlier than it was told; when exactly is written at
+   hwtimer_next_expiry ("Waking the loop").
+
+   States (hwtimer_timeout_state). IDLE: never scheduled, or reset by
+   hwtimer_timeout_init. PENDING: scheduled. EXPIRED: its callback was claimed to run (set
+   before the callback is called; a periodic node is PENDING again once it is re-armed).
+   CANCELLED: cancelled by hwtimer_cancel, or by stop or destroy (a node handed back to
+   stop's `unprocessed` is CANCELLED). hwtimer_timeout_deadline is the deadline D of the
+   last scheduling; hwtimer_timeout_arg and hwtimer_timeout_period what it gave (NULL and
+   0 for a node never scheduled). hwtimer_is_pending(t, to) is 1 while the node is pending
+   on t in the sense of hwtimer_pending (a periodic node inside its own callback too),
+   else 0. hwtimer_timeout_due_in(t, to) is the time from now to the boundary the node
+   will run at: 0 once it has passed, UINT64_MAX when the node is not pending on t or
+   its boundary is UINT64_MAX or later.
+
+   Stopping. hwtimer_stop stops the timer for good: it wakes and joins the worker (or lets
+   another thread's advance finish the callback it is running), cancels every pending
+   timeout and, if `unprocessed` is not NULL, hands each to it (with no lock held, so it
+   may free the node), then returns how many there were. Later schedules get
+   HWTIMER_ESTOPPED, and a second stop returns 0. From one of this timer's callbacks stop
+   returns HWTIMER_EWORKER and changes nothing. hwtimer_destroy stops (handing nothing
+   back) and frees; afterwards the timer refers to none of the nodes it held. Destroy may
+   be called from one of the timer's own callbacks: it cancels every pending node before
+   it returns, and the timer's memory is freed when the advance (or the worker) that runs
+   the callback returns.
+
+   Threads. cfg.threads is a table of thread hooks (struct hwtimer_threads: mutex,
+   condition variable and thread functions). hwtimer_threads_pthread, _c11 and _win32 give
+   the built-in ones (NULL when not compiled in); hwtimer_threads_default prefers POSIX
+   threads, then Win32, then C11; fill one yourself for another threading library. With
+   threads, every function may be called from any thread and from callbacks, except stop
+   from the callback's own timer; callbacks run with no lock held. Without threads the
+   timer is used from one thread only and takes no lock. See THREADS.
+
+   Memory. Only hwtimer_create allocates: one block, its size fixed by the configuration
+   (see Trade-offs above). Schedule, cancel, advance and the worker never allocate and
+   never fail for lack of memory. A node is at most 64 bytes on 64-bit targets; a
+   zero-filled one is a valid IDLE node, as HWTIMER_TIMEOUT_INIT and hwtimer_timeout_init
+   give.
+
+   Leeway. hwtimer_timeout_set_leeway(to, L) lets a timeout run at any tick boundary in
+   [B, B + L] instead of exactly at B, never before D. The timer uses that freedom to run
+   timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
+   (Apple's dispatch leeway, Linux's timer slack). The rule, so that you can predict it:
+   with B = tick e, the window is ticks e .. e + floor(L / tick_ns), and the timer picks
+   the tick number in it with the most trailing zero bits (it is unique), so timeouts whose
+   windows overlap share a boundary. For ordering, the timeout counts as due at the
+   boundary chosen. The node keeps its leeway through any number of schedulings, until it
+   is set again; a zero-filled node and hwtimer_timeout_init mean 0. Setting it is
+   HWTIMER_EBUSY while the node is pending, HWTIMER_EINVAL for NULL.
+
+   Iterating. hwtimer_foreach(t, visit, ctx) calls visit(to, ctx) once for every timeout
+   pending on t (exactly those hwtimer_pending counts, in no set order) and returns how
+   many; O(pending + occupied slots). The visitor may read nodes with the accessors that
+   take no timer (hwtimer_timeout_state, _deadline, _arg, _period) and must not call any
+   function of t: with threads it runs under t's lock. NULL t or visit: 0.
+
+   Warnings. hwtimer never prints. With cfg.log_fn set it reports, once per occurrence and
+   in one English sentence, a use that is legal but likely a mistake: a timer with a worker
+   created while 64 others with a worker are alive in the process (each is a thread; Netty
+   warns at the same count). Errors stay return codes; hwtimer_strerror names them.
+
+   Fork. hwtimer_fork_child(t), called in the child after fork(), makes t usable there: it
+   re-creates its lock and condition variables and, in worker mode, a new worker runs the
+   timeouts the child inherited. Nothing pending is lost. As with any lock, it is for a
+   child forked while no other thread was inside a call to t.
+
+   Include order. The implementation compiles in any include order. Where the platform
+   hides a declaration it needs (strict -std=c99 after a system header), the build stops
+   at one #error that says what to do, never at a cascade of unrelated errors.
+
+USING IT FROM AN EVENT LOOP (what users trip on)
+
+   - The tick. The default is 100 ms (Netty's), and a timeout runs at the first boundary
+     at or after its deadline: up to a tick late. Set cfg.tick_ns (HWTIMER_MS(1)) where
+     that matters; a finer tick costs nothing while ticks are empty.
+   - The clock. The default is CLOCK_MONOTONIC in nanoseconds (QueryPerformanceCounter on
+     Windows), so hwtimer_next_expiry is an absolute time on that clock, usable as it is:
+     a CLOCK_MONOTONIC timerfd with TFD_TIMER_ABSTIME, clock_nanosleep(CLOCK_MONOTONIC,
+     TIMER_ABSTIME, ...), an io_uring timeout with IORING_TIMEOUT_ABS (tv_sec = next /
+     HWTIMER_SEC(1), tv_nsec = next % HWTIMER_SEC(1)). UINT64_MAX means: disarm.
+   - Early wake-ups. While the first pending timeout waits in a coarse level,
+     hwtimer_next_expiry is the start of its coarse slot, where it moves down a level, not
+     its boundary; a wake-up there may run nothing. Coarse slots start only at multiples
+     of W ticks, so there is at most one such wake-up per coarse slot a timeout passes
+     through (at most L-1 in its life, see THE DESIGN) and, whatever the number of
+     timeouts, at most one per rotation of the finest level (512 ms with 512 slots of
+     1 ms). The event-loop examples of this project (test/examples) measured 1 empty
+     wake-up in a workload of 200 ms idle timeouts on a 1 ms tick. A loop that moves its
+     own timer only when wake_fn asks (a lazy loop) also wakes for deadlines that were
+     cancelled or pushed back since; it runs nothing and asks again.
+   - The callback's time. A callback runs during advance(now), maybe well after its
+     deadline if the loop was busy, and a long gap runs many at once. A callback that needs
+     its own time reads it from the node, hwtimer_timeout_deadline(to), not from the clock:
+     re-arming at hwtimer_timeout_deadline(to) + interval with hwtimer_schedule_at does
+     not drift, as now + interval would.
+   - Cached time. A loop that keeps its own time (libuv's uv_now, a frame time) calls
+     hwtimer_advance(t, now) and the _at forms: the timer then reads no clock. That time
+     must be the timer's clock (cfg.clock_fn), or a rounded-down reading of it: a time
+     ahead of the clock runs timeouts early.
+   - A loop that sleeps in a library (libevent, libuv) sets one library timer to
+     hwtimer_next_expiry before it sleeps, and sets cfg.wake_fn so that a schedule made
+     where the loop does not re-arm that timer (another thread, a library callback) wakes
+     it. It must ask once before its first sleep: wake_fn is only called once the loop
+     has had an answer (see "Waking the loop" at hwtimer_next_expiry).
+
+CLOCKS
+
+   The timer's clock is cfg.clock_fn: any clock in nanoseconds. NULL: CLOCK_MONOTONIC
+   through clock_gettime on POSIX, QueryPerformanceCounter on Windows. A clock of your own
+   makes tests exact (a fake clock that you move, then hwtimer_advance), or shares the
+   loop's time (libuv's uv_hrtime). A clock that steps back runs nothing early: advance
+   with a time below the last one does nothing.
+
+   A clock that counts time suspended (Linux's CLOCK_BOOTTIME; CLOCK_MONOTONIC does not),
+   so that a 30 s timeout means 30 s of real time across a laptop's sleep:
+   - Caller-driven mode works as it is. Drive the timer from a CLOCK_BOOTTIME timerfd set
+     to hwtimer_next_expiry with TFD_TIMER_ABSTIME: it fires at resume when that time
+     passed during the suspend, and hwtimer_poll then runs everything that came due.
+   - Worker mode: the worker sleeps in the OS (with POSIX threads, a condition variable
+     timed on CLOCK_MONOTONIC), and that wait does not count a suspend: after resume the
+     sleep goes on where it stopped. So a timeout can be late by as much as the worker
+     still had to sleep when the machine suspended: at most the distance, at that moment,
+     to the next boundary that had work. Two remedies: call any schedule or reschedule
+     after resume (a successful one wakes a sleeping worker whose wake-up the timer's
+     clock has already passed, when that clock is a clock_fn of your own), or drive the
+     timer from your own loop with a CLOCK_BOOTTIME timerfd instead of a worker.
+
+THREADS
+
+   Three ways to run a timer:
+   - No threads (cfg.threads NULL, the default): one thread makes every call, no lock is
+     taken, and your loop runs the callbacks through hwtimer_poll or hwtimer_advance.
+   - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop still
+     runs the callbacks, and cfg.wake_fn tells it when another thread needs it earlier.
+   - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
+     callbacks, like Netty's. It is one thread per timer: share one timer.
+   The lock is held for tens of nanoseconds per call; a thread that finds it taken tries
+   again a few times before it sleeps (HWTIMER_LOCK_SPINS). Callbacks run with no lock
+   held, so they may call the timer's functions, but a callback that blocks delays every
+   later timeout of its timer. Cancel waits for a callback that runs on another thread:
+   see hwtimer_cancel for the deadlocks that follow from that, and for a node that a
+   callback moves to another timer.
+
+   Many producers. One timer has one lock, and every call takes it: the lock's line and the
+   lines it guards (the slot lists, the bitmaps, the count) move between the cores that
+   call. Measured on the build machine (2 cores, schedule + cancel pairs, caller-driven
+   with locks): one thread 24-27 M pairs/s, two threads on one timer 7-11 M in all, two
+   threads on two timers 49-52 M. So on more than one core, give each thread (or each
+   core) a timer of its own, as thread-per-core servers do: its timeouts are scheduled and
+   cancelled there without sharing a line. A shared timer that scales would be that,
+   inside: per-thread shards, each a wheel with its own lock, a node remembering its shard
+   for cancel, and one worker (or the loop) serving all shards by their earliest
+   boundaries. hwtimer does not do this yet; with one producer per timer it needs none.
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -113,7 +436,9 @@ OPTIONS (define before including, in the implementation file unless noted)
                          waits on the wall clock, so a wall clock stepped back delays a
                          wake-up by at most this much. Nothing ever fires early.
 
-LICENSE: see the end of the file.
+   The version: HWTIMER_VERSION "0.2.0", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH.
+
+LICENSE: see the end of the file ([hwtimer:license]).
 */
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
@@ -189,8 +514,8 @@ struct hwtimer__link {
 };
 
 /* A timeout node. Put one in your own struct; a zero-filled node is a valid idle one.
-   Every field is private to the timer: read them with hwtimer_timeout_state() and
-   hwtimer_timeout_deadline(). 64 bytes on 64-bit targets. */
+   Every field is private to the timer: read them with hwtimer_timeout_state(),
+   _deadline(), _arg() and _period(). At most 64 bytes on 64-bit targets. */
 struct hwtimer_timeout {
     struct hwtimer__link link; /* first: a link converts to its node */
     uint64_t deadline;         /* D of the last scheduling */
@@ -233,11 +558,16 @@ struct hwtimer_threads {
     int (*thread_is_self)(const void *thread);  /* nonzero: the caller is that thread */
 };
 
+/* What hwtimer_create needs. Start from hwtimer_config_default(). A zero in any field but
+   tick_ns and ticks_per_wheel means the default or "none", so a config filled before a
+   field was added keeps its behaviour. */
 typedef struct hwtimer_config {
-    uint64_t tick_ns;         /* default 100 ms (Netty's default) */
+    uint64_t tick_ns;         /* default 100 ms (Netty's default); HWTIMER_MS(1) for 1 ms */
     uint32_t ticks_per_wheel; /* default 512; rounded up to a power of two; 1 .. 2^30 */
     size_t max_pending;       /* 0: unlimited */
-    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock, in ns */
+    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock, in ns
+                                              (CLOCK_MONOTONIC; a clock that counts suspend
+                                              time, CLOCK_BOOTTIME: see CLOCKS) */
     void *clock_ctx;
     const hwtimer_threads *threads; /* NULL: no locks, use from one thread only */
     int worker;                     /* nonzero: a background worker thread runs the callbacks
@@ -248,11 +578,12 @@ typedef struct hwtimer_config {
     void (*wake_fn)(void *wake_ctx); /* caller-driven mode: wake the loop (see "Waking the
                                         loop" above hwtimer_next_expiry); NULL: never */
     void *wake_ctx;
-    void (*log_fn)(void *log_ctx, const char *message); /* warnings; NULL: silent */
+    void (*log_fn)(void *log_ctx, const char *message); /* warnings (see Warnings in
+                                                           SEMANTICS); NULL: silent */
     void *log_ctx;
 } hwtimer_config;
 
-/* Counters, for tests, benchmarks and monitoring (an extension to SPEC). */
+/* Counters, for tests, benchmarks and monitoring (hwtimer_stats_get). */
 typedef struct hwtimer_stats {
     uint64_t wakeups;  /* times the worker returned from its wait */
     uint64_t passes;   /* advance passes run (by advance/poll or the worker) */
@@ -266,8 +597,9 @@ typedef struct hwtimer_stats {
    Creating and destroying
    --------------------------------------------------------------------------------- */
 
-/* Fills *cfg with the defaults: 100 ms tick, 512 slots, unlimited, platform clock, no
-   threads, caller-driven, malloc/free. */
+/* Fills *cfg with the defaults: 100 ms tick (coarse: an event loop usually wants
+   HWTIMER_MS(1)), 512 slots, unlimited, platform clock, no threads, caller-driven,
+   malloc/free, no wake_fn, no log_fn. */
 HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 
 /* Creates a timer (cfg NULL: the defaults) and stores it in *out. Reads the clock once:
@@ -280,8 +612,10 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
    HWTIMER_ETHREAD: a mutex or condition variable could not be made. On error *out is NULL. */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
-/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it. NULL is a no-op.
-   Called from one of the timer's own callbacks, the timer stops at once and is freed when
+/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; afterwards the
+   timer refers to none of the nodes it held. NULL is a no-op. Called from one of the
+   timer's own callbacks, the timer stops at once and every pending node is cancelled
+   before destroy returns (so they may be freed then); the timer's memory is freed when
    the callback's advance (or the worker) returns. */
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t);
 
@@ -311,9 +645,10 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
                                  hwtimer_fn fn, void *arg);
 
 /* Like hwtimer_schedule, but with the deadline D itself, on the timer's clock, instead of
-   now + delay; same errors, same O(1). In caller-driven mode it reads no clock, so a loop
-   that keeps a cached time (libuv's uv_now, a game loop's frame time) pays no clock read.
-   (In worker mode it reads the clock once, to know whether the sleeping worker must wake.) */
+   now + delay; same errors, same O(1). It reads no clock, so a loop that keeps a cached
+   time (libuv's uv_now, a game loop's frame time) pays no clock read. The one exception:
+   in worker mode with a clock_fn of your own it reads it once, to know whether the
+   sleeping worker must wake (see CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
 
@@ -326,7 +661,7 @@ HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint6
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
 /* hwtimer_schedule_periodic with its first deadline D given on the timer's clock (no clock
-   read in caller-driven mode, as hwtimer_schedule_at). */
+   read, as hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg);
@@ -337,8 +672,8 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
    never scheduled. HWTIMER_EBUSY: pending on another timer. Otherwise as schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
-/* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read in
-   caller-driven mode, as hwtimer_schedule_at). */
+/* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read, as
+   hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
 /* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
@@ -349,12 +684,18 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
    the timer no longer refers to `to` and its callback is not running (it waits for a
    running callback to return, like Linux's del_timer_sync), so you may free `to` at once.
    As with del_timer_sync, do not cancel from a callback a timeout whose callback might at
-   that moment be waiting on a lock you hold, or cancel across two timers in a cycle. */
+   that moment be waiting on a lock you hold, or cancel across two timers in a cycle.
+   A node moved to another timer by its own callback: if the callback, running on timer A,
+   schedules its node on timer B, a cancel on B does not wait for A's callback to return
+   (B cannot know of it). So once another thread may cancel the node on B and free it,
+   the callback must not touch the node after that schedule. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
 
-/* HWTIMER_IDLE (never scheduled, or handed back by hwtimer_timeout_init), HWTIMER_PENDING,
-   HWTIMER_EXPIRED (its callback was claimed to run: set before the callback is called), or
-   HWTIMER_CANCELLED (cancelled, or cancelled by stop). NULL gives HWTIMER_EINVAL. */
+/* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
+   HWTIMER_EXPIRED (its callback was claimed to run: set before the callback is called; a
+   periodic node is PENDING again once re-armed), or HWTIMER_CANCELLED (cancelled, or
+   cancelled by stop or destroy: a node handed back by stop is CANCELLED). NULL gives
+   HWTIMER_EINVAL. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
 /* The deadline D of the last scheduling (0 for a never scheduled node or NULL). */
@@ -375,22 +716,23 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 /* The time from now (the timer's clock) to the boundary at which `to` will run (the one
    its leeway let the timer choose; for a periodic timeout inside its own callback, the
    boundary of its next period): 0 once that boundary has passed, UINT64_MAX when `to` is
-   not pending on t (or t or to is NULL), or its boundary lies past UINT64_MAX. */
+   not pending on t (or t or to is NULL), or its boundary is UINT64_MAX or lies past it. */
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
 
 /* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of exactly at its first
    boundary B at or after its deadline D (never before D). The timer uses that freedom to
    run timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
    (Apple's dispatch leeway, Linux's timer slack); and a timeout whose window holds the
-   start of a coarse slot never moves down a level. The rule, so that you can predict it:
+   start of the coarse slot it waits in runs at that start, never moving down a level
+   (see Leeway in THE DESIGN). The rule, so that you can predict it:
    with B = tick e, the window is ticks e .. e + floor(leeway_ns / tick_ns), and the timer
    picks the tick number in it with the most trailing zero bits (it is unique). For
    ordering, the timeout counts as due at the boundary chosen. The node keeps its leeway
    until it is set again, through any number of schedulings (hwtimer_timeout_init and a
    zero-filled node mean 0). Stored as up to 65535 times a power of ten ns, rounded down:
    1 us, 10 ms, 1.5 s and any value of four significant digits are kept exactly, others
-   lose at most 0.02%, never gain. HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback
-   too); HWTIMER_EINVAL: to NULL. */
+   lose at most 0.02%, never gain. HWTIMER_EBUSY: `to` is pending (a periodic inside its
+   own callback too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---------------------------------------------------------------------------------
@@ -404,11 +746,12 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 /* Calls visit(to, ctx) once for every timeout pending on t (exactly those hwtimer_pending
    counts, in no set order) and returns how many (timeout.c's TIMEOUTS_FOREACH, libuv's
    uv_walk). O(pending + occupied slots). The visitor may read nodes with the accessors
-   above (hwtimer_timeout_arg, _deadline, _period, _state) and must not call any other
-   function of t: with threads it runs under t's lock. NULL t or visit: 0. */
+   that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and must not call
+   any function of t, hwtimer_is_pending and hwtimer_timeout_due_in included: with threads
+   it runs under t's lock. NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
-/* The timer's clock, in ns (0 for NULL). */
+/* The timer's clock, in ns (cfg.clock_fn, by default CLOCK_MONOTONIC; 0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
 /* Caller-driven mode: runs, before it returns, every pending timeout whose boundary B <= now,
@@ -423,14 +766,39 @@ HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 /* hwtimer_advance(t, hwtimer_now(t)). */
 HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 
-/* When to call advance next: UINT64_MAX when nothing is pending, else a time never later
-   than the next boundary B that has work. It is earlier only when the first occupied slot
-   is a coarse one whose timeouts must still move to a finer level, so a loop that sleeps
-   until it and calls advance makes progress on every wake-up. UINT64_MAX for NULL. */
+/* When to call advance next, on the timer's clock (by default CLOCK_MONOTONIC in ns: an
+   absolute time for a TFD_TIMER_ABSTIME timerfd, clock_nanosleep or IORING_TIMEOUT_ABS).
+   UINT64_MAX when nothing is pending, else a time never later than the next boundary B
+   that has work. It is earlier only when the first occupied slot is a coarse one whose
+   timeouts must still move to a finer level, so a loop that sleeps until it and calls
+   advance makes progress on every wake-up (at most one such wake-up per rotation of the
+   finest level: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while timeouts are
+   pending, once the next one's boundary lies at or past UINT64_MAX (it never runs); and
+   for NULL.
+
+   Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
+   hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
+   scheduled or rescheduled (any form, from any thread, outside advance) with a boundary
+   earlier than that answer, or while that answer said nothing was pending, the timer
+   calls wake_fn(wake_ctx) so that the loop can be woken: write an eventfd, call
+   uv_async_send, activate a libevent event, signal a condition variable.
+   - At most once per answer: after a call, no other until the loop asks again. So it is
+     never called before the loop's first answer: a loop must ask once before it first
+     sleeps.
+   - Never from inside advance (a schedule from a callback, or from another thread while a
+     pass is under way): the loop asks again after advance anyway.
+   - Never in worker mode: the worker is woken internally.
+   - With threads it is called after the timer's lock is released, on the scheduling
+     thread; without threads inside the scheduling call, once the node is filed. Either
+     way it may call the timer's functions, e.g. hwtimer_next_expiry to re-arm the loop's
+     timer at once (which is a new answer).
+   A cancel never calls it: a loop then wakes for nothing, and asks again. */
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
-   else milliseconds rounded up (0 when due), at most INT_MAX. -1 for NULL. */
+   and only then (not for deadlines that never come), else milliseconds rounded up (0 when
+   due), at most INT_MAX. It is an answer for wake_fn as hwtimer_next_expiry is. -1 for
+   NULL. */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
 /* Worker mode: starts the worker thread now instead of at the first schedule. Returns
@@ -469,8 +837,8 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
    level's occupancy bit tree matches its lists, every filed node is in the slot its due
    tick names and is pending on t, no slot at or behind a level's position holds a node,
    the list of due nodes is in order, and the nodes filed (plus a periodic inside its own
-   callback) are exactly hwtimer_pending. O(pending + levels * slots): for tests and
-   debugging. Returns 0, or the first broken invariant: HWTIMER_CHECK_LINKS,
+   callback) are exactly hwtimer_pending. O(pending + occupied slots + bitmap words): for
+   tests and debugging. Returns 0, or the first broken invariant: HWTIMER_CHECK_LINKS,
    _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT. During a pass (from a callback) only
    the count is checked. 0 for NULL. */
 enum {
@@ -742,6 +1110,8 @@ struct hwtimer {
     uint64_t elapsed;  /* processed up to this tick */
     uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
     uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
+    uint32_t leeway_key;   /* memo of the last leeway turned into ticks (hwtimer__leeway_key) */
+    uint64_t leeway_ticks; /* ... floor(leeway / tick_ns) */
     uint64_t last_now; /* the `now` of the last advance */
     uint32_t next_list; /* which list of a busy slot gets the next node, in turn */
     struct hwtimer__link due;   /* sorted by deadline */
@@ -772,6 +1142,7 @@ struct hwtimer {
     hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
     int running_touched;       /* it was cancelled or scheduled during its callback */
     int running_rearmed;       /* it is pending again, armed during its callback */
+    int running_periodic;      /* it is periodic (read without touching the node) */
     uint64_t running_now;      /* the `now` its periodic re-arm counts from */
     struct hwtimer__cancel_wait *cancel_waits; /* cancels waiting for a running callback */
     int in_pass;
@@ -790,6 +1161,7 @@ struct hwtimer {
     int worker_mode;
     int worker_running;
     uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
+    uint64_t worker_wake_tick; /* ... and the tick of that time (no division per schedule) */
     int counted_worker;      /* counted in hwtimer__live_workers */
 
     /* the loop that drives a caller-driven timer (cfg.wake_fn) */
@@ -846,26 +1218,37 @@ static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     return v;
 }
 
+/* A leeway's key in the timer's memo: digits and exponent, nonzero for any leeway. */
+static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
+    return (uint32_t)to->leeway_exp << 16 | to->leeway_digits;
+}
+
 /* The tick in [e, last] with the most trailing zero bits: if e and last first differ at
    bit b, it is e itself when e's bits 0..b are zero, else last with bits 0..b-1 cleared. */
 static uint64_t hwtimer__roundest_tick(uint64_t e, uint64_t last) {
     uint64_t b;
     if (e == last) return e;
     b = (uint64_t)1 << hwtimer__msb64(e ^ last);
-    if ((e & (2 * b - 1)) == 0) return e;
-    return last & ~(b - 1);
+    return e & (2 * b - 1) ? last & ~(b - 1) : e; /* no branch: e's bits are random */
 }
 
 /* The tick a node runs at, for a deadline: its due tick e, or with a leeway the roundest
    tick of e .. e + leeway / tick_ns, so that nearby timeouts share a boundary (never past
    the last tick a deadline can have). */
-static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick(const hwtimer *t, const hwtimer_timeout *to,
+static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick(hwtimer *t, const hwtimer_timeout *to,
                                                        uint64_t e) {
-    uint64_t rem, last = hwtimer__add_sat(e, hwtimer__div_tick(t, hwtimer__leeway(to), &rem));
+    uint64_t last;
+    uint32_t key = hwtimer__leeway_key(to);
+    if (key != t->leeway_key) { /* a program uses one or two leeways: remember the last */
+        uint64_t rem;
+        t->leeway_ticks = hwtimer__div_tick(t, hwtimer__leeway(to), &rem);
+        t->leeway_key = key;
+    }
+    last = hwtimer__add_sat(e, t->leeway_ticks);
     return hwtimer__roundest_tick(e, last < t->max_tick ? last : t->max_tick);
 }
 
-HWTIMER__HOT uint64_t hwtimer__node_tick(const hwtimer *t, const hwtimer_timeout *to,
+HWTIMER__HOT uint64_t hwtimer__node_tick(hwtimer *t, const hwtimer_timeout *to,
                                          uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(t, deadline);
     if (to->leeway_digits && e < t->max_tick) return hwtimer__leeway_tick(t, to, e);
@@ -1063,8 +1446,12 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer *t, uint32_t id) {
 /* Files a node in the wheel slot `where`: in its first list while that is empty, so a
    sparse slot keeps its one or two nodes where emptying it looks first (which list holds
    them would otherwise be a coin toss, and a mispredicted branch costs more than the
-   walk); else in the next list in turn. A slot whose first list is empty may still be
-   occupied: marking twice is harmless. */
+   walk); else in the slot's lists in turn, a run of 2^HWTIMER__LIST_RUN_BITS filings per
+   list: nodes filed one after another are often neighbours in memory (an array of
+   connections), and as neighbours in a list too, a cancel's neighbour writes hit lines
+   the cache already has (one list each in turn spread them ~30 KB apart). A slot whose
+   first list is empty may still be occupied: marking twice is harmless. */
+#define HWTIMER__LIST_RUN_BITS 10
 HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     struct hwtimer__link *head = &t->lists[(size_t)id * HWTIMER_SLOT_LISTS];
@@ -1072,7 +1459,7 @@ HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32
     if (hwtimer__list_empty(head)) {
         hwtimer__mark_slot(t, id);
     } else {
-        head += t->next_list++ & (HWTIMER_SLOT_LISTS - 1);
+        head += (t->next_list++ >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     }
     hwtimer__list_append(head, &to->link);
 }
@@ -1447,7 +1834,7 @@ static void hwtimer__free_block(hwtimer *t) {
 }
 
 /* Makes the mutex and condition variables; undoes what it made on failure. */
-static int hwtimer__init_sync(hwtimer *t) {
+static int hwtimer__init_thread_objects(hwtimer *t) {
     const hwtimer_threads *th = t->threads;
     if (!th) return HWTIMER_OK;
     if (th->mutex_init(t->mutex)) return HWTIMER_ETHREAD;
@@ -1478,7 +1865,7 @@ static void hwtimer__count_worker(hwtimer *t) {
     }
 }
 
-static void hwtimer__fini_sync(hwtimer *t) {
+static void hwtimer__fini_thread_objects(hwtimer *t) {
     if (!t->threads) return;
     t->threads->cond_destroy(t->done_cond);
     t->threads->cond_destroy(t->wake_cond);
@@ -1491,7 +1878,7 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__init_out(out);
     hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
     if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
-    hwtimer__fini_sync(t);
+    hwtimer__fini_thread_objects(t);
     hwtimer__free_block(t);
 }
 
@@ -1541,7 +1928,7 @@ static void hwtimer__signal_done(hwtimer *t) {
    leave it asleep past what is due. */
 static void hwtimer__wake_worker_for(hwtimer *t, uint64_t tick, uint64_t now) {
     if (t->worker_running && t->worker_wake_at &&
-        (now >= t->worker_wake_at || hwtimer__tick_time(t, tick) < t->worker_wake_at)) {
+        (now >= t->worker_wake_at || tick < t->worker_wake_tick)) {
         t->threads->cond_broadcast(t->wake_cond);
         t->worker_wake_at = 0; /* it is awake now: no more broadcasts until it sleeps again */
     }
@@ -1564,10 +1951,10 @@ static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout
     return to->owner != t && hwtimer__is_pending(to);
 }
 
-/* Is `to` a periodic node inside its own callback on t, pending but in no list? */
+/* Is `to` a periodic node inside its own callback on t, pending but in no list? Decided
+   from the timer alone: a one-shot callback may have freed its node. */
 static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to) {
-    return to && to == t->running && HWTIMER__LOAD(&to->state) == HWTIMER_EXPIRED &&
-           to->period;
+    return to && to == t->running && t->running_periodic && !t->running_touched;
 }
 
 /* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
@@ -1656,7 +2043,7 @@ static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) 
 
 /* When a node pending on t will run (lock held): the boundary of its tick; for a periodic
    node inside its own callback, of the period its re-arm will give it. */
-static uint64_t hwtimer__run_time(const hwtimer *t, const hwtimer_timeout *to) {
+static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
     uint64_t deadline = to->deadline;
     if (hwtimer__running_unfiled(t, to)) {
         deadline = hwtimer__next_period(deadline, to->period, t->running_now);
@@ -1666,7 +2053,7 @@ static uint64_t hwtimer__run_time(const hwtimer *t, const hwtimer_timeout *to) {
 
 /* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
    the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
-static int hwtimer__check_list(const hwtimer *t, const struct hwtimer__link *head,
+static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
                                uint32_t slot_where, size_t *n) {
     const struct hwtimer__link *l;
     uint64_t last_tick = 0;
@@ -1695,7 +2082,7 @@ static int hwtimer__check_list(const hwtimer *t, const struct hwtimer__link *hea
 /* Checks level l's bit tree, layer by layer, then walks its occupied slots: O(occupied
    slots + words), so that tests can check after every operation. A slot with nodes but no
    bit is not visited: its nodes are missing from the count. */
-static int hwtimer__check_level(const hwtimer *t, unsigned l, size_t *n) {
+static int hwtimer__check_level(hwtimer *t, unsigned l, size_t *n) {
     const hwtimer__level *lv = &t->level[l];
     uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, l * t->bits) & t->mask), slot, w;
     unsigned layer, k;
@@ -1720,7 +2107,7 @@ static int hwtimer__check_level(const hwtimer *t, unsigned l, size_t *n) {
     return 0;
 }
 
-static int hwtimer__check_locked(const hwtimer *t) {
+static int hwtimer__check_locked(hwtimer *t) {
     size_t n = hwtimer__running_unfiled(t, t->running) ? 1 : 0;
     unsigned l;
     int err = hwtimer__check_list(t, &t->due, HWTIMER__WHERE_LIST, &n);
@@ -1754,6 +2141,7 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     hwtimer__set_state(to, HWTIMER_EXPIRED);
     if (!periodic) t->pending--;
     t->running = to;
+    t->running_periodic = periodic;
     t->running_touched = t->running_rearmed = 0;
     t->stats.fired++;
     if (periodic && t->worker_mode) now = t->clock_fn(t->clock_ctx); /* when the run started */
@@ -1808,7 +2196,7 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     return ran;
 }
 
-static uint64_t hwtimer__next_expiry_locked(const hwtimer *t) {
+static uint64_t hwtimer__next_expiry_locked(hwtimer *t) {
     unsigned level;
     uint32_t slot;
     uint64_t start;
@@ -1836,9 +2224,10 @@ static uint64_t hwtimer__answer_loop(hwtimer *t) {
    periodic one for its next period. Nodes left in `ready` run first in the next pass. */
 static void hwtimer__abandon_pass(hwtimer *t) {
     hwtimer_timeout *to = t->running;
+    int rearm = hwtimer__running_unfiled(t, to);
     t->in_pass = 0;
     t->running = NULL;
-    if (to && to->period && !t->running_touched) hwtimer__rearm_periodic(t, to, t->running_now);
+    if (rearm) hwtimer__rearm_periodic(t, to, t->running_now);
 }
 
 /* =================================================================================
@@ -1860,6 +2249,7 @@ static void hwtimer__worker_main(void *arg) {
             continue;
         }
         t->worker_wake_at = next;
+        t->worker_wake_tick = next == UINT64_MAX ? UINT64_MAX : hwtimer__due_tick(t, next);
         t->threads->cond_wait(t->wake_cond, t->mutex, next == UINT64_MAX ? UINT64_MAX : next - now);
         t->worker_wake_at = 0;
         t->stats.wakeups++;
@@ -2038,6 +2428,13 @@ static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *t
     return cancelled;
 }
 
+/* Without threads nothing runs elsewhere: no lock and no wait. The usual case, a filed node
+   of this timer, is unrolled in hwtimer_cancel with no call, since a cancel of a big timer
+   mostly waits for the neighbours' cache lines to be written; the rest comes here. */
+static HWTIMER__NOINLINE int hwtimer__cancel_unthreaded(hwtimer *t, hwtimer_timeout *to) {
+    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
+    return hwtimer__cancel_locked(t, to);
+}
 /* =================================================================================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
 
@@ -2369,7 +2766,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     hwtimer__list_init(&t->due);
     hwtimer__list_init(&t->ready);
     hwtimer__carve(t, block, offsets);
-    err = hwtimer__init_sync(t);
+    err = hwtimer__init_thread_objects(t);
     if (err) {
         hwtimer__free_block(t);
         return err;
@@ -2470,13 +2867,16 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
     return hwtimer__reschedule_to(t, to, hwtimer__now_for_worker(t), deadline_ns);
 }
 
-/* Without threads nothing runs elsewhere: no lock and no wait, and a lean frame, since a
-   cancel of a big timer mostly waits for the neighbours' cache lines to be written. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     if (!t || !to) return HWTIMER_EINVAL;
     if (t->threads) return hwtimer__cancel_sync(t, to);
-    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
-    return hwtimer__cancel_locked(t, to);
+    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running) {
+        hwtimer__set_state(to, HWTIMER_CANCELLED); /* hwtimer__cancel_locked, unrolled */
+        t->pending--;
+        hwtimer__unfile(t, to);
+        return 1;
+    }
+    return hwtimer__cancel_unthreaded(t, to);
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
@@ -2668,7 +3068,7 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     int err;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
-    err = hwtimer__init_sync(t); /* over the parent's copies, which may be held */
+    err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock(t);
     t->worker_running = 0; /* the parent's worker thread does not exist here */
@@ -2700,7 +3100,7 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
 
 /*
 ------------------------------------------------------------------------------
-LICENSE (Unlicense)
+LICENSE (Unlicense)   [hwtimer:license]
 
 This is free and unencumbered software released into the public domain.
 

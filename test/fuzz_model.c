@@ -8,12 +8,14 @@
                  clock S, whether advances may jump to the end of time, node count,
                  max_pending
      operations  one byte each (its value modulo 102) picks the kind, then its own
-                 arguments: schedule, schedule_at, schedule_periodic, reschedule, cancel,
-                 advance (forwards, backwards, by years, to UINT64_MAX), an event loop
-                 that sleeps until next_expiry, a clock that wanders, poll, queries, NULL
-                 arguments, re-initializing a node; 100 = stop, 101 = destroy this timer
-                 and create the next one (the nodes carry over). Callbacks draw their
-                 own mutations of the timer from the input as they run.
+                 arguments: schedule, schedule_periodic and reschedule in their relative
+                 and _at forms (each maybe after a set_leeway), set_leeway on any node,
+                 cancel, advance (forwards, backwards, by years, to UINT64_MAX), an event
+                 loop that sleeps until next_expiry, a clock that wanders, poll, queries
+                 (with a hwtimer_foreach walk), NULL arguments, re-initializing a node;
+                 100 = stop, 101 = destroy this timer and create the next one (the nodes
+                 and their leeways carry over). Callbacks draw their own mutations of the
+                 timer from the input as they run.
 
    A choice among n takes as few bytes as n needs (one for up to 256, little-endian), a
    value of b bits takes ceil(b/8) bytes; once the input runs out, every choice is 0 and

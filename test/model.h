@@ -1,25 +1,38 @@
 /* model.h - the naive reference model of hwtimer and the checks that compare a timer with
    it, shared by the randomized test (test_model.c) and the fuzzer (fuzz_model.c).
 
-   The model is a plain array of timeout records on a fake clock: deadline D, boundary
-   B (the first S + k*tick >= D, computed exactly; a boundary beyond UINT64_MAX never
-   fires), period, state and a pending flag. No wheel and no cleverness: every question
-   is answered by a linear scan, so the model is obviously right.
+   The model is a plain array of timeout records on a fake clock: deadline D, leeway,
+   boundary B, period, arg, state and a pending flag. B is the boundary the timeout runs
+   at: without a leeway the first S + k*tick >= D; with one, the tick the header's rule
+   picks in the node's window (see hwtimer_timeout_set_leeway), found by brute force
+   (the leeway stored as hwtimer.h stores it, then for each power of two from 2^63 down
+   its first multiple in the window), all computed exactly; a B beyond UINT64_MAX never
+   fires. No wheel and no cleverness: every question is answered by a linear scan, so
+   the model is obviously right.
 
    A run is a series of episodes. Each creates a timer with a drawn tick, wheel size,
-   start clock S and max_pending, applies drawn operations (schedule, schedule_at,
-   schedule_periodic, reschedule, cancel, advance forwards, backwards and by years, a
-   clock that wanders away from the advances, an event loop that sleeps until
-   next_expiry), sometimes stops the timer with an `unprocessed` callback, and destroys
-   it. Callbacks mutate the timer as drawn: re-arm themselves, schedule others with
-   delay 0, cancel others that are due in the same pass, cancel themselves.
+   start clock S and max_pending, applies drawn operations (schedule, schedule_periodic
+   and reschedule in their relative and absolute (_at) forms, set_leeway before an
+   arming and on any node, pending or inside a callback, cancel, advance forwards,
+   backwards and by years, a clock that wanders away from the advances, an event loop
+   that sleeps until next_expiry), sometimes stops the timer with an `unprocessed`
+   callback, and destroys it. Leeways are drawn as 0, a few ns, about a tick, many
+   ticks, near UINT64_MAX, log-uniform and round decimals, and stay with a node across
+   schedulings and timers. Callbacks mutate the timer as drawn: re-arm themselves,
+   schedule others with delay 0, cancel others that are due in the same pass, cancel
+   themselves, set leeways, walk the timer with hwtimer_foreach.
 
    Ties in B may run in any order, so the model does not predict the firing order: it
-   follows the real one and checks every callback as it happens (pending, due, in order
-   of B, not armed during this pass), then applies the callback's mutations in the same
-   order. After each pass it checks that nothing due was left, and after every operation
-   the return value, the pending count, next_expiry and the state and deadline of every
-   node the operation touched.
+   follows the real one and checks every callback as it happens (pending, due at its
+   chosen B, in order of B, not armed during this pass), then applies the callback's
+   mutations in the same order. After each pass it checks that nothing due was left,
+   and after every operation the return value, the pending count, next_expiry and, for
+   the nodes the operation touched plus two more in turn, state, deadline,
+   hwtimer_is_pending, _timeout_arg, _timeout_period and _timeout_due_in. due_in shows
+   the boundary the timer chose: it must be a tick boundary in the node's window
+   [max(D, first boundary), first boundary + leeway], then exactly the model's B (for a
+   periodic timeout inside its own callback, the B of its next period). hwtimer_foreach
+   (in queries and callbacks) and stop's hand-back must visit exactly the pending set.
 
    Where the choices come from is up to the file that includes this one: it defines the
    four functions declared below (test_model: a seeded PRNG; fuzz_model: the fuzz input).
@@ -83,40 +96,89 @@ static uint64_t around(uint64_t v) {
 /* ------------------------------------------------------------------------- the model */
 
 typedef struct model_timeout {
-    int ever;            /* scheduled at least once: reschedule has a callback to reuse */
+    int ever;              /* scheduled at least once: reschedule has a callback to reuse */
     int pending;
-    int state;           /* what hwtimer_timeout_state must report */
-    uint64_t deadline;   /* D of the last scheduling (0 before any) */
-    uint64_t boundary;   /* B, valid unless `never` */
-    int never;           /* B lies beyond UINT64_MAX: it never fires */
-    uint64_t period;     /* 0: one-shot */
-    uint64_t armed_pass; /* the advance pass that last armed it; 0: armed outside passes */
+    int state;             /* what hwtimer_timeout_state must report */
+    uint64_t deadline;     /* D of the last scheduling (0 before any) */
+    uint64_t boundary;     /* B, the boundary it runs at; valid unless `never` */
+    int never;             /* B lies beyond UINT64_MAX: it never fires */
+    uint64_t period;       /* 0: one-shot */
+    void *arg;             /* the arg of the last scheduling */
+    uint64_t leeway_asked; /* the leeway last set (0 before any) */
+    uint64_t leeway;       /* that leeway as the node stores it */
+    uint64_t armed_pass;   /* the advance pass that last armed it; 0: armed outside passes */
 } model_timeout;
 
 typedef struct model {
     uint64_t start, tick; /* S and tick_ns */
+    uint64_t max_tick;    /* the tick of the latest deadline, UINT64_MAX */
     uint64_t last_now;    /* now of the last advance that was not a no-op (S before any) */
     size_t max_pending, pending;
     int stopped;
     model_timeout to[MAX_NODES];
 } model;
 
-/* Set by the self-check: a model that ignores the tick grid must be caught. */
-static int model_sabotaged;
+/* Set by the self-checks: a model that ignores the tick grid, or the leeway, must be
+   caught. */
+enum { MODEL_EXACT, MODEL_IGNORES_GRID, MODEL_IGNORES_LEEWAY };
+static int model_sabotage;
 
-/* B = the first S + k*tick (k >= 0) at or after d. Returns 0 when it is beyond UINT64_MAX. */
-static int model_boundary(const model *m, uint64_t d, uint64_t *b) {
-    if (model_sabotaged) {
+/* The tick a deadline is due at: the first k >= 0 with S + k*tick >= d. */
+static uint64_t model_due_tick(const model *m, uint64_t d) {
+    uint64_t gap;
+    if (d <= m->start) return 0;
+    gap = d - m->start;
+    return gap / m->tick + (gap % m->tick != 0);
+}
+
+/* The time of tick k, S + k*tick. Returns 0 when it is beyond UINT64_MAX. */
+static int model_tick_time(const model *m, uint64_t k, uint64_t *b) {
+    if (k > (UINT64_MAX - m->start) / m->tick) return 0;
+    *b = m->start + k * m->tick;
+    return 1;
+}
+
+/* A leeway as hwtimer.h stores it: the largest multiple of the smallest power of ten that
+   leaves at most 65535 of it, at or below the leeway asked for. */
+static uint64_t model_stored_leeway(uint64_t asked) {
+    uint64_t unit = 1;
+    while (asked / unit > 65535u) unit *= 10u;
+    return asked / unit * unit;
+}
+
+/* The tick in first .. last with the most trailing zero bits, by brute force: for each
+   power of two from the largest down, its first multiple at or after `first`, if that is
+   in the range. */
+static uint64_t model_roundest_tick(uint64_t first, uint64_t last) {
+    unsigned k;
+    for (k = 63; k > 0; k--) {
+        uint64_t step = UINT64_C(1) << k, multiple = first / step + (first % step != 0);
+        if (multiple <= UINT64_MAX / step && multiple * step <= last) return multiple * step;
+    }
+    return first;
+}
+
+/* The tick a node with this (stored) leeway runs at for deadline d: the roundest tick of
+   its window, e .. e + floor(leeway / tick), cut at the last tick a deadline can have. */
+static uint64_t model_run_tick(const model *m, uint64_t leeway, uint64_t d) {
+    uint64_t e = model_due_tick(m, d), last = sat_add(e, leeway / m->tick);
+    if (model_sabotage == MODEL_IGNORES_LEEWAY || last == e) return e;
+    return model_roundest_tick(e, last < m->max_tick ? last : m->max_tick);
+}
+
+/* B for deadline d and a leeway. Returns 0 when it is beyond UINT64_MAX. */
+static int model_boundary(const model *m, uint64_t d, uint64_t leeway, uint64_t *b) {
+    if (model_sabotage == MODEL_IGNORES_GRID) {
         *b = d;
         return 1;
     }
-    return test_boundary(m->start, m->tick, d, b);
+    return model_tick_time(m, model_run_tick(m, leeway, d), b);
 }
 
 /* The first boundary strictly after x, saturated to UINT64_MAX. */
 static uint64_t model_boundary_after(const model *m, uint64_t x) {
     uint64_t b;
-    if (x == UINT64_MAX || !model_boundary(m, x + 1, &b)) return UINT64_MAX;
+    if (x == UINT64_MAX || !model_boundary(m, x + 1, 0, &b)) return UINT64_MAX;
     return b;
 }
 
@@ -124,7 +186,9 @@ static int model_due(const model_timeout *mt, uint64_t now) {
     return mt->pending && !mt->never && mt->boundary <= now;
 }
 
-static void model_arm(model *m, int id, uint64_t deadline, uint64_t period, uint64_t pass) {
+/* Arms a node with the callback arg `arg`; its leeway is the one it has. */
+static void model_arm(model *m, int id, uint64_t deadline, uint64_t period, void *arg,
+                      uint64_t pass) {
     model_timeout *mt = &m->to[id];
     if (!mt->pending) m->pending++;
     mt->ever = 1;
@@ -132,8 +196,9 @@ static void model_arm(model *m, int id, uint64_t deadline, uint64_t period, uint
     mt->state = HWTIMER_PENDING;
     mt->deadline = deadline;
     mt->period = period;
+    mt->arg = arg;
     mt->armed_pass = pass;
-    mt->never = !model_boundary(m, deadline, &mt->boundary);
+    mt->never = !model_boundary(m, deadline, mt->leeway, &mt->boundary);
 }
 
 static void model_disarm(model *m, int id, int state) {
@@ -143,11 +208,12 @@ static void model_disarm(model *m, int id, int state) {
     mt->state = state;
 }
 
-/* What hwtimer_timeout_init gives: a node as if never scheduled. */
+/* What hwtimer_timeout_init gives: a node as if never scheduled, with no leeway. */
 static void model_forget(model *m, int id) {
     model_timeout *mt = &m->to[id];
     memset(mt, 0, sizeof *mt);
     mt->state = HWTIMER_IDLE;
+    mt->arg = NULL;
 }
 
 /* A periodic run for deadline d at `now`: the first d + k*p (k >= 1) strictly after now,
@@ -214,15 +280,21 @@ static struct {
     int running; /* the node whose callback runs */
     uint64_t pass_id, pass_now, pass_last_boundary;
     size_t pass_runs;
-    /* hwtimer_stop's hand-back */
+    /* a walk of the pending set: hwtimer_stop's hand-back or hwtimer_foreach */
     int hand_back_open;
-    unsigned char handed[MAX_NODES];
-    size_t handed_count;
+    unsigned char visited[MAX_NODES];
+    size_t visited_count;
+    int next_checked; /* the node the next check_world looks at anyway */
     /* counters and diagnostics */
     uint64_t op, episode, callbacks, log_count;
     struct { /* what the run exercised: a run that never saw EFULL did not test it */
         uint64_t armed, armed_in_pass, refused[8], cancelled, cancelled_due, periodic_runs,
             noop_advances, handed_back, at_end_of_time;
+        /* leeways set, and refused as EBUSY; armings whose window held more than one
+           tick, and of those the ones that run later than their first boundary */
+        uint64_t leeway_set, leeway_busy, armed_wide, armed_moved;
+        /* boundaries seen through due_in (of a periodic inside its callback); walks */
+        uint64_t due_in_seen, due_in_rearm, foreach_walks;
     } seen;
     log_entry log[LOG_SIZE];
     jmp_buf diverged;
@@ -285,15 +357,36 @@ static uint64_t arming_pass(void) { return sim.in_pass ? sim.pass_id : 0; }
 
 /* ------------------------------------------------------------------------- checks */
 
-static void check_node(int id) {
+/* Which of our nodes `to` is (a callback's, a visitor's): O(1), since walks call it for
+   every pending node. */
+static int node_index(const hwtimer_timeout *to) {
+    uintptr_t at = (uintptr_t)to, first = (uintptr_t)&sim.nodes[0].to;
+    uintptr_t i = (at - first) / sizeof(node);
+    if (at < first || i >= (uintptr_t)sim.n || &sim.nodes[i].to != to)
+        diverge("a callback got a node %p that is not one of ours", (const void *)to);
+    return (int)i;
+}
+
+/* What the last scheduling gave: deadline, period and arg (readable in a foreach visitor). */
+static void check_scheduling(int id) {
     const model_timeout *mt = &sim.m.to[id];
-    int state = hwtimer_timeout_state(&sim.nodes[id].to);
-    uint64_t deadline = hwtimer_timeout_deadline(&sim.nodes[id].to);
-    if (state != mt->state) diverge("node %d: state %d, the model says %d", id, state, mt->state);
+    const hwtimer_timeout *to = &sim.nodes[id].to;
+    uint64_t deadline = hwtimer_timeout_deadline(to), period = hwtimer_timeout_period(to);
+    void *arg = hwtimer_timeout_arg(to);
     if (deadline != mt->deadline)
         diverge("node %d: deadline %llu, the model says %llu", id, (unsigned long long)deadline,
                 (unsigned long long)mt->deadline);
-    sim.dirty[id] = 0;
+    if (period != mt->period)
+        diverge("node %d: period %llu, the model says %llu", id, (unsigned long long)period,
+                (unsigned long long)mt->period);
+    if (arg != mt->arg) diverge("node %d: arg %p, the model says %p", id, arg, mt->arg);
+}
+
+static void check_node(int id) {
+    const model_timeout *mt = &sim.m.to[id];
+    int state = hwtimer_timeout_state(&sim.nodes[id].to);
+    if (state != mt->state) diverge("node %d: state %d, the model says %d", id, state, mt->state);
+    check_scheduling(id);
 }
 
 static void check_all_nodes(int count) {
@@ -301,10 +394,126 @@ static void check_all_nodes(int count) {
     for (i = 0; i < count; i++) check_node(i);
 }
 
-static void check_dirty_nodes(void) {
+/* A periodic timeout inside its own callback that the callback left alone: pending, and
+   re-armed by its period when the callback returns. */
+static int rearms_after_callback(int id) {
+    const model_timeout *mt = &sim.m.to[id];
+    return sim.in_callback && id == sim.running && mt->period && mt->pending &&
+           mt->armed_pass != sim.pass_id;
+}
+
+/* The deadline of node id's next run: its D, or the next period's if it re-arms. */
+static uint64_t next_run_deadline(int id) {
+    const model_timeout *mt = &sim.m.to[id];
+    if (rearms_after_callback(id))
+        return model_next_period(mt->deadline, mt->period, sim.pass_now);
+    return mt->deadline;
+}
+
+/* The boundary of node id's next run, if pending. Returns 0 when there is none, or it lies
+   beyond UINT64_MAX. */
+static int next_run_boundary(int id, uint64_t *at) {
+    const model_timeout *mt = &sim.m.to[id];
+    if (!mt->pending) return 0;
+    if (rearms_after_callback(id))
+        return model_boundary(&sim.m, next_run_deadline(id), mt->leeway, at);
+    *at = mt->boundary;
+    return !mt->never;
+}
+
+/* A boundary the timer chose for node id (seen through due_in) must be a tick boundary in
+   the node's window: at or after D and after the first boundary B at or after D, and at
+   most the leeway asked for after B. */
+static void check_window(int id, uint64_t at) {
+    uint64_t d = next_run_deadline(id), first = UINT64_MAX, leeway = sim.m.to[id].leeway_asked;
+    int first_exists = model_tick_time(&sim.m, model_due_tick(&sim.m, d), &first);
+    int on_grid = at >= sim.m.start && (at - sim.m.start) % sim.m.tick == 0;
+    if (!first_exists || !on_grid || at < d || at < first || at - first > leeway)
+        diverge("node %d: due_in puts its boundary at %llu, outside its window: a tick "
+                "boundary in [max(D %llu, B %llu), B + leeway %llu]%s",
+                id, (unsigned long long)at, (unsigned long long)d, (unsigned long long)first,
+                (unsigned long long)leeway, first_exists ? "" : " (B beyond UINT64_MAX)");
+    sim.seen.due_in_seen++;
+    sim.seen.due_in_rearm += rearms_after_callback(id) != 0;
+}
+
+/* due_in is the time from the clock to the boundary of the next run, 0 once it has passed,
+   UINT64_MAX when not pending, or when the boundary is UINT64_MAX or lies past it (the
+   sentinel of hwtimer_next_expiry); the boundary it shows must lie in the window, then be
+   exactly the tick the model picked. */
+static void check_due_in(int id) {
+    uint64_t got = hwtimer_timeout_due_in(sim.t, &sim.nodes[id].to), at = 0, want = UINT64_MAX;
+    if (next_run_boundary(id, &at) && at != UINT64_MAX) want = sat_sub(at, sim.clock);
+    if (got != 0 && got != UINT64_MAX && sim.m.to[id].pending) check_window(id, sim.clock + got);
+    if (got != want)
+        diverge("node %d: due_in %llu, the model says %llu (clock %llu, leeway %llu stored as "
+                "%llu, so boundary %llu)",
+                id, (unsigned long long)got, (unsigned long long)want,
+                (unsigned long long)sim.clock, (unsigned long long)sim.m.to[id].leeway_asked,
+                (unsigned long long)sim.m.to[id].leeway, (unsigned long long)at);
+}
+
+/* is_pending and due_in: "will it run, and when?" (also inside callbacks). */
+static void check_will_run(int id) {
+    int pending = hwtimer_is_pending(sim.t, &sim.nodes[id].to);
+    if (pending != sim.m.to[id].pending)
+        diverge("node %d: hwtimer_is_pending %d, the model says %d", id, pending,
+                sim.m.to[id].pending);
+    check_due_in(id);
+}
+
+/* Everything about node id: state, scheduling, is_pending and due_in. */
+static void check_node_fully(int id) {
+    check_node(id);
+    check_will_run(id);
+    sim.dirty[id] = 0;
+}
+
+/* The nodes the operation touched, and two more in turn, so that every node is looked at
+   now and then. */
+static void check_nodes(void) {
     int i;
     for (i = 0; i < MAX_NODES; i++)
-        if (sim.dirty[i]) check_node(i);
+        if (sim.dirty[i]) check_node_fully(i);
+    for (i = 0; i < 2; i++) {
+        sim.next_checked = (sim.next_checked + 1) % sim.n;
+        check_node_fully(sim.next_checked);
+    }
+}
+
+/* A walk over the pending set (stop's hand-back, hwtimer_foreach) visits each pending node
+   once and nothing else, and returns how many it visited. */
+static void walk_begin(void) {
+    memset(sim.visited, 0, sizeof sim.visited);
+    sim.visited_count = 0;
+}
+
+static void walk_visit(const char *walk, int id) {
+    if (sim.visited[id]) diverge("%s visited node %d twice", walk, id);
+    if (!sim.m.to[id].pending) diverge("%s visited node %d, which was not pending", walk, id);
+    sim.visited[id] = 1;
+    sim.visited_count++;
+}
+
+static void walk_end(const char *walk, long long got) {
+    if (got != (long long)sim.visited_count)
+        diverge("%s returned %lld, but visited %zu nodes", walk, got, sim.visited_count);
+    if (sim.visited_count != sim.m.pending)
+        diverge("%s visited %zu nodes, but %zu are pending", walk, sim.visited_count,
+                sim.m.pending);
+}
+
+static void on_visit(hwtimer_timeout *to, void *ctx) {
+    int id = node_index(to);
+    if (ctx != sim.visited) diverge("foreach's visitor got ctx %p, not foreach's", ctx);
+    walk_visit("hwtimer_foreach", id);
+    check_scheduling(id);
+}
+
+static void check_foreach(void) {
+    walk_begin();
+    walk_end("hwtimer_foreach", (long long)hwtimer_foreach(sim.t, on_visit, sim.visited));
+    sim.seen.foreach_walks++;
 }
 
 static void check_pending(void) {
@@ -345,7 +554,7 @@ static void check_world(void) {
     check_invariants();
     check_pending();
     check_next_expiry();
-    check_dirty_nodes();
+    check_nodes();
 }
 
 /* ------------------------------------------------------------------------- random inputs */
@@ -417,6 +626,36 @@ static uint64_t random_period(void) {
     }
 }
 
+/* Leeways: none, a few ns, about a tick, many ticks, near UINT64_MAX, log-uniform, and
+   round decimals at the edge of what a node stores exactly (65535 or 65536 times 10^k). */
+static uint64_t random_leeway(void) {
+    uint64_t tick = sim.m.tick, power = 1, digits;
+    unsigned k;
+    switch (draw_below(9)) {
+    case 0:
+    case 1: return 0;
+    case 2: return 1 + draw_below(1000);
+    case 3: return around(sat_mul(tick, 1 + draw_below(2)));
+    case 4: return around(sat_mul(tick, draw_below(4u * (uint64_t)sim.ticks_per_wheel + 2)));
+    case 5: return UINT64_MAX - draw_log_bits(16);
+    case 6:
+        digits = 65535 + draw_below(2);
+        for (k = (unsigned)draw_below(16); k > 0; k--) power *= 10u;
+        return around(sat_mul(digits, power));
+    default: return draw_log_bits(64);
+    }
+}
+
+/* The arg a scheduling gives: usually the node's own, sometimes another or NULL, so that
+   hwtimer_timeout_arg and the callbacks show which scheduling it came from. */
+static void *random_arg(int id) {
+    switch (draw_below(4)) {
+    case 0: return NULL;
+    case 1: return &sim.nodes[(id + 1) % MAX_NODES];
+    default: return &sim.nodes[id];
+    }
+}
+
 /* Most episodes stay far from the end of time: once an advance reaches UINT64_MAX every
    later one is a no-op or a repeat, and the rest of the episode would test little. Only
    `far_jumps` episodes jump more than about nine years at once. */
@@ -467,9 +706,26 @@ static uint64_t random_start(void) {
 
 static void on_fire(hwtimer_timeout *to, void *arg);
 
+/* How an arming gives its deadline: a delay from the clock, or D itself (the _at forms). */
+enum { RELATIVE, ABSOLUTE };
+
+static uint64_t deadline_of(int form, uint64_t when) {
+    return form == ABSOLUTE ? when : sat_add(sim.clock, when);
+}
+
+/* Counts the armings a leeway made wider than one tick, and those it moved. */
+static void count_leeway(int id) {
+    const model_timeout *mt = &sim.m.to[id];
+    uint64_t first;
+    if (mt->leeway < sim.m.tick) return;
+    sim.seen.armed_wide++;
+    sim.seen.armed_moved += !mt->never && model_boundary(&sim.m, mt->deadline, 0, &first) &&
+                            first != mt->boundary;
+}
+
 /* Records an arming call, compares its result, and arms the model when it succeeded. */
 static void check_arm(const char *what, int id, int got, int want, uint64_t deadline,
-                      uint64_t period) {
+                      uint64_t period, void *arg) {
     note(what, id, deadline, period, got);
     expect_result(what, id, got, want);
     if (want != HWTIMER_OK) {
@@ -478,33 +734,57 @@ static void check_arm(const char *what, int id, int got, int want, uint64_t dead
     }
     sim.seen.armed++;
     sim.seen.armed_in_pass += sim.in_pass != 0;
-    model_arm(&sim.m, id, deadline, period, arming_pass());
+    model_arm(&sim.m, id, deadline, period, arg, arming_pass());
+    count_leeway(id);
 }
 
-static void op_schedule(int id, uint64_t delay) {
+/* hwtimer_schedule (when = a delay) or hwtimer_schedule_at (when = D). */
+static void op_schedule(int id, int form, uint64_t when) {
+    hwtimer_timeout *to = &sim.nodes[id].to;
     int want = model_schedule_result(&sim.m, id);
-    int got = hwtimer_schedule(sim.t, &sim.nodes[id].to, delay, on_fire, &sim.nodes[id]);
-    check_arm("schedule", id, got, want, sat_add(sim.clock, delay), 0);
+    void *arg = random_arg(id);
+    int got = form == ABSOLUTE ? hwtimer_schedule_at(sim.t, to, when, on_fire, arg)
+                               : hwtimer_schedule(sim.t, to, when, on_fire, arg);
+    check_arm(form == ABSOLUTE ? "schedule_at" : "schedule", id, got, want,
+              deadline_of(form, when), 0, arg);
 }
 
-static void op_schedule_at(int id, uint64_t deadline) {
-    int want = model_schedule_result(&sim.m, id);
-    int got = hwtimer_schedule_at(sim.t, &sim.nodes[id].to, deadline, on_fire, &sim.nodes[id]);
-    check_arm("schedule_at", id, got, want, deadline, 0);
-}
-
-static void op_schedule_periodic(int id, uint64_t delay, uint64_t period) {
+static void op_schedule_periodic(int id, int form, uint64_t when, uint64_t period) {
+    hwtimer_timeout *to = &sim.nodes[id].to;
     int want = period == 0 ? HWTIMER_EINVAL : model_schedule_result(&sim.m, id);
-    int got = hwtimer_schedule_periodic(sim.t, &sim.nodes[id].to, delay, period, on_fire,
-                                        &sim.nodes[id]);
-    check_arm("schedule_periodic", id, got, want, sat_add(sim.clock, delay), period);
+    void *arg = random_arg(id);
+    int got = form == ABSOLUTE
+                  ? hwtimer_schedule_periodic_at(sim.t, to, when, period, on_fire, arg)
+                  : hwtimer_schedule_periodic(sim.t, to, when, period, on_fire, arg);
+    check_arm(form == ABSOLUTE ? "schedule_periodic_at" : "schedule_periodic", id, got, want,
+              deadline_of(form, when), period, arg);
 }
 
-/* Keeps the period (and callback) of the last scheduling, pending or not. */
-static void op_reschedule(int id, uint64_t delay) {
+/* Keeps the period and arg (and callback) of the last scheduling, pending or not. */
+static void op_reschedule(int id, int form, uint64_t when) {
+    hwtimer_timeout *to = &sim.nodes[id].to;
     int want = model_reschedule_result(&sim.m, id);
-    int got = hwtimer_reschedule(sim.t, &sim.nodes[id].to, delay);
-    check_arm("reschedule", id, got, want, sat_add(sim.clock, delay), sim.m.to[id].period);
+    int got = form == ABSOLUTE ? hwtimer_reschedule_at(sim.t, to, when)
+                               : hwtimer_reschedule(sim.t, to, when);
+    check_arm(form == ABSOLUTE ? "reschedule_at" : "reschedule", id, got, want,
+              deadline_of(form, when), sim.m.to[id].period, sim.m.to[id].arg);
+}
+
+/* Refused while the node is pending (a periodic inside its own callback too); otherwise
+   the node keeps the leeway, as stored, through its next schedulings. */
+static void op_set_leeway(int id, uint64_t leeway) {
+    model_timeout *mt = &sim.m.to[id];
+    int want = mt->pending ? HWTIMER_EBUSY : HWTIMER_OK;
+    int got = hwtimer_timeout_set_leeway(&sim.nodes[id].to, leeway);
+    note("set_leeway", id, leeway, model_stored_leeway(leeway), got);
+    expect_result("set_leeway", id, got, want);
+    if (want != HWTIMER_OK) {
+        sim.seen.leeway_busy++;
+        return;
+    }
+    sim.seen.leeway_set++;
+    mt->leeway_asked = leeway;
+    mt->leeway = model_stored_leeway(leeway);
 }
 
 static void op_cancel(int id) {
@@ -520,20 +800,30 @@ static void op_cancel(int id) {
 
 /* Random values are drawn one statement at a time: the order in which a call's arguments
    are evaluated is unspecified, and a seed must give the same run with every compiler. */
-static void op_random_periodic(int id) {
-    uint64_t delay = random_delay();
-    op_schedule_periodic(id, delay, draw_percent(3) ? 0 : random_period());
+static int random_form(void) { return draw_percent(40) ? ABSOLUTE : RELATIVE; }
+
+static uint64_t random_when(int form) {
+    return form == ABSOLUTE ? random_deadline() : random_delay();
 }
 
-static void op_random_reschedule(int id) { op_reschedule(id, random_delay()); }
+static void op_random_reschedule(int id) {
+    int form = random_form();
+    op_reschedule(id, form, random_when(form));
+}
 
+/* Any arming, in either form; a node that is not pending may get a new leeway first. */
 static void op_random_arm(int id) {
+    int form;
+    uint64_t when;
+    if (!sim.m.to[id].pending && draw_percent(30)) op_set_leeway(id, random_leeway());
+    form = random_form();
+    when = random_when(form);
     switch (draw_below(6)) {
     case 0:
-    case 1: op_schedule(id, random_delay()); break;
-    case 2: op_schedule_at(id, random_deadline()); break;
-    case 3: op_random_periodic(id); break;
-    default: op_random_reschedule(id); break;
+    case 1:
+    case 2: op_schedule(id, form, when); break;
+    case 3: op_schedule_periodic(id, form, when, draw_percent(3) ? 0 : random_period()); break;
+    default: op_reschedule(id, form, when); break;
     }
 }
 
@@ -627,6 +917,7 @@ static void op_queries(void) {
     hwtimer_stats_get(sim.t, &stats);
     if (stats.pending != sim.m.pending)
         diverge("stats.pending %zu, the model has %zu", stats.pending, sim.m.pending);
+    check_foreach();
 }
 
 /* NULL arguments are HWTIMER_EINVAL whatever the node's state, and change nothing. */
@@ -642,6 +933,18 @@ static void op_bad_arguments(void) {
     expect_result("reschedule(t NULL)", id, hwtimer_reschedule(NULL, to, 1), HWTIMER_EINVAL);
     expect_result("cancel(to NULL)", id, hwtimer_cancel(sim.t, NULL), HWTIMER_EINVAL);
     expect_result("cancel(t NULL)", id, hwtimer_cancel(NULL, to), HWTIMER_EINVAL);
+    expect_result("schedule_periodic_at(t NULL)", id,
+                  hwtimer_schedule_periodic_at(NULL, to, 1, 1, on_fire, NULL), HWTIMER_EINVAL);
+    expect_result("reschedule_at(t NULL)", id, hwtimer_reschedule_at(NULL, to, 1), HWTIMER_EINVAL);
+    expect_result("set_leeway(to NULL)", id, hwtimer_timeout_set_leeway(NULL, 1), HWTIMER_EINVAL);
+    expect_result("is_pending(t NULL)", id, hwtimer_is_pending(NULL, to), 0);
+    expect_result("is_pending(to NULL)", id, hwtimer_is_pending(sim.t, NULL), 0);
+    expect_result("foreach(t NULL)", id, (long long)hwtimer_foreach(NULL, on_visit, NULL), 0);
+    expect_result("foreach(visit NULL)", id, (long long)hwtimer_foreach(sim.t, NULL, NULL), 0);
+    if (hwtimer_timeout_due_in(NULL, to) != UINT64_MAX ||
+        hwtimer_timeout_due_in(sim.t, NULL) != UINT64_MAX || hwtimer_timeout_arg(NULL) != NULL ||
+        hwtimer_timeout_period(NULL) != 0)
+        diverge("due_in, arg or period of NULL is not UINT64_MAX, NULL, 0");
 }
 
 /* Re-initializes a node that is not pending: it is IDLE and never scheduled again. */
@@ -663,18 +966,14 @@ static void on_unprocessed(hwtimer_timeout *to, void *ctx);
 static void op_stop(void) {
     int64_t got;
     int i;
-    memset(sim.handed, 0, sizeof sim.handed);
-    sim.handed_count = 0;
+    walk_begin();
     sim.hand_back_open = 1;
     got = hwtimer_stop(sim.t, on_unprocessed, &sim);
     sim.hand_back_open = 0;
-    note("stop", -1, sim.handed_count, 0, (long long)got);
-    expect_result("stop", -1, got, (long long)sim.m.pending);
-    for (i = 0; i < sim.n; i++) {
-        if (!sim.m.to[i].pending) continue;
-        if (!sim.handed[i]) diverge("stop did not hand back node %d", i);
-        model_disarm(&sim.m, i, HWTIMER_CANCELLED);
-    }
+    note("stop", -1, sim.visited_count, 0, (long long)got);
+    walk_end("hwtimer_stop", got);
+    for (i = 0; i < sim.n; i++)
+        if (sim.m.to[i].pending) model_disarm(&sim.m, i, HWTIMER_CANCELLED);
     sim.m.stopped = 1;
     expect_result("second stop", -1, hwtimer_stop(sim.t, on_unprocessed, &sim), 0);
     check_all_nodes(sim.n);
@@ -682,17 +981,11 @@ static void op_stop(void) {
 
 /* ------------------------------------------------------------------------- callbacks */
 
-static int node_index(const hwtimer_timeout *to) {
-    int i;
-    for (i = 0; i < sim.n; i++)
-        if (&sim.nodes[i].to == to) return i;
-    diverge("a callback got a node %p that is not one of ours", (const void *)to);
-    return -1;
-}
-
 static int node_id(const hwtimer_timeout *to, const void *arg) {
     int id = node_index(to);
-    if (arg != &sim.nodes[id]) diverge("node %d's callback got arg %p, not its own", id, arg);
+    if (arg != sim.m.to[id].arg)
+        diverge("node %d's callback got arg %p, not the %p of its scheduling", id, arg,
+                sim.m.to[id].arg);
     return id;
 }
 
@@ -701,14 +994,12 @@ static void on_unprocessed(hwtimer_timeout *to, void *ctx) {
     note("handed back", id, 0, 0, hwtimer_timeout_state(to));
     if (!sim.hand_back_open) diverge("node %d was handed back outside hwtimer_stop", id);
     if (ctx != &sim) diverge("stop's unprocessed callback got ctx %p, not stop's", ctx);
-    if (sim.handed[id]) diverge("stop handed back node %d twice", id);
-    if (!sim.m.to[id].pending) diverge("stop handed back node %d, which was not pending", id);
+    walk_visit("hwtimer_stop", id);
     if (hwtimer_timeout_state(to) != HWTIMER_CANCELLED)
         diverge("stop handed back node %d in state %d, not CANCELLED", id,
                 hwtimer_timeout_state(to));
-    sim.handed[id] = 1;
+    check_scheduling(id); /* its own arg, for the callback that gets stop's */
     sim.seen.handed_back++;
-    sim.handed_count++;
 }
 
 static void check_run_allowed(int id) {
@@ -731,8 +1022,8 @@ static void check_run_allowed(int id) {
     if (mt->boundary < sim.pass_last_boundary)
         diverge("node %d ran out of order: B %llu after B %llu", id,
                 (unsigned long long)mt->boundary, (unsigned long long)sim.pass_last_boundary);
-    if (!mt->period && hwtimer_timeout_state(&sim.nodes[id].to) != HWTIMER_EXPIRED)
-        diverge("one-shot node %d runs in state %d, not EXPIRED", id,
+    if (hwtimer_timeout_state(&sim.nodes[id].to) != HWTIMER_EXPIRED)
+        diverge("node %d runs in state %d, not EXPIRED", id,
                 hwtimer_timeout_state(&sim.nodes[id].to));
 }
 
@@ -751,28 +1042,38 @@ static void check_advance_refused(void) {
     expect_result("advance from a callback", -1, (long long)got, 0);
 }
 
+/* Inside a callback: the running node (a periodic one is pending, due at its next
+   period), another node, and the walk of the pending set. */
+static void check_from_callback(int self) {
+    check_will_run(self);
+    check_will_run(random_node());
+    check_foreach();
+}
+
 static void mutate_from_callback(int self) {
     int rounds = (int)draw_below(4);
     while (rounds-- > 0) {
-        switch (draw_below(10)) {
+        switch (draw_below(12)) {
         case 0:
         case 1: op_random_arm(self); break; /* the usual way to re-arm */
-        case 2: op_schedule(random_node(), 0); break; /* must wait for the next pass */
+        case 2: op_schedule(random_node(), RELATIVE, 0); break; /* must wait for the next pass */
         case 3: op_cancel(random_node_where(runs_this_pass)); break; /* then it must not run */
         case 4: op_cancel(self); break;
         case 5: op_random_reschedule(random_node()); break;
         case 6: op_random_arm(random_node()); break;
         case 7: check_stop_refused(); break;
         case 8: check_advance_refused(); break;
+        case 9: op_set_leeway(draw_percent(50) ? self : random_node(), random_leeway()); break;
+        case 10: check_from_callback(self); break;
         default: check_pending(); break;
         }
     }
 }
 
 static void on_fire(hwtimer_timeout *to, void *arg) {
-    int id = node_id(to, arg);
+    int id = node_id(to, arg), rearms;
     model_timeout *mt = &sim.m.to[id];
-    uint64_t ran_deadline = mt->deadline, ran_period = mt->period;
+    uint64_t ran_period = mt->period, next_deadline;
     check_run_allowed(id);
     note("run", id, mt->deadline, mt->boundary, (long long)sim.pass_now);
     sim.pass_last_boundary = mt->boundary;
@@ -783,12 +1084,12 @@ static void on_fire(hwtimer_timeout *to, void *arg) {
     sim.in_callback = 1;
     sim.running = id;
     mutate_from_callback(id);
+    rearms = rearms_after_callback(id);
+    next_deadline = next_run_deadline(id);
     sim.running = -1;
     sim.in_callback = 0;
     /* A periodic timeout the callback neither cancelled nor re-armed moves on by its period. */
-    if (ran_period && mt->pending && mt->armed_pass != sim.pass_id)
-        model_arm(&sim.m, id, model_next_period(ran_deadline, ran_period, sim.pass_now),
-                  ran_period, sim.pass_id);
+    if (rearms) model_arm(&sim.m, id, next_deadline, mt->period, mt->arg, sim.pass_id);
 }
 
 /* ------------------------------------------------------------------------- episodes */
@@ -803,7 +1104,8 @@ static void model_op(unsigned r) {
     else if (r < 69) op_event_loop();
     else if (r < 80) op_move_clock();
     else if (r < 84) op_poll();
-    else if (r < 94) op_queries();
+    else if (r < 90) op_queries();
+    else if (r < 94) op_set_leeway(random_node(), random_leeway()); /* EBUSY if pending */
     else if (r < 96) op_bad_arguments();
     else op_forget();
 }
@@ -819,6 +1121,7 @@ static void episode_begin(void) {
                                  : 1 + draw_log_bits(36);
     sim.ticks_per_wheel = wheels[draw_below(sizeof wheels / sizeof wheels[0])];
     sim.m.start = random_start();
+    sim.m.max_tick = model_due_tick(&sim.m, UINT64_MAX);
     sim.far_jumps = draw_percent(15);
     sim.m.last_now = sim.m.start;
     sim.m.stopped = 0;

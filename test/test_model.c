@@ -57,22 +57,29 @@ static void run_episodes(uint64_t ops) {
 static uint64_t opt_ops = DEFAULT_OPS, opt_seed = DEFAULT_SEED;
 static int opt_verbose;
 
-/* The checks must be able to fail: a model that ignores the tick grid (B = D) is caught. */
-static void test_detects_a_wrong_model(void) {
+/* The checks must be able to fail: a model with this sabotage diverges within 20000
+   operations. */
+static int catches(int sabotage) {
     static int caught;
     sim_seed(opt_seed);
     sim.quiet = 1;
-    model_sabotaged = 1;
+    model_sabotage = sabotage;
     caught = 0;
     if (setjmp(sim.diverged)) {
         caught = 1;
     } else {
         run_episodes(20000);
     }
-    model_sabotaged = 0;
+    model_sabotage = MODEL_EXACT;
     sim_abandon();
-    CHECK(caught);
+    return caught;
 }
+
+/* A model that ignores the tick grid (B = D) is caught. */
+static void test_detects_a_wrong_model(void) { CHECK(catches(MODEL_IGNORES_GRID)); }
+
+/* A model that ignores leeways (B = the first boundary) is caught. */
+static void test_detects_a_model_without_leeway(void) { CHECK(catches(MODEL_IGNORES_LEEWAY)); }
 
 static void print_summary(double seconds) {
     const uint64_t *refused = sim.seen.refused;
@@ -90,6 +97,13 @@ static void print_summary(double seconds) {
            (unsigned long long)sim.seen.cancelled_due, (unsigned long long)sim.seen.periodic_runs,
            (unsigned long long)sim.seen.noop_advances, (unsigned long long)sim.seen.handed_back,
            (unsigned long long)sim.seen.at_end_of_time);
+    printf("model: leeways set %llu (%llu refused EBUSY); armed with a window of more than "
+           "one tick %llu (%llu moved later); boundaries seen through due_in %llu (%llu of a "
+           "periodic inside its callback); foreach walks %llu\n",
+           (unsigned long long)sim.seen.leeway_set, (unsigned long long)sim.seen.leeway_busy,
+           (unsigned long long)sim.seen.armed_wide, (unsigned long long)sim.seen.armed_moved,
+           (unsigned long long)sim.seen.due_in_seen, (unsigned long long)sim.seen.due_in_rearm,
+           (unsigned long long)sim.seen.foreach_walks);
 }
 
 static void test_random_operations(void) {
@@ -140,6 +154,7 @@ static void parse_args(int argc, char **argv) {
 int main(int argc, char **argv) {
     parse_args(argc, argv);
     RUN_TEST(test_detects_a_wrong_model);
+    RUN_TEST(test_detects_a_model_without_leeway);
     RUN_TEST(test_random_operations);
     return test_finish();
 }
