@@ -195,6 +195,21 @@ static void test_not_from_advance(void) {
     fixture_close(&f);
 }
 
+/* A cancel never wakes the loop (it wakes for nothing, and asks again). */
+static void test_cancel_never_wakes(void) {
+    fixture f;
+    waker w;
+    probe p[2];
+    open_with_waker(&f, &w, p, 2);
+    CHECK_EQ(probe_schedule(&p[0], 5 * MS), HWTIMER_OK);
+    CHECK_EQ(probe_schedule(&p[1], 50 * MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer_next_expiry(f.t), 5 * MS);
+    CHECK_EQ(probe_cancel(&p[0]), 1);
+    CHECK_EQ(probe_cancel(&p[1]), 1);
+    CHECK_EQ(wakes(&w), 0);
+    fixture_close(&f);
+}
+
 /* ---- no lock held ------------------------------------------------------------------------ */
 
 /* wake_fn may call the timer: it runs with no lock of the timer held (with threads a held
@@ -220,6 +235,7 @@ int main(void) {
     RUN_TEST(test_each_form_next_expiry);
     RUN_TEST(test_each_form_poll_timeout);
     RUN_TEST(test_not_from_advance);
+    RUN_TEST(test_cancel_never_wakes);
     RUN_TEST(test_wake_fn_may_call_timer);
     return test_finish();
 }

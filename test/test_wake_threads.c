@@ -1,7 +1,7 @@
 /* test_wake_threads.c - cfg.wake_fn with threads: called on the thread that schedules, with
    no lock of the timer held; a real loop thread that sleeps on a condition variable until
    hwtimer_next_expiry is woken by a scheduling on another thread and runs the timeout on
-   time; and never called in worker mode. test_wake.c has the rules on a fake clock. */
+   time; not called while another thread's pass is under way; never in worker mode. test_wake.c has the rules on a fake clock. */
 #include "harness.h"
 #include "fixture.h"
 #include "probe.h"
@@ -192,11 +192,61 @@ static void test_loop_thread_woken(void) {
     loop_stop(&l);
 }
 
-/* ---- never in worker mode ---------------------------------------------------------------- */
+/* ---- not while another thread's pass is under way ------------------------------------- */
+
+/* A callback that holds its pass open until released. */
+typedef struct gate {
+    hwtimer_timeout to;
+    unsigned entered, release; /* atomic */
+} gate;
+
+static void gate_fn(hwtimer_timeout *to, void *arg) {
+    gate *g = (gate *)arg;
+    (void)to;
+    ATOMIC_SET(&g->entered, 1u);
+    while (!ATOMIC_GET(&g->release)) sleep_ns(MS);
+}
+
+static void advance_to_clock(void *arg) {
+    fixture *f = (fixture *)arg;
+    (void)hwtimer_advance(f->t, f->clock);
+}
 
 static void count_wake(void *ctx) {
     ATOMIC_ADD((unsigned *)ctx, 1u);
 }
+
+/* While a pass runs on the loop's thread, a scheduling on another thread with a boundary
+   earlier than the answer does not call wake_fn: the loop asks again when advance returns. */
+static void test_not_while_pass_under_way(void) {
+    fixture f;
+    hwtimer_config cfg;
+    unsigned calls = 0;
+    gate g;
+    probe p;
+    test_thread loop_thread;
+    memset(&g, 0, sizeof g);
+    fixture_config(&f, &cfg, 0, MS, 64);
+    cfg.wake_fn = count_wake;
+    cfg.wake_ctx = &calls;
+    fixture_create(&f, &cfg);
+    probe_init(&p, NULL, 0);
+    CHECK_EQ(hwtimer_schedule_at(f.t, &g.to, 5 * MS, gate_fn, &g), HWTIMER_OK);
+    CHECK_EQ(hwtimer_next_expiry(f.t), 5 * MS);
+    f.clock = 5 * MS;
+    test_thread_start(&loop_thread, advance_to_clock, &f);
+    CHECK(wait_for_count(&g.entered, 1, 10 * SEC));
+    CHECK_EQ(hwtimer_schedule_at(f.t, &p.to, MS, probe_fn, &p), HWTIMER_OK); /* earlier */
+    CHECK_EQ(ATOMIC_GET(&calls), 0);
+    ATOMIC_SET(&g.release, 1u);
+    test_thread_join(&loop_thread);
+    CHECK_EQ(ATOMIC_GET(&calls), 0);
+    CHECK_EQ(advance_to(&f, f.clock), 1); /* the next pass runs it */
+    CHECK_EQ(p.runs, 1);
+    fixture_close(&f);
+}
+
+/* ---- never in worker mode ---------------------------------------------------------------- */
 
 /* The worker is woken inside the timer: wake_fn is not called, whatever the answers and
    schedulings. */
@@ -230,6 +280,7 @@ int main(void) {
     }
     RUN_TEST(test_called_on_scheduling_thread);
     RUN_TEST(test_loop_thread_woken);
+    RUN_TEST(test_not_while_pass_under_way);
     RUN_TEST(test_never_in_worker_mode);
     return test_finish();
 }
