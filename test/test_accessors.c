@@ -177,7 +177,7 @@ static void test_due_in_exact(void) {
 }
 
 /* UINT64_MAX: not pending (never, ran, cancelled), pending on another timer, NULL, and a
-   deadline whose boundary lies past UINT64_MAX. */
+   deadline whose boundary is UINT64_MAX or lies past it. */
 static void test_due_in_never(void) {
     fixture f, g;
     probe p;
@@ -202,6 +202,14 @@ static void test_due_in_never(void) {
     CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), UINT64_MAX);
     CHECK_EQ(hwtimer_check(f.t), 0);
     fixture_close(&g);
+    fixture_close(&f);
+
+    /* S = 5, 1 ns tick: UINT64_MAX is a boundary itself, and a timeout there never runs */
+    fixture_open(&f, 5, 1, 8);
+    probe_init(&p, &f, 0);
+    CHECK_EQ(boundary_of(&f, UINT64_MAX), UINT64_MAX);
+    CHECK_EQ(probe_schedule_at(&p, UINT64_MAX), HWTIMER_OK);
+    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), UINT64_MAX);
     fixture_close(&f);
 }
 
