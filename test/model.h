@@ -707,10 +707,10 @@ static uint64_t random_start(void) {
 static void on_fire(hwtimer_timeout *to, void *arg);
 
 /* How an arming gives its deadline: a delay from the clock, or D itself (the _at forms). */
-enum { RELATIVE, ABSOLUTE };
+enum { ARM_RELATIVE, ARM_ABSOLUTE };
 
 static uint64_t deadline_of(int form, uint64_t when) {
-    return form == ABSOLUTE ? when : sat_add(sim.clock, when);
+    return form == ARM_ABSOLUTE ? when : sat_add(sim.clock, when);
 }
 
 /* Counts the armings a leeway made wider than one tick, and those it moved. */
@@ -743,9 +743,9 @@ static void op_schedule(int id, int form, uint64_t when) {
     hwtimer_timeout *to = &sim.nodes[id].to;
     int want = model_schedule_result(&sim.m, id);
     void *arg = random_arg(id);
-    int got = form == ABSOLUTE ? hwtimer_schedule_at(sim.t, to, when, on_fire, arg)
+    int got = form == ARM_ABSOLUTE ? hwtimer_schedule_at(sim.t, to, when, on_fire, arg)
                                : hwtimer_schedule(sim.t, to, when, on_fire, arg);
-    check_arm(form == ABSOLUTE ? "schedule_at" : "schedule", id, got, want,
+    check_arm(form == ARM_ABSOLUTE ? "schedule_at" : "schedule", id, got, want,
               deadline_of(form, when), 0, arg);
 }
 
@@ -753,10 +753,10 @@ static void op_schedule_periodic(int id, int form, uint64_t when, uint64_t perio
     hwtimer_timeout *to = &sim.nodes[id].to;
     int want = period == 0 ? HWTIMER_EINVAL : model_schedule_result(&sim.m, id);
     void *arg = random_arg(id);
-    int got = form == ABSOLUTE
+    int got = form == ARM_ABSOLUTE
                   ? hwtimer_schedule_periodic_at(sim.t, to, when, period, on_fire, arg)
                   : hwtimer_schedule_periodic(sim.t, to, when, period, on_fire, arg);
-    check_arm(form == ABSOLUTE ? "schedule_periodic_at" : "schedule_periodic", id, got, want,
+    check_arm(form == ARM_ABSOLUTE ? "schedule_periodic_at" : "schedule_periodic", id, got, want,
               deadline_of(form, when), period, arg);
 }
 
@@ -764,9 +764,9 @@ static void op_schedule_periodic(int id, int form, uint64_t when, uint64_t perio
 static void op_reschedule(int id, int form, uint64_t when) {
     hwtimer_timeout *to = &sim.nodes[id].to;
     int want = model_reschedule_result(&sim.m, id);
-    int got = form == ABSOLUTE ? hwtimer_reschedule_at(sim.t, to, when)
+    int got = form == ARM_ABSOLUTE ? hwtimer_reschedule_at(sim.t, to, when)
                                : hwtimer_reschedule(sim.t, to, when);
-    check_arm(form == ABSOLUTE ? "reschedule_at" : "reschedule", id, got, want,
+    check_arm(form == ARM_ABSOLUTE ? "reschedule_at" : "reschedule", id, got, want,
               deadline_of(form, when), sim.m.to[id].period, sim.m.to[id].arg);
 }
 
@@ -800,10 +800,10 @@ static void op_cancel(int id) {
 
 /* Random values are drawn one statement at a time: the order in which a call's arguments
    are evaluated is unspecified, and a seed must give the same run with every compiler. */
-static int random_form(void) { return draw_percent(40) ? ABSOLUTE : RELATIVE; }
+static int random_form(void) { return draw_percent(40) ? ARM_ABSOLUTE : ARM_RELATIVE; }
 
 static uint64_t random_when(int form) {
-    return form == ABSOLUTE ? random_deadline() : random_delay();
+    return form == ARM_ABSOLUTE ? random_deadline() : random_delay();
 }
 
 static void op_random_reschedule(int id) {
@@ -1056,7 +1056,7 @@ static void mutate_from_callback(int self) {
         switch (draw_below(12)) {
         case 0:
         case 1: op_random_arm(self); break; /* the usual way to re-arm */
-        case 2: op_schedule(random_node(), RELATIVE, 0); break; /* must wait for the next pass */
+        case 2: op_schedule(random_node(), ARM_RELATIVE, 0); break; /* must wait for the next pass */
         case 3: op_cancel(random_node_where(runs_this_pass)); break; /* then it must not run */
         case 4: op_cancel(self); break;
         case 5: op_random_reschedule(random_node()); break;
