@@ -290,7 +290,7 @@ static void test_version(void) {
     CHECK(strcmp(built, HWTIMER_VERSION) == 0);
     CHECK(HWTIMER_VERSION_MAJOR >= 0 && HWTIMER_VERSION_MINOR >= 0 && HWTIMER_VERSION_PATCH >= 0);
 #if !(HWTIMER_VERSION_MAJOR > 0 || HWTIMER_VERSION_MINOR > 0 || HWTIMER_VERSION_PATCH > 0)
-    CHECK(!"the version macros are usable in #if and not all zero");
+    CHECK(0); /* the version macros must be usable in #if, and not all zero */
 #endif
 }
 
