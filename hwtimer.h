@@ -2301,7 +2301,7 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
    ================================================================================= */
 
 /* Arms a node on a timer with threads, starting and waking its worker (lock held). */
-static int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
                                uint64_t deadline, uint64_t period, hwtimer_fn fn, void *arg) {
     int err = hwtimer__arm_refusal(t, to);
     if (err) return err;
