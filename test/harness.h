@@ -91,6 +91,16 @@ static inline const hwtimer_threads *test_threads(void) {
 #endif
 }
 
+/* For a program that needs a thread backend, at the top of main(): in a mode without one
+   it says so and passes with no test run. */
+#define REQUIRE_THREADS(program)                                                  \
+    do {                                                                          \
+        if (!test_threads()) {                                                    \
+            printf("skipped: %s needs a thread backend (a threaded mode)\n", program); \
+            return test_finish();                                                 \
+        }                                                                         \
+    } while (0)
+
 /* ---- atomics ---------------------------------------------------------------------------
    The GCC/Clang __atomic builtins: they compile warning-free as C99 with -Wpedantic, where
    <stdatomic.h> does not. Counters a worker thread may touch go through these. */

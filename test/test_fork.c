@@ -203,10 +203,7 @@ static void test_fork_during_periodic_callback(void) {
 }
 
 int main(void) {
-    if (!test_threads()) {
-        printf("skipped: test_fork needs a thread backend (a threaded mode)\n");
-        return test_finish();
-    }
+    REQUIRE_THREADS("test_fork");
     RUN_TEST(test_arguments);
     RUN_TEST(test_caller_driven);
     RUN_TEST(test_worker);

@@ -109,10 +109,7 @@ static void test_caller_driven_not_counted(void) {
 }
 
 int main(void) {
-    if (!test_threads()) {
-        printf("skipped: test_log needs a thread backend (a threaded mode)\n");
-        return test_finish();
-    }
+    REQUIRE_THREADS("test_log");
     RUN_TEST(test_warns_past_64);
     RUN_TEST(test_silent_without_log_fn);
     RUN_TEST(test_caller_driven_not_counted);

@@ -274,10 +274,7 @@ static void test_never_in_worker_mode(void) {
 }
 
 int main(void) {
-    if (!test_threads()) {
-        printf("skipped: test_wake_threads needs a thread backend (a threaded mode)\n");
-        return test_finish();
-    }
+    REQUIRE_THREADS("test_wake_threads");
     RUN_TEST(test_called_on_scheduling_thread);
     RUN_TEST(test_loop_thread_woken);
     RUN_TEST(test_not_while_pass_under_way);
