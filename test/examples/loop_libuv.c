@@ -10,10 +10,14 @@
      whole ms, read once per loop iteration. So uv_now() * 1e6 is a "now" on the timer's
      clock that is never ahead of it and costs no clock read: the loop passes it to
      hwtimer_advance and builds deadlines from it with the absolute forms
-     (hwtimer_schedule_at, hwtimer_reschedule_at), as libuv's own timers count from
-     uv_now(). Like them, a deadline so built may be up to UV_NOW_STALENESS older than
-     the real clock (1 ms of truncation, and the coarse clock libuv reads when its
-     resolution is 1 ms or better).
+     (hwtimer_reschedule_at), as libuv's own timers count from uv_now(). libuv reads
+     the time when the poll returns, so a read callback's data arrived before it: a
+     deadline so built is at most UV_NOW_STALENESS early (1 ms of truncation, and the
+     coarse clock libuv reads when its resolution is 1 ms or better). Not so for an
+     accept: libuv accepts until the backlog is empty, and a connection made while that
+     loop ran (a burst, or a loop thread that lost its CPU) is newer than uv_now by any
+     amount, so the new connection's timeout is scheduled with hwtimer_schedule, which
+     reads the clock.
    - A uv_prepare_t runs just before the loop sleeps: it sets the uv timer to
      hwtimer_next_expiry() (rounded up to whole ms from uv_now()) when that has changed,
      or stops it when nothing is pending. So a schedule or reschedule made by the loop's
@@ -170,7 +174,10 @@ static void on_connection(uv_stream_t *listener, int status) {
     }
     keepalive_opened(a->driver.report);
     uv_read_start((uv_stream_t *)&c->tcp, conn_alloc, on_read);
-    hwtimer_schedule_at(a->driver.timer, &c->idle, loop_now(&a->loop) + IDLE_LIMIT, on_idle, c);
+    /* Not loop_now: it is the time the loop read before this accept loop began, and a
+       burst of connections (or a thread that lost its CPU) can make it older than the
+       connection by any amount. hwtimer_schedule reads the timer's clock. */
+    hwtimer_schedule(a->driver.timer, &c->idle, IDLE_LIMIT, on_idle, c);
 }
 
 /* hwtimer_stop hands back each pending timeout: each is a connection still open. */
