@@ -361,7 +361,9 @@ USING IT FROM AN EVENT LOOP (what users trip on)
    - Cached time. A loop that keeps its own time (libuv's uv_now, a frame time) calls
      hwtimer_advance(t, now) and the _at forms: the timer then reads no clock. That time
      must be the timer's clock (cfg.clock_fn), or a rounded-down reading of it: a time
-     ahead of the clock runs timeouts early.
+     ahead of the clock runs timeouts early. And it is as old as the loop's current pass:
+     a deadline built from it for something newer (a connection accepted late in a burst)
+     starts that much early; schedule that one with a clock-reading form.
    - A loop that sleeps in a library (libevent, libuv) sets one library timer to
      hwtimer_next_expiry before it sleeps, and sets cfg.wake_fn so that a schedule made
      where the loop does not re-arm that timer (another thread, a library callback) wakes
@@ -837,10 +839,11 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
    level's occupancy bit tree matches its lists, every filed node is in the slot its due
    tick names and is pending on t, no slot at or behind a level's position holds a node,
    the list of due nodes is in order, and the nodes filed (plus a periodic inside its own
-   callback) are exactly hwtimer_pending. O(pending + occupied slots + bitmap words): for
-   tests and debugging. Returns 0, or the first broken invariant: HWTIMER_CHECK_LINKS,
-   _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT. During a pass (from a callback) only
-   the count is checked. 0 for NULL. */
+   callback) are exactly hwtimer_pending, and a schedule that must go to the due list or
+   wake the loop (cfg.wake_fn) takes the way that does. O(pending + occupied slots + bitmap
+   words): for tests and debugging. Returns 0, or the first broken invariant:
+   HWTIMER_CHECK_LINKS, _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT, _NEAR. During a pass
+   (from a callback) only the count is checked. 0 for NULL. */
 enum {
     HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
@@ -848,7 +851,9 @@ enum {
     HWTIMER_CHECK_BEHIND = -104, /* a slot at or behind its level's position is occupied */
     HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is out of order */
     HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
-    HWTIMER_CHECK_COUNT = -107   /* the nodes filed are not hwtimer_pending */
+    HWTIMER_CHECK_COUNT = -107,  /* the nodes filed are not hwtimer_pending */
+    HWTIMER_CHECK_NEAR = -108    /* a schedule that needs the due list or a wake-up would
+                                    go straight to the wheel */
 };
 HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
@@ -1109,6 +1114,8 @@ struct hwtimer {
     /* the wheel */
     uint64_t elapsed;  /* processed up to this tick */
     uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
+    uint64_t near_upto; /* a filing at a tick <= this may go to `due` or call wake_fn: the
+                           greater of horizon and hwtimer__wake_upto (hwtimer__set_near) */
     uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
     uint32_t leeway_key;   /* memo of the last leeway turned into ticks (hwtimer__leeway_key) */
     uint64_t leeway_ticks; /* ... floor(leeway / tick_ns) */
@@ -1223,35 +1230,40 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     return (uint32_t)to->leeway_exp << 16 | to->leeway_digits;
 }
 
-/* The tick in [e, last] with the most trailing zero bits: if e and last first differ at
-   bit b, it is e itself when e's bits 0..b are zero, else last with bits 0..b-1 cleared. */
-static uint64_t hwtimer__roundest_tick(uint64_t e, uint64_t last) {
-    uint64_t b;
-    if (e == last) return e;
-    b = (uint64_t)1 << hwtimer__msb64(e ^ last);
-    return e & (2 * b - 1) ? last & ~(b - 1) : e; /* no branch: e's bits are random */
+/* The tick in [e, last] (e <= last) with the most trailing zero bits. Every number in
+   (e - 1, last] has the bits above h = msb((e - 1) ^ last) of last, and bit h of e - 1 is 0,
+   of last 1: last with its bits below h cleared is in range, and the only one with h
+   trailing zeros or more. (Tick 0 is the roundest of all; e - 1 would wrap.) */
+HWTIMER__HOT uint64_t hwtimer__roundest_tick(uint64_t e, uint64_t last) {
+    unsigned h;
+    if (e == 0) return 0;
+    h = hwtimer__msb64((e - 1) ^ last);
+    return last >> h << h;
+}
+
+/* A program uses one or two leeways: the timer remembers the last one in ticks. */
+static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer *t, const hwtimer_timeout *to) {
+    uint64_t rem;
+    t->leeway_ticks = hwtimer__div_tick(t, hwtimer__leeway(to), &rem);
+    t->leeway_key = hwtimer__leeway_key(to);
 }
 
 /* The tick a node runs at, for a deadline: its due tick e, or with a leeway the roundest
    tick of e .. e + leeway / tick_ns, so that nearby timeouts share a boundary (never past
-   the last tick a deadline can have). */
-static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick(hwtimer *t, const hwtimer_timeout *to,
-                                                       uint64_t e) {
+   the last tick a deadline can have). Inline, and a handful of instructions: a leeway
+   costs a schedule under 10%. */
+HWTIMER__HOT uint64_t hwtimer__leeway_tick(hwtimer *t, const hwtimer_timeout *to, uint64_t e) {
     uint64_t last;
-    uint32_t key = hwtimer__leeway_key(to);
-    if (key != t->leeway_key) { /* a program uses one or two leeways: remember the last */
-        uint64_t rem;
-        t->leeway_ticks = hwtimer__div_tick(t, hwtimer__leeway(to), &rem);
-        t->leeway_key = key;
-    }
-    last = hwtimer__add_sat(e, t->leeway_ticks);
-    return hwtimer__roundest_tick(e, last < t->max_tick ? last : t->max_tick);
+    if (hwtimer__leeway_key(to) != t->leeway_key) hwtimer__set_leeway_memo(t, to);
+    last = e + t->leeway_ticks; /* (a branch, not a saturating min: it is seldom taken) */
+    if (last < e || last > t->max_tick) last = t->max_tick; /* e <= max_tick, the last tick */
+    return hwtimer__roundest_tick(e, last);
 }
 
 HWTIMER__HOT uint64_t hwtimer__node_tick(hwtimer *t, const hwtimer_timeout *to,
                                          uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(t, deadline);
-    if (to->leeway_digits && e < t->max_tick) return hwtimer__leeway_tick(t, to, e);
+    if (to->leeway_digits) return hwtimer__leeway_tick(t, to, e);
     return e;
 }
 
@@ -1476,14 +1488,32 @@ static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick)
     hwtimer__list_insert_after(pos, &to->link);
 }
 
+/* The last tick whose filing may have to wake the loop: none (0) unless an answer is out
+   that no wake_fn call has answered; then the tick of the time it told the loop (a tick
+   whose boundary is before that time runs before the loop would wake), or every tick
+   when it told the loop that nothing was pending. An upper bound: hwtimer__note_arming
+   decides exactly. */
+static uint64_t hwtimer__wake_upto(const hwtimer *t) {
+    if (!t->wake_armed) return 0;
+    return t->reported_none ? UINT64_MAX : hwtimer__due_tick(t, t->reported);
+}
+
+/* Call after horizon, wake_armed or the answer changes: filings at the ticks that need a
+   look take the out-of-line way (hwtimer__file_near), every other filing one comparison. */
+static void hwtimer__set_near(hwtimer *t) {
+    uint64_t wake_upto = hwtimer__wake_upto(t);
+    t->near_upto = wake_upto > t->horizon ? wake_upto : t->horizon;
+}
+
 /* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
    timer was last told a later time, or that nothing was pending, it must be woken: once per
    answer (see "Waking the loop" at hwtimer_next_expiry). Without threads wake_fn is called
    at once; with threads once the lock is released (hwtimer__unlock_and_wake). */
-static HWTIMER__NOINLINE void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
+static void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
     if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
     if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
     t->wake_armed = 0;
+    hwtimer__set_near(t);
     if (t->threads) {
         t->wake_now = 1;
     } else {
@@ -1491,14 +1521,26 @@ static HWTIMER__NOINLINE void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
     }
 }
 
-/* Files a pending node due at `tick` (hwtimer__node_tick of its deadline). */
-HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
+/* Files a node at a tick <= near_upto: due in the pass under way or already passed (to
+   `due`), or in the wheel but maybe before the loop's wake-up. */
+static HWTIMER__NOINLINE void hwtimer__file_near(hwtimer *t, hwtimer_timeout *to,
+                                                 uint64_t tick) {
     if (tick <= t->horizon) {
         hwtimer__file_in_due(t, to, tick);
     } else {
         hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
     }
     if (t->wake_armed) hwtimer__note_arming(t, tick);
+}
+
+/* Files a pending node due at `tick` (hwtimer__node_tick of its deadline). Most filings are
+   for a tick past near_upto: one comparison, then the wheel. */
+HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
+    if (tick <= t->near_upto) {
+        hwtimer__file_near(t, to, tick);
+    } else {
+        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+    }
 }
 
 /* Files a pending node by its deadline; returns the tick it will run at. */
@@ -1528,20 +1570,20 @@ HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
     }
 }
 
-/* Gives a filed node a new deadline that is due in the wheel (past the horizon): moves it
-   to its new slot, or leaves it where it is if the slot is the same (a slot does not care
-   about the exact deadline). 0 if the deadline is due too soon for the wheel (lock held). */
+/* Gives a filed node a new deadline that is due in the wheel past near_upto: moves it to
+   its new slot, or leaves it where it is if the slot is the same (a slot does not care
+   about the exact deadline). 0 for a tick <= near_upto (lock held): the caller unfiles the
+   node and files it again, which looks at that tick. */
 HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
     uint64_t tick = hwtimer__node_tick(t, to, deadline);
     uint32_t where;
-    if (tick <= t->horizon) return 0;
+    if (tick <= t->near_upto) return 0;
     where = hwtimer__wheel_where(t, tick);
     HWTIMER__STORE64(&to->deadline, deadline);
     if (where != to->where) {
         hwtimer__unfile(t, to);
         hwtimer__file_in_wheel(t, to, where);
     }
-    if (t->wake_armed) hwtimer__note_arming(t, tick);
     return 1;
 }
 
@@ -2114,6 +2156,9 @@ static int hwtimer__check_locked(hwtimer *t) {
     if (!err) err = hwtimer__check_list(t, &t->ready, HWTIMER__WHERE_LIST, &n);
     for (l = 0; !err && l < t->levels; l++) err = hwtimer__check_level(t, l, &n);
     if (!err && (n != t->pending || t->pending > t->max_pending)) err = HWTIMER_CHECK_COUNT;
+    if (!err && (t->near_upto < t->horizon || t->near_upto < hwtimer__wake_upto(t))) {
+        err = HWTIMER_CHECK_NEAR;
+    }
     return err;
 }
 
@@ -2181,6 +2226,7 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     target = hwtimer__div_tick(t, now - t->start, &rem);
     t->in_pass = 1;
     t->horizon = target;
+    hwtimer__set_near(t);
     if (t->threads) t->threads->thread_self(t->pass_thread);
     t->stats.passes++;
     hwtimer__list_splice(&t->ready, &t->due);
@@ -2216,6 +2262,7 @@ static uint64_t hwtimer__answer_loop(hwtimer *t) {
     t->reported = next;
     t->reported_none = t->pending == 0;
     t->wake_armed = t->wake_fn && !t->worker_mode;
+    hwtimer__set_near(t);
     return next;
 }
 

@@ -20,7 +20,8 @@
    ticks, near UINT64_MAX, log-uniform and round decimals, and stay with a node across
    schedulings and timers. Callbacks mutate the timer as drawn: re-arm themselves,
    schedule others with delay 0, cancel others that are due in the same pass, cancel
-   themselves, set leeways, walk the timer with hwtimer_foreach.
+   themselves, set leeways, walk the timer with hwtimer_foreach. Half the episodes give
+   the timer a cfg.wake_fn, as a loop that sleeps until its last answer does.
 
    Ties in B may run in any order, so the model does not predict the firing order: it
    follows the real one and checks every callback as it happens (pending, due at its
@@ -28,7 +29,10 @@
    mutations in the same order. After each pass it checks that nothing due was left,
    and after every operation the return value, the pending count, next_expiry and, for
    the nodes the operation touched plus two more in turn, state, deadline,
-   hwtimer_is_pending, _timeout_arg, _timeout_period and _timeout_due_in. due_in shows
+   hwtimer_is_pending, _timeout_arg, _timeout_period and _timeout_due_in; and the calls
+   to wake_fn: after each answer the loop got (next_expiry, poll_timeout_ms), exactly one
+   for the first arming outside a pass whose B is before the time answered (any arming,
+   if the answer was that nothing was pending), none for anything else. due_in shows
    the boundary the timer chose: it must be a tick boundary in the node's window
    [max(D, first boundary), first boundary + leeway], then exactly the model's B (for a
    periodic timeout inside its own callback, the B of its next period). hwtimer_foreach
@@ -120,7 +124,7 @@ typedef struct model {
 
 /* Set by the self-checks: a model that ignores the tick grid, or the leeway, must be
    caught. */
-enum { MODEL_EXACT, MODEL_IGNORES_GRID, MODEL_IGNORES_LEEWAY };
+enum { MODEL_EXACT, MODEL_IGNORES_GRID, MODEL_IGNORES_LEEWAY, MODEL_NEVER_WAKES };
 static int model_sabotage;
 
 /* The tick a deadline is due at: the first k >= 0 with S + k*tick >= d. */
@@ -285,6 +289,12 @@ static struct {
     unsigned char visited[MAX_NODES];
     size_t visited_count;
     int next_checked; /* the node the next check_world looks at anyway */
+    /* the loop that drives the timer, when the episode gave it a wake_fn */
+    int wake_loop;
+    int answer_out;        /* an answer is out that no wake_fn call has answered yet */
+    int answer_none;       /* ... it said nothing was pending */
+    uint64_t answer;       /* ... the time it said */
+    uint64_t wakes, wakes_seen; /* wake_fn calls, and those already checked */
     /* counters and diagnostics */
     uint64_t op, episode, callbacks, log_count;
     struct { /* what the run exercised: a run that never saw EFULL did not test it */
@@ -295,6 +305,8 @@ static struct {
         uint64_t leeway_set, leeway_busy, armed_wide, armed_moved;
         /* boundaries seen through due_in (of a periodic inside its callback); walks */
         uint64_t due_in_seen, due_in_rearm, foreach_walks;
+        /* armings that had to wake the loop; that found an answer out but did not */
+        uint64_t woke, did_not_wake;
     } seen;
     log_entry log[LOG_SIZE];
     jmp_buf diverged;
@@ -354,6 +366,48 @@ static void expect_result(const char *what, int id, long long got, long long wan
 
 /* Arming inside a pass is remembered: such a timeout must wait for a later pass. */
 static uint64_t arming_pass(void) { return sim.in_pass ? sim.pass_id : 0; }
+
+/* ------------------------------------------------------------------------- the loop */
+
+/* cfg.wake_fn of the episodes that have a loop: counted, checked where it may be called. */
+static void on_wake(void *ctx) {
+    if (ctx != &sim) diverge("wake_fn got ctx %p, not the config's", ctx);
+    if (sim.in_pass) diverge("wake_fn was called inside an advance");
+    sim.wakes++;
+}
+
+/* The timer answered the loop (next_expiry, poll_timeout_ms) with `answer`. */
+static void loop_asked(uint64_t answer) {
+    sim.answer_out = sim.wake_loop;
+    sim.answer = answer;
+    sim.answer_none = sim.m.pending == 0;
+}
+
+/* wake_fn calls node `id`'s arming (done, and applied to the model) must have made: one if
+   it is outside a pass, an answer is out, and the node runs before the time answered (B
+   beyond UINT64_MAX: at UINT64_MAX) or the answer was that nothing was pending. That one
+   answers the answer. */
+static uint64_t model_wakes_for(int id) {
+    const model_timeout *mt = &sim.m.to[id];
+    uint64_t at = mt->never ? UINT64_MAX : mt->boundary;
+    if (sim.in_pass || !sim.answer_out) return 0;
+    if ((!sim.answer_none && at >= sim.answer) || model_sabotage == MODEL_NEVER_WAKES) {
+        sim.seen.did_not_wake++;
+        return 0;
+    }
+    sim.answer_out = 0;
+    sim.seen.woke++;
+    return 1;
+}
+
+/* wake_fn was called `want` times since the last look. */
+static void check_wakes(const char *what, int id, uint64_t want) {
+    uint64_t got = sim.wakes - sim.wakes_seen;
+    sim.wakes_seen = sim.wakes;
+    if (got != want)
+        diverge("%s on node %d: wake_fn called %llu times, the model says %llu", what, id,
+                (unsigned long long)got, (unsigned long long)want);
+}
 
 /* ------------------------------------------------------------------------- checks */
 
@@ -527,6 +581,7 @@ static void check_pending(void) {
    the wheel may still want wake-ups to cascade; the event-loop operation checks progress. */
 static void check_next_expiry(void) {
     uint64_t got = hwtimer_next_expiry(sim.t), min_b = 0;
+    loop_asked(got);
     if (sim.m.pending == 0 && got != UINT64_MAX)
         diverge("hwtimer_next_expiry %llu, but nothing is pending", (unsigned long long)got);
     if (model_min_boundary(&sim.m, sim.n, &min_b) && got > min_b)
@@ -538,6 +593,7 @@ static void check_next_expiry(void) {
 static void check_poll_timeout(void) {
     int got = hwtimer_poll_timeout_ms(sim.t), want;
     uint64_t expiry = hwtimer_next_expiry(sim.t);
+    loop_asked(expiry); /* (both calls answered; the same time) */
     want = sim.m.pending == 0 ? -1 : test_ms_until(expiry, sim.clock);
     if (got != want)
         diverge("hwtimer_poll_timeout_ms %d, expected %d (next_expiry %llu)", got, want,
@@ -551,6 +607,7 @@ static void check_invariants(void) {
 }
 
 static void check_world(void) {
+    check_wakes("the last operation", -1, 0); /* anything but an arming that checked */
     check_invariants();
     check_pending();
     check_next_expiry();
@@ -730,12 +787,14 @@ static void check_arm(const char *what, int id, int got, int want, uint64_t dead
     expect_result(what, id, got, want);
     if (want != HWTIMER_OK) {
         sim.seen.refused[-want & 7]++;
+        check_wakes(what, id, 0);
         return;
     }
     sim.seen.armed++;
     sim.seen.armed_in_pass += sim.in_pass != 0;
     model_arm(&sim.m, id, deadline, period, arg, arming_pass());
     count_leeway(id);
+    check_wakes(what, id, model_wakes_for(id));
 }
 
 /* hwtimer_schedule (when = a delay) or hwtimer_schedule_at (when = D). */
@@ -878,12 +937,14 @@ static void op_event_loop(void) {
     for (wakeups = 0; wakeups < MAX_WAKEUPS; wakeups++) {
         uint64_t expiry = hwtimer_next_expiry(sim.t), after;
         size_t ran;
+        loop_asked(expiry);
         if (expiry == UINT64_MAX || !reachable(expiry)) return;
         op_advance(expiry > sim.m.last_now ? expiry : sim.m.last_now);
         ran = sim.pass_runs;
         check_next_expiry();
         if (ran > 0) return;
         after = hwtimer_next_expiry(sim.t);
+        loop_asked(after);
         if (after <= expiry)
             diverge("no progress: advance to next_expiry %llu ran nothing, and next_expiry "
                     "is now %llu", (unsigned long long)expiry, (unsigned long long)after);
@@ -1098,7 +1159,11 @@ static void on_fire(hwtimer_timeout *to, void *arg) {
 enum { MODEL_OP_MIX = 100, MODEL_OP_STOP = MODEL_OP_MIX };
 
 static void model_op(unsigned r) {
-    if (r < 30) op_random_arm(random_node());
+    if (r < 25) op_random_arm(random_node());
+    else if (r < 30) { /* two in a row: the second finds the answer answered */
+        op_random_arm(random_node());
+        op_random_arm(random_node());
+    }
     else if (r < 40) op_cancel(draw_percent(50) ? random_node_where(is_pending) : random_node());
     else if (r < 64) op_advance(random_now());
     else if (r < 69) op_event_loop();
@@ -1130,6 +1195,12 @@ static void episode_begin(void) {
     sim.m.max_pending = draw_percent(25) ? (size_t)(1 + draw_below((uint64_t)sim.n)) : 0;
     test_fake_config(&cfg, &sim.clock, sim.m.tick, sim.ticks_per_wheel);
     cfg.max_pending = sim.m.max_pending;
+    sim.wake_loop = draw_percent(50);
+    sim.answer_out = 0;
+    if (sim.wake_loop) {
+        cfg.wake_fn = on_wake;
+        cfg.wake_ctx = &sim;
+    }
     err = hwtimer_create(&sim.t, &cfg);
     note("create", -1, sim.m.tick, sim.m.start, err);
     expect_result("hwtimer_create", -1, err, HWTIMER_OK);

@@ -5,6 +5,8 @@
      hwtimer__wheel_where           tick -> the level and slot it is filed in
      hwtimer__level_next_occupied   the first occupied slot at or after an index, from the
                                     bit tree hwtimer__level_mark / _unmark keep
+     hwtimer__roundest_tick         a leeway's window [e, last] -> its tick with the most
+                                    trailing zero bits
 
    Each runs on a real timer (made by hwtimer_create on a fake clock) whose geometry the
    helpers read; the brute-force side uses only the geometry hwtimer.h documents (ticks per
@@ -157,9 +159,42 @@ static void test_level_next_occupied(void) {
     check_next_occupied(1u << 13, 60, &rng); /* three layers, dense */
 }
 
+/* ---- hwtimer__roundest_tick ------------------------------------------------------------- */
+
+/* The first multiple of 2^63, 2^62, ... 1 in [e, last]: the roundest (0 counts as the
+   roundest of all). */
+static uint64_t roundest_by_search(uint64_t e, uint64_t last) {
+    unsigned bit = 64;
+    while (bit-- > 0) {
+        uint64_t step = (uint64_t)1 << bit;
+        uint64_t first = e % step == 0 ? e : e + (step - e % step); /* may wrap: then > last
+                                                                      fails or first < e */
+        if (first >= e && first <= last) return first;
+    }
+    return e; /* unreachable: every e is a multiple of 1 */
+}
+
+static void test_roundest_tick(void) {
+    uint64_t rng = 3;
+    size_t i, wrong = 0;
+    for (i = 0; i < DRAWS; i++) {
+        uint64_t e = i % 8 == 0 ? 0 : draw_any(&rng);
+        uint64_t width = i % 3 ? test_rng_below(&rng, 1000) : draw_any(&rng);
+        uint64_t last = e + width < e ? UINT64_MAX : e + width;
+        wrong += hwtimer__roundest_tick(e, last) != roundest_by_search(e, last);
+    }
+    CHECK_EQ(wrong, 0);
+    CHECK_EQ(hwtimer__roundest_tick(0, UINT64_MAX), 0);
+    CHECK_EQ(hwtimer__roundest_tick(5, 5), 5);
+    CHECK_EQ(hwtimer__roundest_tick(5, 7), 6);
+    CHECK_EQ(hwtimer__roundest_tick(9, 16), 16);
+    CHECK_EQ(hwtimer__roundest_tick(1, UINT64_MAX), (uint64_t)1 << 63);
+}
+
 int main(void) {
     RUN_TEST(test_due_tick);
     RUN_TEST(test_wheel_where);
     RUN_TEST(test_level_next_occupied);
+    RUN_TEST(test_roundest_tick);
     return test_finish();
 }

@@ -81,6 +81,9 @@ static void test_detects_a_wrong_model(void) { CHECK(catches(MODEL_IGNORES_GRID)
 /* A model that ignores leeways (B = the first boundary) is caught. */
 static void test_detects_a_model_without_leeway(void) { CHECK(catches(MODEL_IGNORES_LEEWAY)); }
 
+/* A model that expects no wake_fn call is caught. */
+static void test_detects_a_model_that_never_wakes(void) { CHECK(catches(MODEL_NEVER_WAKES)); }
+
 static void print_summary(double seconds) {
     const uint64_t *refused = sim.seen.refused;
     printf("model: %llu operations, %llu callbacks checked, %llu episodes, %.2f s CPU (%.0f ops/s)\n",
@@ -104,6 +107,9 @@ static void print_summary(double seconds) {
            (unsigned long long)sim.seen.armed_wide, (unsigned long long)sim.seen.armed_moved,
            (unsigned long long)sim.seen.due_in_seen, (unsigned long long)sim.seen.due_in_rearm,
            (unsigned long long)sim.seen.foreach_walks);
+    printf("model: armings that woke the loop (wake_fn) %llu; that found an answer out and "
+           "did not %llu\n",
+           (unsigned long long)sim.seen.woke, (unsigned long long)sim.seen.did_not_wake);
 }
 
 static void test_random_operations(void) {
@@ -155,6 +161,7 @@ int main(int argc, char **argv) {
     parse_args(argc, argv);
     RUN_TEST(test_detects_a_wrong_model);
     RUN_TEST(test_detects_a_model_without_leeway);
+    RUN_TEST(test_detects_a_model_that_never_wakes);
     RUN_TEST(test_random_operations);
     return test_finish();
 }
