@@ -994,11 +994,13 @@ static unsigned hwtimer__msb64(uint64_t x) {
 #define HWTIMER__NOINLINE
 #endif
 
-/* Asks for a cache line that is needed soon (a hint: nothing happens without the builtin). */
+/* Asks for the cache lines of a node that is needed soon: its first byte and its last, as
+   a node need not be aligned to a line (a hint: nothing happens without the builtin). */
 #if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__PREFETCH(p) __builtin_prefetch(p)
+#define HWTIMER__PREFETCH_NODE(p)                                                          \
+    (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
 #else
-#define HWTIMER__PREFETCH(p) ((void)(p))
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
 #endif
 
 /* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
@@ -1406,14 +1408,17 @@ typedef struct hwtimer__walk {
 
 /* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
    before either node is visited, as a visit may re-link or free its node, and fetched at
-   once: the visits to the other lists until this one's next turn hide the wait. */
+   once: the visits to the other lists until this one's next turn hide the wait. Both ends
+   of each are fetched: a node in an array that malloc aligned to 16 bytes spans two cache
+   lines, and its visit reads the second (the leeway, to re-file it) as well as the first
+   (expiry at 10^6: 34.1 -> 32.7 ns per timeout, alternating runs). */
 HWTIMER__HOT int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit, void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
     if (front == w->end) return 0;
     next = front->next;
     prev = back->prev;
-    HWTIMER__PREFETCH(next);
-    HWTIMER__PREFETCH(prev);
+    HWTIMER__PREFETCH_NODE(next);
+    HWTIMER__PREFETCH_NODE(prev);
     visit(ctx, hwtimer__node(front));
     if (front != back) visit(ctx, hwtimer__node(back));
     if (front == back || next == back) {
