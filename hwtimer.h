@@ -519,21 +519,24 @@ struct hwtimer__link {
    Every field is private to the timer: read them with hwtimer_timeout_state(),
    _deadline(), _arg() and _period(). At most 64 bytes on 64-bit targets. */
 struct hwtimer_timeout {
+    /* What a cancel and a re-filing read come first, what only arming and running read
+       last: in an array that malloc aligned to 16 bytes a node spans two cache lines,
+       and then a cancel touches one of them (random-order cancel at 10^6: 19.5 -> 17.4 ns). */
     struct hwtimer__link link; /* first: a link converts to its node */
-    uint64_t deadline;         /* D of the last scheduling */
-    uint64_t period;           /* 0: one-shot */
-    hwtimer_fn fn;
-    void *arg;
-    hwtimer *owner;            /* the timer it was last scheduled on */
     uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*);
                                   stale otherwise */
     uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_CANCELLED */
     uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns (rounded down) */
     uint16_t leeway_digits;
+    uint64_t deadline;         /* D of the last scheduling */
+    hwtimer *owner;            /* the timer it was last scheduled on */
+    uint64_t period;           /* 0: one-shot */
+    hwtimer_fn fn;
+    void *arg;
 };
 
 /* A static initializer equal to a zero-filled (idle) node. */
-#define HWTIMER_TIMEOUT_INIT {{NULL, NULL}, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0}
+#define HWTIMER_TIMEOUT_INIT {{NULL, NULL}, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL}
 
 /* The thread hooks. Fill one to run the timer on another threading library; the built-in
    backends are hwtimer_threads_pthread(), _c11() and _win32(). Every hook is required.
