@@ -101,7 +101,7 @@ static void serve(void *arg) {
 }
 
 static void test_idle_connections_are_reaped(void) {
-    keepalive_run("idle_reaper (epoll_wait)", serve, 0, KEEPALIVE_REARM_BEFORE_SLEEP);
+    keepalive_run("idle_reaper (epoll_wait)", serve, KEEPALIVE_REARM_BEFORE_SLEEP);
 }
 
 int main(void) {

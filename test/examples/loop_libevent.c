@@ -158,7 +158,7 @@ static void serve(void *arg) {
 }
 
 static void test_libevent_loop(void) {
-    keepalive_run("libevent", serve, 0, KEEPALIVE_LAZY_REARM);
+    keepalive_run("libevent", serve, KEEPALIVE_LAZY_REARM);
 }
 
 int main(void) {

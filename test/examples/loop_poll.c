@@ -103,7 +103,7 @@ static void serve(void *arg) {
 }
 
 static void test_poll_loop(void) {
-    keepalive_run("poll", serve, 0, KEEPALIVE_REARM_BEFORE_SLEEP);
+    keepalive_run("poll", serve, KEEPALIVE_REARM_BEFORE_SLEEP);
 }
 
 int main(void) {

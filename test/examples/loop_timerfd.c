@@ -94,7 +94,7 @@ static void serve(void *arg) {
 }
 
 static void test_timerfd_loop(void) {
-    keepalive_run("epoll + timerfd", serve, 0, KEEPALIVE_REARM_BEFORE_SLEEP);
+    keepalive_run("epoll + timerfd", serve, KEEPALIVE_REARM_BEFORE_SLEEP);
 }
 
 int main(void) {

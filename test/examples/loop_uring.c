@@ -204,7 +204,7 @@ static void serve(void *arg) {
 }
 
 static void test_uring_loop(void) {
-    keepalive_run("io_uring", serve, 0, KEEPALIVE_REARM_BEFORE_SLEEP);
+    keepalive_run("io_uring", serve, KEEPALIVE_REARM_BEFORE_SLEEP);
 }
 
 int main(void) {
