@@ -1585,9 +1585,11 @@ HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
 
 /* Gives a filed node a new deadline that is due in the wheel past near_upto: moves it to
    its new slot, or leaves it where it is if the slot is the same (a slot does not care
-   about the exact deadline). 0 for a tick <= near_upto (lock held): the caller unfiles the
-   node and files it again, which looks at that tick. */
-HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+   about the exact deadline). Returns the tick it will run at (> 0, as it is past
+   near_upto); 0 for a tick <= near_upto (lock held): the caller unfiles the node and files
+   it again, which looks at that tick. */
+HWTIMER__HOT uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
+                                             uint64_t deadline) {
     uint64_t tick = hwtimer__node_tick(t, to, deadline);
     uint32_t where;
     if (tick <= t->near_upto) return 0;
@@ -1597,7 +1599,7 @@ HWTIMER__HOT int hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to, uint64_
         hwtimer__unfile(t, to);
         hwtimer__file_in_wheel(t, to, where);
     }
-    return 1;
+    return tick;
 }
 
 /* The first occupied slot after elapsed's position, in the lowest level that has one (all
@@ -2051,8 +2053,9 @@ static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
                                  uint64_t deadline) {
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
     if (to->state == HWTIMER_PENDING) {
-        if (hwtimer__move_in_wheel(t, to, deadline)) {
-            hwtimer__wake_worker_for(t, hwtimer__node_tick(t, to, deadline), now);
+        uint64_t tick = hwtimer__move_in_wheel(t, to, deadline);
+        if (tick) {
+            hwtimer__wake_worker_for(t, tick, now);
             return;
         }
         hwtimer__unfile(t, to);
@@ -2448,7 +2451,7 @@ HWTIMER__HOT int hwtimer__reschedule_to(hwtimer *t, hwtimer_timeout *to, uint64_
                                         uint64_t deadline) {
     if (t->threads) return hwtimer__reschedule_sync(t, to, now, deadline);
     if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
-        hwtimer__move_in_wheel(t, to, deadline)) {
+        hwtimer__move_in_wheel(t, to, deadline) != 0) {
         return HWTIMER_OK;
     }
     return hwtimer__reschedule_locked(t, to, now, deadline);
