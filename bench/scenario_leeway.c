@@ -9,9 +9,9 @@
      never before its deadline, never after B + floor(leeway / tick), B its first boundary.
    - Worker mode, on the real clock: hwtimer_stats.wakeups, counted from the last schedule
      to the last callback. The three timers (one per leeway) run at the same time.
-   A leeway of L lets timeouts with overlapping windows share a pass: the timer picks in
-   each window the tick with the most trailing zero bits, a multiple of the largest power of
-   two that fits in it. The bound the project holds it to, 2 * span / L + 1 (201 for 10 s
+   A leeway of L lets timeouts with nearby deadlines share a pass: the timer runs each at
+   the first multiple, at or after its due tick, of the largest power of two of ticks that
+   fits in its window, so every timeout runs on one grid. The bound the project holds it to, 2 * span / L + 1 (201 for 10 s
    and 100 ms), is printed beside them; the caller-driven count, exact, fails the run if
    it is above.
 

@@ -4,11 +4,11 @@
    The model is a plain array of timeout records on a fake clock: deadline D, leeway,
    boundary B, period, arg, state and a pending flag. B is the boundary the timeout runs
    at: without a leeway the first S + k*tick >= D; with one, the tick the header's rule
-   picks in the node's window (see hwtimer_timeout_set_leeway), found by brute force
-   (the leeway stored as hwtimer.h stores it, then for each power of two from 2^63 down
-   its first multiple in the window), all computed exactly; a B beyond UINT64_MAX never
-   fires. No wheel and no cleverness: every question is answered by a linear scan, so
-   the model is obviously right.
+   picks in the node's window (see hwtimer_timeout_set_leeway), found by search (the
+   leeway stored as hwtimer.h stores it, the largest power of two that fits the window by
+   trying them from 2^63 down, then its first multiple), all computed exactly; a B beyond
+   UINT64_MAX never fires. No wheel and no cleverness: every question is answered by a
+   linear scan, so the model is obviously right.
 
    A run is a series of episodes. Each creates a timer with a drawn tick, wheel size,
    start clock S and max_pending, applies drawn operations (schedule, schedule_periodic
@@ -150,24 +150,24 @@ static uint64_t model_stored_leeway(uint64_t asked) {
     return asked / unit * unit;
 }
 
-/* The tick in first .. last with the most trailing zero bits, by brute force: for each
-   power of two from the largest down, its first multiple at or after `first`, if that is
-   in the range. */
-static uint64_t model_roundest_tick(uint64_t first, uint64_t last) {
-    unsigned k;
-    for (k = 63; k > 0; k--) {
-        uint64_t step = UINT64_C(1) << k, multiple = first / step + (first % step != 0);
-        if (multiple <= UINT64_MAX / step && multiple * step <= last) return multiple * step;
-    }
-    return first;
+/* The tick the header's rule picks in e .. e + n: the first multiple at or after e of the
+   largest power of two not above n + 1, found by trying them from 2^63 down; the last tick
+   a deadline can have if that multiple lies past it. */
+static uint64_t model_grid_tick(const model *m, uint64_t e, uint64_t n) {
+    unsigned k = 63;
+    uint64_t step, multiple;
+    while (k > 0 && (UINT64_C(1) << k) - 1 > n) k--;
+    step = UINT64_C(1) << k;
+    multiple = e / step + (e % step != 0);
+    return multiple > m->max_tick / step ? m->max_tick : multiple * step;
 }
 
-/* The tick a node with this (stored) leeway runs at for deadline d: the roundest tick of
-   its window, e .. e + floor(leeway / tick), cut at the last tick a deadline can have. */
+/* The tick a node with this (stored) leeway runs at for deadline d: the grid tick of its
+   window, e .. e + floor(leeway / tick). */
 static uint64_t model_run_tick(const model *m, uint64_t leeway, uint64_t d) {
-    uint64_t e = model_due_tick(m, d), last = sat_add(e, leeway / m->tick);
-    if (model_sabotage == MODEL_IGNORES_LEEWAY || last == e) return e;
-    return model_roundest_tick(e, last < m->max_tick ? last : m->max_tick);
+    uint64_t e = model_due_tick(m, d);
+    if (model_sabotage == MODEL_IGNORES_LEEWAY || leeway / m->tick == 0) return e;
+    return model_grid_tick(m, e, leeway / m->tick);
 }
 
 /* B for deadline d and a leeway. Returns 0 when it is beyond UINT64_MAX. */

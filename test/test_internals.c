@@ -5,8 +5,8 @@
      hwtimer__wheel_where           tick -> the level and slot it is filed in
      hwtimer__level_next_occupied   the first occupied slot at or after an index, from the
                                     bit tree hwtimer__level_mark / _unmark keep
-     hwtimer__roundest_tick         a leeway's window [e, last] -> its tick with the most
-                                    trailing zero bits
+     hwtimer__leeway_tick           a node's due tick e and leeway -> the tick its window's
+                                    grid of 2^k ticks puts it at
 
    Each runs on a real timer (made by hwtimer_create on a fake clock) whose geometry the
    helpers read; the brute-force side uses only the geometry hwtimer.h documents (ticks per
@@ -159,42 +159,64 @@ static void test_level_next_occupied(void) {
     check_next_occupied(1u << 13, 60, &rng); /* three layers, dense */
 }
 
-/* ---- hwtimer__roundest_tick ------------------------------------------------------------- */
+/* ---- hwtimer__leeway_tick ---------------------------------------------------------------- */
 
-/* The first multiple of 2^63, 2^62, ... 1 in [e, last]: the roundest (0 counts as the
-   roundest of all). */
-static uint64_t roundest_by_search(uint64_t e, uint64_t last) {
-    unsigned bit = 64;
-    while (bit-- > 0) {
-        uint64_t step = (uint64_t)1 << bit;
-        uint64_t first = e % step == 0 ? e : e + (step - e % step); /* may wrap: then > last
-                                                                      fails or first < e */
-        if (first >= e && first <= last) return first;
-    }
-    return e; /* unreachable: every e is a multiple of 1 */
+/* The first multiple at or after e of the largest power of two not above n + 1, by trying
+   them from 2^63 down; `last` (the tick of the latest deadline) if it lies past that. */
+static uint64_t grid_tick_by_search(uint64_t e, uint64_t n, uint64_t last) {
+    unsigned bit = 63;
+    uint64_t step, multiple;
+    while (bit > 0 && ((uint64_t)1 << bit) - 1 > n) bit--;
+    step = (uint64_t)1 << bit;
+    multiple = e / step + (e % step != 0);
+    return multiple > last / step ? last : multiple * step;
 }
 
-static void test_roundest_tick(void) {
-    uint64_t rng = 3;
+/* A leeway drawn over every magnitude; on a 1 ns tick its ticks are the leeway stored,
+   hwtimer__leeway of the node. */
+static void check_leeway_ticks(uint64_t start, uint64_t *rng) {
+    fixture f;
+    hwtimer_timeout to = HWTIMER_TIMEOUT_INIT;
     size_t i, wrong = 0;
+    uint64_t last;
+    fixture_open(&f, start, 1, 2);
+    last = hwtimer__due_tick(f.t, UINT64_MAX);
     for (i = 0; i < DRAWS; i++) {
-        uint64_t e = i % 8 == 0 ? 0 : draw_any(&rng);
-        uint64_t width = i % 3 ? test_rng_below(&rng, 1000) : draw_any(&rng);
-        uint64_t last = e + width < e ? UINT64_MAX : e + width;
-        wrong += hwtimer__roundest_tick(e, last) != roundest_by_search(e, last);
+        uint64_t e = i % 8 == 0 ? last - test_rng_below(rng, 1000) : draw_any(rng), got;
+        if (e > last) e %= last + 1; /* last < UINT64_MAX here */
+        CHECK_EQ(hwtimer_timeout_set_leeway(&to, i % 16 ? draw_any(rng) | 1 : UINT64_MAX),
+                 HWTIMER_OK);
+        got = hwtimer__leeway_tick(f.t, &to, e);
+        wrong += got != grid_tick_by_search(e, hwtimer__leeway(&to), last);
+        wrong += got < e || got - e > hwtimer__leeway(&to); /* in the window */
     }
     CHECK_EQ(wrong, 0);
-    CHECK_EQ(hwtimer__roundest_tick(0, UINT64_MAX), 0);
-    CHECK_EQ(hwtimer__roundest_tick(5, 5), 5);
-    CHECK_EQ(hwtimer__roundest_tick(5, 7), 6);
-    CHECK_EQ(hwtimer__roundest_tick(9, 16), 16);
-    CHECK_EQ(hwtimer__roundest_tick(1, UINT64_MAX), (uint64_t)1 << 63);
+    fixture_close(&f);
+}
+
+static void test_leeway_tick(void) {
+    uint64_t rng = 3;
+    fixture f;
+    hwtimer_timeout to = HWTIMER_TIMEOUT_INIT;
+    check_leeway_ticks(0, &rng);
+    check_leeway_ticks((uint64_t)1 << 63, &rng); /* the last tick below 2^63 */
+    check_leeway_ticks(UINT64_MAX - 5000, &rng);  /* every window runs into the last tick */
+    fixture_open(&f, 0, MS, 512);
+    CHECK_EQ(hwtimer_timeout_set_leeway(&to, 10 * MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 0), 0);
+    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 22), 24); /* 2^3 <= 10 + 1 */
+    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 24), 24);
+    CHECK_EQ(hwtimer_timeout_set_leeway(&to, 100 * MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 22), 64); /* the memo follows the node */
+    CHECK_EQ(hwtimer_timeout_set_leeway(&to, 7 * MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 22), 24); /* 2^3 <= 7 + 1 */
+    fixture_close(&f);
 }
 
 int main(void) {
     RUN_TEST(test_due_tick);
     RUN_TEST(test_wheel_where);
     RUN_TEST(test_level_next_occupied);
-    RUN_TEST(test_roundest_tick);
+    RUN_TEST(test_leeway_tick);
     return test_finish();
 }

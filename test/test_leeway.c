@@ -1,35 +1,24 @@
 /* test_leeway.c - hwtimer_timeout_set_leeway: its errors, a node keeps its leeway until it is
-   set again or re-initialized, the window rule with exact ticks (the tick number with the
-   most trailing zero bits in e .. e + floor(L / tick)), never before D nor after B + L, the
-   stored rounding, and what leeway is for: fewer passes. */
+   set again or re-initialized, the window rule with exact ticks (the first multiple at or
+   after e of the largest power of two <= floor(L / tick) + 1), never before D nor after
+   B + L, the stored rounding, and what leeway is for: fewer passes. */
 #include "harness.h"
 #include "fixture.h"
 #include "probe.h"
 
 /* ---- the rule, computed here the slow way ---------------------------------------------- */
 
-static unsigned trailing_zeros(uint64_t x) {
-    unsigned n = 0;
-    if (x == 0) return 64;
-    while ((x & 1) == 0) {
-        x >>= 1;
-        n++;
-    }
-    return n;
-}
-
-/* The tick a timeout with this deadline and leeway runs at, as hwtimer.h documents: in
-   e .. e + floor(leeway / tick) the one with the most trailing zero bits. By brute force,
-   for short windows. (floor(leeway / tick) of the leeway as stored equals that of the
+/* The tick a timeout with this deadline and leeway runs at, as hwtimer.h documents: with
+   n = floor(leeway / tick), the first tick at or after e whose number is a multiple of the
+   largest power of two <= n + 1 (found by doubling). For the short windows and early
+   ticks used here. (floor(leeway / tick) of the leeway as stored equals that of the
    leeway given whenever the leeway keeps its digits down to a tenth of a tick, as every
    leeway below 65535 ticks does.) */
 static uint64_t chosen_tick(const fixture *f, uint64_t deadline, uint64_t leeway) {
     uint64_t e = (boundary_of(f, deadline) - f->start) / f->tick;
-    uint64_t k, last = e + leeway / f->tick, best = e;
-    for (k = e; k <= last; k++) {
-        if (trailing_zeros(k) > trailing_zeros(best)) best = k;
-    }
-    return best;
+    uint64_t step = 1, n = leeway / f->tick;
+    while (2 * step <= n + 1) step *= 2;
+    return (e + step - 1) / step * step;
 }
 
 /* Never before D, never after B + L, and exactly at the tick the rule names. */
@@ -77,9 +66,9 @@ static void test_errors(void) {
     p.delay = 50 * MS;
     p.result[0] = 1;
     CHECK_EQ(probe_schedule_periodic(&p, MS, 100 * MS), HWTIMER_OK);
-    CHECK_EQ(advance_to(&f, tick_at(&f, 31)), 0); /* 23 .. 33: 32 */
-    CHECK_EQ(advance_to(&f, tick_at(&f, 32)), 1);
-    CHECK_EQ(p.ran_at, tick_at(&f, 32));
+    CHECK_EQ(advance_to(&f, tick_at(&f, 23)), 0); /* 23 .. 33: a multiple of 8 */
+    CHECK_EQ(advance_to(&f, tick_at(&f, 24)), 1);
+    CHECK_EQ(p.ran_at, tick_at(&f, 24));
     CHECK_EQ(p.result[0], HWTIMER_EBUSY);
     CHECK_EQ(probe_cancel(&p), 1);
     CHECK_EQ(set_leeway(&p, 0), HWTIMER_OK); /* cancelled: not pending */
@@ -94,14 +83,14 @@ static void test_kept_and_reset(void) {
     hwtimer_timeout fresh = HWTIMER_TIMEOUT_INIT;
     open_with_probe(&f, &p, 512, NULL);
     CHECK_EQ(set_leeway(&p, 10 * MS), HWTIMER_OK);
-    CHECK_EQ(probe_schedule_at(&p, 21 * MS + MS / 2), HWTIMER_OK); /* 22 .. 32 */
-    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), 32 * MS);
-    CHECK_EQ(advance_to(&f, tick_at(&f, 32)), 1);
-    CHECK_EQ(probe_schedule(&p, 21 * MS + MS / 2), HWTIMER_OK); /* 54 .. 64 */
-    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), 32 * MS);
-    CHECK_EQ(hwtimer_reschedule(f.t, &p.to, 90 * MS), HWTIMER_OK); /* 122 .. 132 */
-    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), 96 * MS);          /* 128 */
-    CHECK_EQ(advance_to(&f, tick_at(&f, 128)), 1);
+    CHECK_EQ(probe_schedule_at(&p, 21 * MS + MS / 2), HWTIMER_OK); /* 22 .. 32: 24 */
+    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), 24 * MS);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 24)), 1);
+    CHECK_EQ(probe_schedule(&p, 21 * MS + MS / 2), HWTIMER_OK); /* 46 .. 56: 48 */
+    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), 24 * MS);
+    CHECK_EQ(hwtimer_reschedule(f.t, &p.to, 90 * MS + 1), HWTIMER_OK); /* 115 .. 125 */
+    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), 96 * MS);              /* 120 */
+    CHECK_EQ(advance_to(&f, tick_at(&f, 120)), 1);
     CHECK_EQ(hwtimer_reschedule_at(f.t, &p.to, tick_at(&f, 250)), HWTIMER_OK); /* 250..260 */
     CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), tick_at(&f, 256) - f.clock);
     CHECK_EQ(probe_cancel(&p), 1);
@@ -118,19 +107,20 @@ static void test_kept_and_reset(void) {
 /* ---- the window rule -------------------------------------------------------------------- */
 
 /* Tick 1 ms, D = 21.5 ms, so e = 22: each leeway gives one tick, reported by next_expiry
-   and due_in, and the timeout runs there and not a tick before. */
+   and due_in, and the timeout runs there and not a tick before. n = floor(L / 1 ms). */
 static void test_window_rule(void) {
     static const struct {
         uint64_t leeway, tick;
     } cases[] = {
         {0, 22},               /* no leeway: e */
         {999 * US, 22},        /* less than a tick: e */
-        {2 * MS - 1, 22},      /* 22 .. 23: 22 = 10110b beats 23 */
-        {2 * MS, 24},          /* 22 .. 24: 24 = 11000b */
-        {10 * MS, 32},         /* 22 .. 32 */
-        {10 * MS - 1, 24},     /* 22 .. 31 */
-        {100 * MS, 64},        /* 22 .. 122 */
-        {200 * MS, 128},       /* 22 .. 222 */
+        {2 * MS - 1, 22},      /* n = 1: multiples of 2, 22 is one */
+        {3 * MS, 24},          /* n = 3: of 4 */
+        {7 * MS - 1, 24},      /* n = 6: still of 4 */
+        {7 * MS, 24},          /* n = 7: of 8 */
+        {15 * MS, 32},         /* n = 15: of 16 */
+        {100 * MS, 64},        /* n = 100: of 64 */
+        {200 * MS, 128},       /* n = 200: of 128 */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -154,17 +144,18 @@ static void test_window_rule(void) {
     }
 }
 
-/* A window that holds the start of a coarse slot picks it (its tick number is a multiple of
-   the wheel's size), and the timeout runs from that slot without ever moving down a level;
-   without leeway the same deadline moves down. Wheel of 8 slots: 64 starts a level-2 slot,
-   512 a level-3 one. */
+/* A leeway that covers a level's slot width puts the timeout on the start of one of its
+   slots, and it runs from there without moving below that level; without leeway the same
+   deadline moves down. Wheel of 8 slots: level 1 slots are 8 ticks wide, level 2 ones
+   64; 64 starts a level-2 slot, 512 a level-3 one. */
 static void test_no_cascade(void) {
     static const struct {
         uint64_t deadline, leeway, tick, cascades;
     } cases[] = {
-        {59 * MS + 1, 10 * MS, 64, 0},   /* 60 .. 70 */
+        {59 * MS + 1, 10 * MS, 64, 0},   /* 60 .. 70: a multiple of 8 */
         {59 * MS + 1, 0, 60, 1},         /* level 1 slot 56 .. 63: moves down once */
-        {500 * MS + 1, 20 * MS, 512, 0}, /* 501 .. 521 */
+        {500 * MS + 1, 20 * MS, 512, 0}, /* 501 .. 521: of 16 */
+        {505 * MS + 1, 70 * MS, 512, 0}, /* 506 .. 576: of 64, a level-2 start */
         {500 * MS + 1, 0, 501, 2},       /* level 2, then 1, then runs */
     };
     size_t i;
@@ -289,16 +280,20 @@ static void test_batching(void) {
 
 /* ---- how the leeway is stored ----------------------------------------------------------- */
 
-/* On a 1 ns tick, from D = R - x with R = 2^50 (the roundest tick in any window shorter than
-   2^50), the timeout runs at R exactly when its stored leeway is at least x. */
-static int reaches_round_tick(fixture *f, probe *p, uint64_t leeway, uint64_t x) {
-    const uint64_t r = (uint64_t)1 << 50;
-    int reached;
-    CHECK_EQ(set_leeway(p, leeway), HWTIMER_OK);
-    CHECK_EQ(probe_schedule_at(p, r - x), HWTIMER_OK);
-    reached = hwtimer_timeout_due_in(f->t, &p->to) == r - f->clock;
-    CHECK_EQ(probe_cancel(p), 1);
-    return reached;
+/* On a timer whose tick is `tick`, a timeout due at tick 1 moves to tick 2 exactly when
+   n = floor(leeway / tick) >= 1: when the leeway as stored is at least one tick. */
+static int keeps_a_tick(uint64_t leeway, uint64_t tick) {
+    fixture f;
+    probe p;
+    int moved;
+    fixture_open(&f, 0, tick, 512);
+    probe_init(&p, &f, 0);
+    CHECK_EQ(set_leeway(&p, leeway), HWTIMER_OK);
+    CHECK_EQ(probe_schedule_at(&p, 1), HWTIMER_OK);
+    moved = hwtimer_timeout_due_in(f.t, &p.to) == 2 * tick;
+    CHECK_EQ(probe_cancel(&p), 1);
+    fixture_close(&f);
+    return moved;
 }
 
 /* Four significant digits and round values are kept exactly; others are rounded down, by
@@ -308,21 +303,16 @@ static void test_stored_rounding(void) {
                                      HOUR, 9999 * SEC};
     static const uint64_t rounded[] = {65536, 123456789, 99999999, 1234567, 18446744073u,
                                        65535 * 10 + 9};
-    fixture f;
-    probe p;
     size_t i;
-    fixture_open(&f, 0, 1, 512); /* a 1 ns tick */
-    probe_init(&p, &f, 0);
     for (i = 0; i < sizeof exact / sizeof exact[0]; i++) {
-        CHECK(reaches_round_tick(&f, &p, exact[i], exact[i]));
-        CHECK(!reaches_round_tick(&f, &p, exact[i], exact[i] + 1));
+        CHECK(keeps_a_tick(exact[i], exact[i]));
+        CHECK(!keeps_a_tick(exact[i], exact[i] + 1));
     }
     for (i = 0; i < sizeof rounded / sizeof rounded[0]; i++) {
         uint64_t l = rounded[i];
-        CHECK(reaches_round_tick(&f, &p, l, l - l / 5000)); /* lost at most 0.02% */
-        CHECK(!reaches_round_tick(&f, &p, l, l + 1));       /* never more */
+        CHECK(keeps_a_tick(l, l - l / 5000)); /* lost at most 0.02% */
+        CHECK(!keeps_a_tick(l, l + 1));       /* never more */
     }
-    fixture_close(&f);
 }
 
 int main(void) {
