@@ -318,9 +318,9 @@ SEMANTICS
    with B = tick e and n = floor(L / tick_ns), the timer picks the first tick at or after e
    that is a multiple of 2^k, the largest power of two <= n + 1 (it is in e .. e + n), so
    timeouts with nearby deadlines share a boundary. For ordering, the timeout counts as due
-   at the boundary chosen. The node keeps its leeway through any number of schedulings, until it
-   is set again; a zero-filled node and hwtimer_timeout_init mean 0. Setting it is
-   HWTIMER_EBUSY while the node is pending, HWTIMER_EINVAL for NULL.
+   at the boundary chosen. The node keeps its leeway through any number of schedulings,
+   until it is set again; a zero-filled node and hwtimer_timeout_init mean 0. Setting it
+   is HWTIMER_EBUSY while the node is pending, HWTIMER_EINVAL for NULL.
 
    Iterating. hwtimer_foreach(t, visit, ctx) calls visit(to, ctx) once for every timeout
    pending on t (exactly those hwtimer_pending counts, in no set order) and returns how
@@ -743,15 +743,15 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    multiple of 2^k, the largest power of two <= n + 1 (so it is in e .. e + n; if it lies
    past the last tick a deadline can have, that last tick). With a 1 ms tick: 10 ms
    rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. For ordering, the timeout
-   counts as due at the boundary chosen. The node keeps its leeway
-   until it is set again, through any number of schedulings (hwtimer_timeout_init and a
-   zero-filled node mean 0). Stored as up to 65535 times a power of ten ns, rounded down:
-   1 us, 10 ms, 1.5 s and any value of four significant digits are kept exactly, others
-   lose at most 0.02%, never gain. Cost: about 14 instructions per scheduling, off the
-   path without a leeway; measured at 10^6, +1% on a schedule that reads the default
-   clock, +10-15% on one that reads no clock or a clock_fn that costs nothing (a schedule
-   is then ~5 ns, and this is half a nanosecond); cancel is unchanged. HWTIMER_EBUSY: `to`
-   is pending (a periodic inside its own callback too); HWTIMER_EINVAL: to NULL. */
+   counts as due at the boundary chosen. The node keeps its leeway until it is set again,
+   through any number of schedulings (hwtimer_timeout_init and a zero-filled node mean 0).
+   Stored as up to 65535 times a power of ten ns, rounded down: 1 us, 10 ms, 1.5 s and any
+   value of four significant digits are kept exactly, others lose at most 0.02%, never
+   gain. Cost: about 14 instructions per scheduling, off the path without a leeway;
+   measured at 10^6, +1% on a schedule that reads the default clock, +10-15% on one that
+   reads no clock or a clock_fn that costs nothing (a schedule is then ~5 ns, and this is
+   half a nanosecond); cancel is unchanged. HWTIMER_EBUSY: `to` is pending (a periodic
+   inside its own callback too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---------------------------------------------------------------------------------
