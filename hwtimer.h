@@ -2390,13 +2390,23 @@ static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, 
     return err;
 }
 
-/* What every scheduling call shares. Without threads there is no lock and no worker: the
-   short way, kept free of the threaded one's calls so that it needs few registers. */
-HWTIMER__HOT int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t now, uint64_t deadline,
+/* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
+   while the timer has a clock_fn of its own, which may jump past the worker's wake-up (see
+   hwtimer__wake_worker_for); 0 otherwise. */
+static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
+    return t->worker_mode && t->own_clock ? t->clock_fn(t->clock_ctx) : 0;
+}
+
+/* Arms a node at an absolute deadline: schedule_at and schedule_periodic_at. Without
+   threads there is no lock and no worker: the short way, kept free of the threaded one's
+   calls (the clock for a worker included) so that it needs few registers. */
+HWTIMER__HOT int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
                               uint64_t period, hwtimer_fn fn, void *arg) {
     int err;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_sync(t, to, now, deadline, period, fn, arg);
+    if (t->threads) {
+        return hwtimer__arm_sync(t, to, hwtimer__now_for_worker(t), deadline, period, fn, arg);
+    }
     err = hwtimer__arm_refusal(t, to);
     if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
     return err;
@@ -2422,13 +2432,6 @@ HWTIMER__HOT int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t de
     hwtimer__arm_what(t, to, period, fn, arg);
     hwtimer__arm_when(t, to, hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns));
     return HWTIMER_OK;
-}
-
-/* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
-   while the timer has a clock_fn of its own, which may jump past the worker's wake-up (see
-   hwtimer__wake_worker_for); 0 otherwise. */
-static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
-    return t && t->worker_mode && t->own_clock ? t->clock_fn(t->clock_ctx) : 0;
 }
 
 /* Moves a node pending on t, or arms it again with its last callback (lock held). */
@@ -2909,7 +2912,7 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
 
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg) {
-    return hwtimer__arm(t, to, hwtimer__now_for_worker(t), deadline_ns, 0, fn, arg);
+    return hwtimer__arm(t, to, deadline_ns, 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
@@ -2922,7 +2925,7 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg) {
     if (!period_ns) return HWTIMER_EINVAL;
-    return hwtimer__arm(t, to, hwtimer__now_for_worker(t), deadline_ns, period_ns, fn, arg);
+    return hwtimer__arm(t, to, deadline_ns, period_ns, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
@@ -2934,7 +2937,9 @@ HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t del
 
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
     if (!t || !to) return HWTIMER_EINVAL;
-    return hwtimer__reschedule_to(t, to, hwtimer__now_for_worker(t), deadline_ns);
+    /* (the clock read only on the threaded path: see hwtimer__arm) */
+    return hwtimer__reschedule_to(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
+                                  deadline_ns);
 }
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
