@@ -1274,7 +1274,7 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
 static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer *t, const hwtimer_timeout *to) {
     uint64_t rem, n = hwtimer__div_tick(t, hwtimer__leeway(to), &rem);
     uint64_t mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
-                                    : hwtimer__shl(1, hwtimer__msb64(n + 1)) - 1;
+                                    : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
     t->leeway_mask = mask;
     t->leeway_room = mask < t->max_tick ? t->max_tick - mask : 0;
     t->leeway_key = hwtimer__leeway_key(to);

@@ -181,6 +181,19 @@ static inline int test_boundary(uint64_t start, uint64_t tick, uint64_t d, uint6
     return 1;
 }
 
+/* The tick a timeout with a leeway runs at, as hwtimer.h documents for
+   hwtimer_timeout_set_leeway: with e its due tick and n = floor(leeway / tick), the first
+   multiple at or after e of the largest power of two <= n + 1 (found by trying them from
+   2^63 down), or `last`, the tick of the latest deadline, if that multiple lies past it. */
+static inline uint64_t test_leeway_grid_tick(uint64_t e, uint64_t n, uint64_t last) {
+    unsigned bit = 63;
+    uint64_t step, multiple;
+    while (bit > 0 && ((uint64_t)1 << bit) - 1 > n) bit--;
+    step = (uint64_t)1 << bit;
+    multiple = e / step + (e % step != 0);
+    return multiple > last / step ? last : multiple * step;
+}
+
 /* What hwtimer_poll_timeout_ms must say while something is pending, as hwtimer.h
    documents: the time from now to next_expiry in milliseconds, rounded up, at most
    INT_MAX; 0 once it is due. */

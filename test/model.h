@@ -150,24 +150,12 @@ static uint64_t model_stored_leeway(uint64_t asked) {
     return asked / unit * unit;
 }
 
-/* The tick the header's rule picks in e .. e + n: the first multiple at or after e of the
-   largest power of two not above n + 1, found by trying them from 2^63 down; the last tick
-   a deadline can have if that multiple lies past it. */
-static uint64_t model_grid_tick(const model *m, uint64_t e, uint64_t n) {
-    unsigned k = 63;
-    uint64_t step, multiple;
-    while (k > 0 && (UINT64_C(1) << k) - 1 > n) k--;
-    step = UINT64_C(1) << k;
-    multiple = e / step + (e % step != 0);
-    return multiple > m->max_tick / step ? m->max_tick : multiple * step;
-}
-
 /* The tick a node with this (stored) leeway runs at for deadline d: the grid tick of its
    window, e .. e + floor(leeway / tick). */
 static uint64_t model_run_tick(const model *m, uint64_t leeway, uint64_t d) {
     uint64_t e = model_due_tick(m, d);
     if (model_sabotage == MODEL_IGNORES_LEEWAY || leeway / m->tick == 0) return e;
-    return model_grid_tick(m, e, leeway / m->tick);
+    return test_leeway_grid_tick(e, leeway / m->tick, m->max_tick);
 }
 
 /* B for deadline d and a leeway. Returns 0 when it is beyond UINT64_MAX. */

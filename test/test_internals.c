@@ -161,17 +161,6 @@ static void test_level_next_occupied(void) {
 
 /* ---- hwtimer__leeway_tick ---------------------------------------------------------------- */
 
-/* The first multiple at or after e of the largest power of two not above n + 1, by trying
-   them from 2^63 down; `last` (the tick of the latest deadline) if it lies past that. */
-static uint64_t grid_tick_by_search(uint64_t e, uint64_t n, uint64_t last) {
-    unsigned bit = 63;
-    uint64_t step, multiple;
-    while (bit > 0 && ((uint64_t)1 << bit) - 1 > n) bit--;
-    step = (uint64_t)1 << bit;
-    multiple = e / step + (e % step != 0);
-    return multiple > last / step ? last : multiple * step;
-}
-
 /* A leeway drawn over every magnitude; on a 1 ns tick its ticks are the leeway stored,
    hwtimer__leeway of the node. */
 static void check_leeway_ticks(uint64_t start, uint64_t *rng) {
@@ -187,7 +176,7 @@ static void check_leeway_ticks(uint64_t start, uint64_t *rng) {
         CHECK_EQ(hwtimer_timeout_set_leeway(&to, i % 16 ? draw_any(rng) | 1 : UINT64_MAX),
                  HWTIMER_OK);
         got = hwtimer__leeway_tick(f.t, &to, e);
-        wrong += got != grid_tick_by_search(e, hwtimer__leeway(&to), last);
+        wrong += got != test_leeway_grid_tick(e, hwtimer__leeway(&to), last);
         wrong += got < e || got - e > hwtimer__leeway(&to); /* in the window */
     }
     CHECK_EQ(wrong, 0);

@@ -8,17 +8,14 @@
 
 /* ---- the rule, computed here the slow way ---------------------------------------------- */
 
-/* The tick a timeout with this deadline and leeway runs at, as hwtimer.h documents: with
-   n = floor(leeway / tick), the first tick at or after e whose number is a multiple of the
-   largest power of two <= n + 1 (found by doubling). For the short windows and early
-   ticks used here. (floor(leeway / tick) of the leeway as stored equals that of the
-   leeway given whenever the leeway keeps its digits down to a tenth of a tick, as every
-   leeway below 65535 ticks does.) */
+/* The tick a timeout with this deadline and leeway runs at, as hwtimer.h documents
+   (test_leeway_grid_tick), for the early ticks used here: never near the last one.
+   (floor(leeway / tick) of the leeway as stored equals that of the leeway given whenever
+   the leeway keeps its digits down to a tenth of a tick, as every leeway below 65535
+   ticks does.) */
 static uint64_t chosen_tick(const fixture *f, uint64_t deadline, uint64_t leeway) {
     uint64_t e = (boundary_of(f, deadline) - f->start) / f->tick;
-    uint64_t step = 1, n = leeway / f->tick;
-    while (2 * step <= n + 1) step *= 2;
-    return (e + step - 1) / step * step;
+    return test_leeway_grid_tick(e, leeway / f->tick, UINT64_MAX);
 }
 
 /* Never before D, never after B + L, and exactly at the tick the rule names. */
