@@ -750,8 +750,8 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    gain. Cost: about 9 instructions per scheduling, off the path without a leeway;
    measured at 10^6, +1% on a schedule that reads the default clock, +6-10% on one that
    reads no clock or a clock_fn that costs nothing (a schedule is then ~4.5 ns); cancel is
-   unchanged. HWTIMER_EBUSY: `to` is pending (a periodic
-   inside its own callback too); HWTIMER_EINVAL: to NULL. */
+   unchanged. HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too);
+   HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---------------------------------------------------------------------------------
