@@ -595,6 +595,10 @@ typedef struct hwtimer_config {
     void (*log_fn)(void *log_ctx, const char *message); /* warnings (see Warnings in
                                                            SEMANTICS); NULL: silent */
     void *log_ctx;
+    unsigned shards; /* 0 or 1: one wheel and one lock. 2 .. 64: that many wheels, each with
+                        its own lock, so that threads that schedule and cancel at once do not
+                        share one (see "Many producers" in THREADS); needs threads, and
+                        max_pending 0 */
 } hwtimer_config;
 
 /* Counters, for tests, benchmarks and monitoring (hwtimer_stats_get). */
@@ -1033,9 +1037,11 @@ static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
 #if defined(__GNUC__) || defined(__clang__)
 #define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #else
 #define HWTIMER__LOAD(p) (*(p))
 #define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
 #endif
 #if UINTPTR_MAX > 0xFFFFFFFFu
 #define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
@@ -1054,6 +1060,28 @@ static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
 #define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
 #else
 #define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
+#endif
+
+/* Shards (hwtimer_config.shards) need two things of the compiler: a thread-local variable,
+   so that each thread keeps to its own shard, and a compare-and-swap on a pointer, so that
+   two threads that arm the same fresh node at once cannot put it in two shards. Without
+   them hwtimer_create refuses shards (HWTIMER__CAN_SHARD 0). */
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER__CAN_SHARD 1
+#define HWTIMER__THREAD_LOCAL __thread
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
+                                __ATOMIC_ACQUIRE)
+#elif defined(_MSC_VER)
+#define HWTIMER__CAN_SHARD 1
+#define HWTIMER__THREAD_LOCAL __declspec(thread)
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
+     (void *)(expected))
+#else
+#define HWTIMER__CAN_SHARD 0
+#define HWTIMER__THREAD_LOCAL
+#define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
 #endif
 
 /* Is there a platform clock (hwtimer_config.clock_fn may be NULL)? */
@@ -1080,6 +1108,7 @@ enum {
 };
 
 #define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
+#define HWTIMER__MAX_SHARDS 64
 
 #ifndef HWTIMER_SLOT_LISTS
 #define HWTIMER_SLOT_LISTS 4
@@ -1186,6 +1215,8 @@ struct hwtimer {
     void *pass_thread; /* the thread running the pass under way */
     unsigned waiters;  /* threads waiting on done_cond */
     int worker_mode;
+    int rearm_reads_clock;   /* a periodic node re-arms from the clock when its run started
+                                (worker mode), not from the pass's `now` */
     int worker_running;
     uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
     uint64_t worker_wake_tick; /* ... and the tick of that time (no division per schedule) */
@@ -1200,6 +1231,13 @@ struct hwtimer {
     int wake_now;       /* call wake_fn as soon as the lock is released */
     void (*log_fn)(void *, const char *);
     void *log_ctx;
+
+    /* shards (cfg.shards > 1): a timer of shards keeps no node itself; its shards are
+       caller-driven timers with locks, on its clock and start, whose wake_fn is
+       hwtimer__shard_woke. Its own lock serializes passes and answers, and the worker. */
+    unsigned shards;                      /* 0: an ordinary timer (or a shard) */
+    hwtimer *shard[HWTIMER__MAX_SHARDS];  /* ... else its shards */
+    hwtimer *group;                       /* a shard: the timer it belongs to */
 };
 
 /* =================================================================================
@@ -1804,6 +1842,10 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
     if (cfg->threads) return HWTIMER_EINVAL;
 #endif
     if (cfg->threads && !hwtimer__threads_complete(cfg->threads)) return HWTIMER_EINVAL;
+    if (cfg->shards > HWTIMER__MAX_SHARDS) return HWTIMER_EINVAL;
+    if (cfg->shards > 1 && (!cfg->threads || cfg->max_pending || !HWTIMER__CAN_SHARD)) {
+        return HWTIMER_EINVAL;
+    }
     return HWTIMER_OK;
 }
 
@@ -1963,6 +2005,8 @@ static void hwtimer__fini_thread_objects(hwtimer *t) {
 /* Frees a stopped timer whose worker and passes are over. */
 static void hwtimer__finish_destroy(hwtimer *t) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    unsigned i;
+    for (i = 0; i < t->shards; i++) hwtimer__finish_destroy(t->shard[i]);
     hwtimer__init_out(out);
     hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
     if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
@@ -2061,7 +2105,7 @@ HWTIMER__HOT void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t pe
     to->fn = fn;
     to->arg = arg;
     to->period = period;
-    to->owner = t;
+    HWTIMER__STORE_RELAXED(&to->owner, t); /* a timer of shards reads it without a lock */
 }
 
 /* Returns the tick the node will run at. */
@@ -2229,7 +2273,7 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     t->running_periodic = periodic;
     t->running_touched = t->running_rearmed = 0;
     t->stats.fired++;
-    if (periodic && t->worker_mode) now = t->clock_fn(t->clock_ctx); /* when the run started */
+    if (periodic && t->rearm_reads_clock) now = t->clock_fn(t->clock_ctx); /* the run's start */
     t->running_now = now;
     hwtimer__unlock(t);
     fn(to, arg);
@@ -2243,42 +2287,79 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     hwtimer__signal_done(t);
 }
 
-static size_t hwtimer__run_ready(hwtimer *t, uint64_t now) {
+/* Runs the ready nodes due by `upto` (all of them: UINT64_MAX), in order. */
+static size_t hwtimer__run_ready(hwtimer *t, uint64_t upto, uint64_t now) {
     size_t ran = 0;
     while (!t->stopped && !hwtimer__list_empty(&t->ready)) {
+        hwtimer_timeout *first = hwtimer__node(t->ready.next);
+        if (upto != UINT64_MAX && hwtimer__node_tick(t, first, first->deadline) > upto) break;
         hwtimer__run_first_ready(t, now);
         ran++;
     }
     return ran;
 }
 
-/* One pass up to `now` (lock held): first what was left due by earlier calls, then every
-   occupied slot up to now's tick, in time order. Nodes filed during the pass with a tick
-   up to the target go to `due`, for the next pass. */
-static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
-    size_t ran;
-    unsigned level;
-    uint32_t slot;
-    uint64_t start, rem, target;
+/* A pass up to `now` runs in three steps (lock held throughout but in callbacks): begin,
+   steps (each runs the ready nodes of one tick or one occupied slot, in time order), end.
+   A timer of shards interleaves its shards' steps by tick (hwtimer__shards_pass). Nodes
+   filed during the pass with a tick up to its target go to `due`, for the next pass.
+   hwtimer__pass_begin returns 0 if there is no pass to run. */
+static int hwtimer__pass_begin(hwtimer *t, uint64_t now) {
+    uint64_t rem;
     if (now < t->last_now || t->stopped) return 0;
     t->last_now = now;
     if (now < t->start) return 0;
-    target = hwtimer__div_tick(t, now - t->start, &rem);
     t->in_pass = 1;
-    t->horizon = target;
+    t->horizon = hwtimer__div_tick(t, now - t->start, &rem); /* the target */
     hwtimer__set_near(t);
     if (t->threads) t->threads->thread_self(t->pass_thread);
     t->stats.passes++;
-    hwtimer__list_splice(&t->ready, &t->due);
-    ran = hwtimer__run_ready(t, now);
-    while (!t->stopped && hwtimer__next_slot(t, &level, &slot, &start) && start <= target) {
-        t->elapsed = start;
-        hwtimer__expire_slot(t, level, slot);
-        ran += hwtimer__run_ready(t, now);
+    hwtimer__list_splice(&t->ready, &t->due); /* what earlier calls left due runs first */
+    return 1;
+}
+
+/* The tick of the pass's next step: the first ready node's, else the next occupied slot's
+   up to the target. Returns 0 when the pass is done (UINT64_MAX is a tick like any other). */
+static int hwtimer__pass_next(hwtimer *t, uint64_t *tick) {
+    unsigned level;
+    uint32_t slot;
+    if (t->stopped) return 0;
+    if (!hwtimer__list_empty(&t->ready)) {
+        hwtimer_timeout *first = hwtimer__node(t->ready.next);
+        *tick = hwtimer__node_tick(t, first, first->deadline);
+        return 1;
     }
-    if (!t->stopped) t->elapsed = target;
+    return hwtimer__next_slot(t, &level, &slot, tick) && *tick <= t->horizon;
+}
+
+/* Runs the step at `tick`, which hwtimer__pass_next gave: nothing if what was there has
+   been cancelled since (a timer of shards releases the lock in between). */
+static size_t hwtimer__pass_step(hwtimer *t, uint64_t tick, uint64_t now) {
+    unsigned level;
+    uint32_t slot;
+    uint64_t start;
+    if (!hwtimer__list_empty(&t->ready)) return hwtimer__run_ready(t, tick, now);
+    if (!hwtimer__next_slot(t, &level, &slot, &start) || start != tick) return 0;
+    t->elapsed = start;
+    hwtimer__expire_slot(t, level, slot);
+    /* `ready` now holds exactly the slot's nodes due at `tick` (filings during the pass go
+       to `due`): no tick to compare */
+    return hwtimer__run_ready(t, UINT64_MAX, now);
+}
+
+static void hwtimer__pass_end(hwtimer *t) {
+    if (!t->stopped) t->elapsed = t->horizon;
     t->in_pass = 0;
     hwtimer__signal_done(t);
+}
+
+/* One pass of an ordinary timer up to `now` (lock held). */
+static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
+    size_t ran = 0;
+    uint64_t tick;
+    if (!hwtimer__pass_begin(t, now)) return 0;
+    while (hwtimer__pass_next(t, &tick)) ran += hwtimer__pass_step(t, tick, now);
+    hwtimer__pass_end(t);
     return ran;
 }
 
@@ -2295,12 +2376,136 @@ static uint64_t hwtimer__next_expiry_locked(hwtimer *t) {
     return UINT64_MAX;
 }
 
+/* ---- Shards: passes and answers ----------------------------------------------------------
+   A timer of shards (cfg.shards > 1) keeps no node itself: each shard is an ordinary timer
+   with a lock of its own, on the same clock and start, and a node lives in one shard (see
+   [hwtimer:shards] for which). Its pass begins a pass in every shard, runs the shards' steps
+   in tick order (the earliest next step first; ties in any order, as in one timer), then
+   ends them: one shard's lock at a time, none in a callback. Its answer to the loop (or its
+   worker's wake-up) is the earliest of the shards' next expiries, taken with every shard's
+   lock held and given to each shard as its own answer: a filing before it then calls the
+   shard's wake_fn, hwtimer__shard_woke, which wakes the loop or the worker once, as one
+   timer would. Only these take more than one lock: the timer's, then its shards' in order. */
+
+static void hwtimer__lock_shards(hwtimer *g) {
+    unsigned i;
+    for (i = 0; i < g->shards; i++) hwtimer__lock(g->shard[i]);
+}
+
+static void hwtimer__unlock_shards(hwtimer *g) {
+    unsigned i = g->shards;
+    while (i > 0) hwtimer__unlock(g->shard[--i]);
+}
+
+/* The pass of a timer of shards up to `now` (its lock held, and released while the shards'
+   passes run). A shard's pass ends only when, under its lock, it has no step left: a node
+   filed in it since its last step (by a callback or another thread) is due after the target
+   but may sit in a coarse slot that starts before it, and must move down first. */
+static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
+    uint64_t next[HWTIMER__MAX_SHARDS];
+    uint64_t running = 0, stepping = 0; /* bit i: shard i's pass is on; it has a step next[i] */
+    unsigned i, first;
+    size_t ran = 0;
+    if (now < g->last_now || g->stopped) return 0;
+    g->last_now = now;
+    g->in_pass = 1;
+    g->threads->thread_self(g->pass_thread);
+    g->stats.passes++;
+    hwtimer__unlock(g);
+    for (i = 0; i < g->shards; i++) {
+        hwtimer__lock(g->shard[i]);
+        if (hwtimer__pass_begin(g->shard[i], now)) running |= (uint64_t)1 << i;
+        hwtimer__unlock(g->shard[i]);
+    }
+    while (running) {
+        for (i = 0; i < g->shards; i++) { /* end each shard with nothing left */
+            hwtimer *s = g->shard[i];
+            if (!(running >> i & 1)) continue;
+            hwtimer__lock(s);
+            if (hwtimer__pass_next(s, &next[i])) {
+                stepping |= (uint64_t)1 << i;
+            } else {
+                hwtimer__pass_end(s);
+                running &= ~((uint64_t)1 << i);
+            }
+            hwtimer__unlock(s);
+        }
+        while (stepping) { /* the steps, earliest first */
+            hwtimer *s;
+            first = g->shards;
+            for (i = 0; i < g->shards; i++) {
+                if ((stepping >> i & 1) && (first == g->shards || next[i] < next[first])) first = i;
+            }
+            s = g->shard[first];
+            hwtimer__lock(s); /* a cancel since may have emptied that step: it runs nothing */
+            ran += hwtimer__pass_step(s, next[first], now);
+            if (!hwtimer__pass_next(s, &next[first])) stepping &= ~((uint64_t)1 << first);
+            hwtimer__unlock(s);
+        }
+    }
+    hwtimer__lock(g);
+    g->in_pass = 0;
+    hwtimer__signal_done(g);
+    return ran;
+}
+
+static size_t hwtimer__run_pass(hwtimer *t, uint64_t now) {
+    return t->shards ? hwtimer__shards_pass(t, now) : hwtimer__pass(t, now);
+}
+
+/* The next expiry of a timer of shards (its lock held), given to every shard as its answer;
+   *none: no shard has a pending node. */
+static uint64_t hwtimer__shards_answer(hwtimer *g, int *none) {
+    uint64_t next = UINT64_MAX;
+    unsigned i;
+    *none = 1;
+    hwtimer__lock_shards(g);
+    for (i = 0; i < g->shards; i++) {
+        uint64_t n = hwtimer__next_expiry_locked(g->shard[i]);
+        if (n < next) next = n;
+        if (g->shard[i]->pending) *none = 0;
+    }
+    for (i = 0; i < g->shards; i++) {
+        hwtimer *s = g->shard[i];
+        s->reported = next;
+        s->reported_none = *none;
+        s->wake_armed = g->worker_mode || g->wake_fn;
+        hwtimer__set_near(s);
+    }
+    hwtimer__unlock_shards(g);
+    return next;
+}
+
+static size_t hwtimer__shards_pending(hwtimer *g) {
+    size_t n = 0;
+    unsigned i;
+    hwtimer__lock_shards(g);
+    for (i = 0; i < g->shards; i++) n += g->shard[i]->pending;
+    hwtimer__unlock_shards(g);
+    return n;
+}
+
+/* A shard's wake_fn (no lock held): a node was filed before the timer's last answer. Wakes
+   the worker if it sleeps, or calls the loop's wake_fn once per answer, never while a pass
+   runs (the loop asks again when advance returns). */
+static void hwtimer__shard_woke(void *ctx) {
+    hwtimer *g = (hwtimer *)ctx;
+    int call;
+    hwtimer__lock(g);
+    call = !g->worker_mode && g->wake_armed && !g->in_pass;
+    if (call) g->wake_armed = 0;
+    if (g->worker_mode) hwtimer__wake_worker_for(g, 0, UINT64_MAX);
+    hwtimer__unlock(g);
+    if (call) g->wake_fn(g->wake_ctx);
+}
+
 /* Answers the loop when to call advance next (lock held), and remembers the answer for
    wake_fn (see "Waking the loop"). */
 static uint64_t hwtimer__answer_loop(hwtimer *t) {
-    uint64_t next = hwtimer__next_expiry_locked(t);
+    int none = t->pending == 0;
+    uint64_t next = t->shards ? hwtimer__shards_answer(t, &none) : hwtimer__next_expiry_locked(t);
     t->reported = next;
-    t->reported_none = t->pending == 0;
+    t->reported_none = none;
     t->wake_armed = t->wake_fn && !t->worker_mode;
     hwtimer__set_near(t);
     return next;
@@ -2329,10 +2534,10 @@ static void hwtimer__worker_main(void *arg) {
     hwtimer__lock(t);
     while (!t->stopped) {
         uint64_t now = t->clock_fn(t->clock_ctx);
-        uint64_t next = hwtimer__next_expiry_locked(t);
+        uint64_t next = t->shards ? hwtimer__answer_loop(t) : hwtimer__next_expiry_locked(t);
         if (now < t->last_now) now = t->last_now; /* a clock that stepped back still runs what was due */
         if (next <= now) {
-            hwtimer__pass(t, now);
+            hwtimer__run_pass(t, now);
             continue;
         }
         t->worker_wake_at = next;
@@ -2352,7 +2557,7 @@ static void hwtimer__worker_main(void *arg) {
 static int hwtimer__start_worker_locked(hwtimer *t) {
     if (t->worker_running) return 0;
     if (t->threads->thread_start(t->worker_thread, hwtimer__worker_main, t)) return -1;
-    t->worker_running = 1;
+    HWTIMER__STORE(&t->worker_running, 1); /* read without the lock: hwtimer__start_group_worker */
     return 0;
 }
 
@@ -2362,7 +2567,87 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
     hwtimer__unlock(t);
     t->threads->thread_join(t->worker_thread);
     hwtimer__lock(t);
-    t->worker_running = 0;
+    HWTIMER__STORE(&t->worker_running, 0);
+}
+
+/* =================================================================================
+   [hwtimer:shards] Which shard of a timer of shards an entry point works on
+
+   A node stays in the shard that armed it first, for as long as it is armed on this timer
+   again (its owner is that shard), whichever thread schedules, reschedules or cancels it:
+   so one lock, the shard's, orders every operation on it, as in one timer. A node this
+   timer has not held yet goes to the calling thread's shard (threads are numbered in the
+   order they first ask, and thread n uses shard n mod shards), claimed in the node by a
+   compare-and-swap of its owner: two threads that arm it at once cannot put it in two
+   shards. So threads that schedule and cancel their own nodes each keep to their own
+   shard's lock and lines.
+   ================================================================================= */
+
+static long hwtimer__threads_seen;
+static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
+
+static hwtimer *hwtimer__this_threads_shard(const hwtimer *g) {
+    if (!hwtimer__thread_number) {
+        hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
+    }
+    return g->shard[hwtimer__thread_number % g->shards];
+}
+
+/* The shard of g that is `owner`, or NULL (another timer's, or none). */
+static hwtimer *hwtimer__shard_named(const hwtimer *g, const hwtimer *owner) {
+    unsigned i;
+    for (i = 0; i < g->shards; i++) {
+        if (g->shard[i] == owner) return g->shard[i];
+    }
+    return NULL;
+}
+
+/* The shard that holds `to` or held it last, or NULL. */
+static hwtimer *hwtimer__shard_of(const hwtimer *g, const hwtimer_timeout *to) {
+    return hwtimer__shard_named(g, HWTIMER__LOAD(&to->owner));
+}
+
+/* Starts the worker of g at its first arming (without its lock once it runs). */
+static int hwtimer__start_group_worker(hwtimer *g) {
+    int err = HWTIMER_OK;
+    if (!g->worker_mode || HWTIMER__LOAD(&g->worker_running)) return HWTIMER_OK;
+    hwtimer__lock(g);
+    if (!g->stopped && hwtimer__start_worker_locked(g)) err = HWTIMER_ETHREAD;
+    hwtimer__unlock(g);
+    return err;
+}
+
+/* The shard that arms `to` for g (schedule, reschedule): the one that holds or held it,
+   else this thread's, claimed. A node pending on another timer goes to shard 0, which
+   refuses it as that timer would (HWTIMER_EBUSY). */
+static hwtimer *hwtimer__shard_to_arm(hwtimer *g, hwtimer_timeout *to) {
+    hwtimer *mine = hwtimer__this_threads_shard(g);
+    for (;;) {
+        hwtimer *owner = HWTIMER__LOAD(&to->owner);
+        hwtimer *s = hwtimer__shard_named(g, owner);
+        if (s) return s;
+        if (hwtimer__is_pending(to)) return g->shard[0];
+        if (HWTIMER__CAS_PTR(&to->owner, owner, mine)) return mine;
+    }
+}
+
+/* The timer that an arming of `to` on t locks: t itself, or for a timer of shards the
+   shard, once its worker runs (NULL if it cannot start: *err HWTIMER_ETHREAD). */
+static hwtimer *hwtimer__arming_target(hwtimer *t, hwtimer_timeout *to, int *err) {
+    *err = HWTIMER_OK;
+    if (!t->shards) return t;
+    *err = hwtimer__start_group_worker(t);
+    return *err ? NULL : hwtimer__shard_to_arm(t, to);
+}
+
+/* After an arming on a shard of g with a worker: the clock read `now` (0: not read) may have
+   passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
+   hwtimer__wake_worker_for); a shard has no worker to check that itself. */
+static void hwtimer__shards_armed(hwtimer *g, uint64_t now) {
+    if (!g->worker_mode || !g->own_clock || !now) return;
+    hwtimer__lock(g);
+    hwtimer__wake_worker_for(g, UINT64_MAX, now);
+    hwtimer__unlock(g);
 }
 
 /* =================================================================================
@@ -2401,9 +2686,12 @@ static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, 
                                                 uint64_t deadline, uint64_t period,
                                                 hwtimer_fn fn, void *arg) {
     int err;
-    hwtimer__lock(t);
-    err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
-    hwtimer__unlock_and_wake(t);
+    hwtimer *s = hwtimer__arming_target(t, to, &err);
+    if (!s) return err;
+    hwtimer__lock(s);
+    err = hwtimer__arm_locked(s, to, now, deadline, period, fn, arg);
+    hwtimer__unlock_and_wake(s);
+    if (s != t) hwtimer__shards_armed(t, now);
     return err;
 }
 
@@ -2465,9 +2753,12 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_time
 static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
                                                        uint64_t now, uint64_t deadline) {
     int err;
-    hwtimer__lock(t);
-    err = hwtimer__reschedule_locked(t, to, now, deadline);
-    hwtimer__unlock_and_wake(t);
+    hwtimer *s = hwtimer__arming_target(t, to, &err);
+    if (!s) return err;
+    hwtimer__lock(s);
+    err = hwtimer__reschedule_locked(s, to, now, deadline);
+    hwtimer__unlock_and_wake(s);
+    if (s != t) hwtimer__shards_armed(t, now);
     return err;
 }
 
@@ -2489,6 +2780,11 @@ HWTIMER__HOT int hwtimer__reschedule_to(hwtimer *t, hwtimer_timeout *to, uint64_
 static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *to) {
     int cancelled = 0, waiting = 0;
     hwtimer__cancel_wait me, **w;
+    if (t->shards) {
+        hwtimer *s = hwtimer__shard_of(t, to);
+        if (!s) return hwtimer__is_pending(to) ? HWTIMER_EINVAL : 0; /* on another timer */
+        t = s;
+    }
     hwtimer__lock(t);
     if (hwtimer__is_pending_elsewhere(t, to)) {
         hwtimer__unlock(t);
@@ -2814,28 +3110,19 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg) {
     cfg->ticks_per_wheel = 512;
 }
 
-HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
-    hwtimer_config defaults;
+/* Creates one timer from a checked config; `start`: its start S (NULL: read the clock). */
+static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint64_t *start) {
     hwtimer geometry, *t;
     size_t offsets[5], total;
     char *block;
     int err;
-    if (!out) return HWTIMER_EINVAL;
-    *out = NULL;
-    if (!cfg) {
-        hwtimer_config_default(&defaults);
-        cfg = &defaults;
-    }
-    err = hwtimer__check_config(cfg);
-    if (err) return err;
-
     memset(&geometry, 0, sizeof geometry);
     geometry.tick_ns = cfg->tick_ns;
     geometry.tick_inv = UINT64_MAX / cfg->tick_ns;
     geometry.clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
     geometry.own_clock = cfg->clock_fn != NULL;
     geometry.clock_ctx = cfg->clock_ctx;
-    geometry.start = geometry.clock_fn(geometry.clock_ctx);
+    geometry.start = start ? *start : geometry.clock_fn(geometry.clock_ctx);
     hwtimer__set_geometry(&geometry, cfg->ticks_per_wheel);
     if (!hwtimer__layout(&geometry, cfg->threads, offsets, &total)) return HWTIMER_ENOMEM;
 
@@ -2849,6 +3136,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     t->bytes = total;
     t->threads = cfg->threads;
     t->worker_mode = cfg->worker != 0;
+    t->rearm_reads_clock = t->worker_mode;
     t->wake_fn = cfg->wake_fn;
     t->wake_ctx = cfg->wake_ctx;
     t->log_fn = cfg->log_fn;
@@ -2866,6 +3154,58 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
+/* A timer of shards: itself (with the smallest wheel: it files nothing), then its shards,
+   caller-driven timers with locks on its clock and start (see [hwtimer:shards]). */
+static int hwtimer__create_shards(hwtimer **out, const hwtimer_config *cfg) {
+    hwtimer_config c = *cfg;
+    hwtimer *g;
+    int err;
+    c.ticks_per_wheel = 2;
+    err = hwtimer__create(&g, &c, NULL);
+    if (err) return err;
+    c = *cfg;
+    c.worker = 0;
+    c.wake_fn = hwtimer__shard_woke;
+    c.wake_ctx = g;
+    c.log_fn = NULL;
+    while (g->shards < cfg->shards) {
+        hwtimer *s;
+        err = hwtimer__create(&s, &c, &g->start);
+        if (err) {
+            hwtimer__finish_destroy(g); /* and the shards made so far */
+            return err;
+        }
+        s->rearm_reads_clock = g->worker_mode;
+        g->shard[g->shards++] = s;
+    }
+    *out = g;
+    return HWTIMER_OK;
+}
+
+HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
+    hwtimer_config defaults;
+    int err;
+    if (!out) return HWTIMER_EINVAL;
+    *out = NULL;
+    if (!cfg) {
+        hwtimer_config_default(&defaults);
+        cfg = &defaults;
+    }
+    err = hwtimer__check_config(cfg);
+    if (err) return err;
+    return cfg->shards > 1 ? hwtimer__create_shards(out, cfg) : hwtimer__create(out, cfg, NULL);
+}
+
+/* Stops t from a callback (lock held): cancels every node, the running one included, and
+   hands none back; a pass under way stops at `stopped`. */
+static void hwtimer__drop_all(hwtimer *t) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    t->stopped = 1;
+    if (t->running) hwtimer__cancel_locked(t, t->running);
+    hwtimer__init_out(out);
+    hwtimer__cancel_all(t, out);
+}
+
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     if (!t) return;
     hwtimer__lock(t);
@@ -2873,12 +3213,14 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
         /* The pass or worker that runs this callback frees the timer when it returns. Every
            pending node is cancelled now, so that none is referred to once destroy returns
            (another thread may free them then); the pass stops at `stopped`. */
-        struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-        t->stopped = 1;
+        unsigned i;
         t->destroy_deferred = 1;
-        if (t->running) hwtimer__cancel_locked(t, t->running);
-        hwtimer__init_out(out);
-        hwtimer__cancel_all(t, out);
+        hwtimer__drop_all(t);
+        for (i = 0; i < t->shards; i++) {
+            hwtimer__lock(t->shard[i]);
+            hwtimer__drop_all(t->shard[i]);
+            hwtimer__unlock(t->shard[i]);
+        }
         hwtimer__unlock(t);
         return;
     }
@@ -2984,6 +3326,10 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
     int pending;
     if (!t || !to) return 0;
+    if (t->shards) {
+        t = hwtimer__shard_of(t, to);
+        if (!t) return 0;
+    }
     hwtimer__lock(t);
     pending = hwtimer__is_pending_on(t, to);
     hwtimer__unlock(t);
@@ -2999,6 +3345,10 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to) {
     uint64_t now, at = UINT64_MAX;
     if (!t || !to) return UINT64_MAX;
+    if (t->shards) {
+        t = hwtimer__shard_of(t, to);
+        if (!t) return UINT64_MAX;
+    }
     now = t->clock_fn(t->clock_ctx);
     hwtimer__lock(t);
     if (hwtimer__is_pending_on(t, to)) at = hwtimer__run_time(t, to);
@@ -3023,6 +3373,7 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     size_t n;
     if (!t) return 0;
+    if (t->shards) return hwtimer__shards_pending(t);
     hwtimer__lock(t);
     n = t->pending;
     hwtimer__unlock(t);
@@ -3031,7 +3382,11 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
 
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
     hwtimer__user_visit v;
+    unsigned i;
+    size_t n = 0;
     if (!t || !visit) return 0;
+    for (i = 0; i < t->shards; i++) n += hwtimer_foreach(t->shard[i], visit, ctx);
+    if (t->shards) return n;
     memset(&v, 0, sizeof v);
     v.t = t;
     v.fn = visit;
@@ -3058,7 +3413,7 @@ HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
     hwtimer__lock(t);
     if (!t->worker_mode && !hwtimer__in_own_callback(t)) {
         while (t->in_pass) hwtimer__wait_done(t); /* another thread's pass */
-        ran = hwtimer__pass(t, now_ns);
+        ran = hwtimer__run_pass(t, now_ns);
     }
     destroy = t->destroy_deferred && !t->in_pass;
     hwtimer__unlock(t);
@@ -3111,6 +3466,7 @@ HWTIMER_DEF int hwtimer_start(hwtimer *t) {
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     size_t n;
+    unsigned i;
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t);
     if (hwtimer__in_own_callback(t)) {
@@ -3128,6 +3484,7 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
     n = hwtimer__cancel_all(t, out);
     hwtimer__unlock(t);
     hwtimer__hand_back(out, unprocessed, ctx);
+    for (i = 0; i < t->shards; i++) n += (size_t)hwtimer_stop(t->shard[i], unprocessed, ctx);
     return (int64_t)n;
 }
 
@@ -3146,29 +3503,47 @@ HWTIMER_DEF const char *hwtimer_strerror(int err) {
 }
 
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
+    unsigned i;
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!t) return;
+    for (i = 0; i < t->shards; i++) { /* their passes are the timer's */
+        hwtimer_stats s;
+        hwtimer_stats_get(t->shard[i], &s);
+        out->fired += s.fired;
+        out->cascaded += s.cascaded;
+        out->pending += s.pending;
+        out->bytes += s.bytes;
+    }
     hwtimer__lock(t);
-    *out = t->stats;
-    out->pending = t->pending;
-    out->bytes = t->bytes;
+    out->wakeups = t->stats.wakeups;
+    out->passes = t->stats.passes;
+    out->fired += t->stats.fired;
+    out->cascaded += t->stats.cascaded;
+    out->pending += t->pending;
+    out->bytes += t->bytes;
     hwtimer__unlock(t);
 }
 
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     int err;
+    unsigned i;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
+    for (i = 0; i < t->shards; i++) {
+        err = hwtimer_fork_child(t->shard[i]);
+        if (err) return err;
+    }
     err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock(t);
-    t->worker_running = 0; /* the parent's worker thread does not exist here */
+    HWTIMER__STORE(&t->worker_running, 0); /* the parent's worker does not exist here */
     t->worker_wake_at = 0;
     t->waiters = 0;
     t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
     if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
-    if (t->worker_mode && t->pending && !t->stopped && hwtimer__start_worker_locked(t)) {
+    if (t->worker_mode && !t->stopped && (t->shards ? hwtimer__shards_pending(t) : t->pending) &&
+        hwtimer__start_worker_locked(t)) {
         err = HWTIMER_ETHREAD;
     }
     hwtimer__unlock(t);
@@ -3177,7 +3552,12 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
 
 HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     int err;
+    unsigned i;
     if (!t) return 0;
+    for (i = 0; i < t->shards; i++) {
+        err = hwtimer_check(t->shard[i]);
+        if (err) return err;
+    }
     hwtimer__lock(t);
     err = hwtimer__check_locked(t);
     hwtimer__unlock(t);

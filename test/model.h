@@ -279,6 +279,7 @@ static struct {
     int next_checked; /* the node the next check_world looks at anyway */
     /* the loop that drives the timer, when the episode gave it a wake_fn */
     int wake_loop;
+    unsigned shards;       /* cfg.shards of this episode (0: one wheel) */
     int answer_out;        /* an answer is out that no wake_fn call has answered yet */
     int answer_none;       /* ... it said nothing was pending */
     uint64_t answer;       /* ... the time it said */
@@ -1119,8 +1120,15 @@ static void mutate_from_callback(int self) {
     }
 }
 
+/* On a timer of shards, the operation (or callback) that follows comes from one of several
+   threads as far as the timer knows: a node it has not held goes to that thread's shard. */
+static void pick_shard(void) {
+    if (sim.shards) hwtimer__thread_number = 1 + (unsigned)draw_below(2 * sim.shards);
+}
+
 static void on_fire(hwtimer_timeout *to, void *arg) {
     int id = node_id(to, arg), rearms;
+    pick_shard();
     model_timeout *mt = &sim.m.to[id];
     uint64_t ran_period = mt->period, next_deadline;
     check_run_allowed(id);
@@ -1189,6 +1197,9 @@ static void episode_begin(void) {
         cfg.wake_fn = on_wake;
         cfg.wake_ctx = &sim;
     }
+    /* with threads, half the episodes without max_pending spread their nodes over shards */
+    sim.shards = cfg.threads && !cfg.max_pending && draw_percent(50) ? 2 + (unsigned)draw_below(3) : 0;
+    cfg.shards = sim.shards;
     err = hwtimer_create(&sim.t, &cfg);
     note("create", -1, sim.m.tick, sim.m.start, err);
     expect_result("hwtimer_create", -1, err, HWTIMER_OK);
@@ -1209,6 +1220,7 @@ static void episode_end(void) {
 /* Operation r (below MODEL_OP_MIX, or MODEL_OP_STOP), then the checks every operation ends
    with. */
 static void model_step(unsigned r) {
+    pick_shard();
     if (r == MODEL_OP_STOP) {
         op_stop();
     } else {
