@@ -390,6 +390,22 @@ static void leeway_cost_line(const bench_options *o) {
     }
 }
 
+/* Two producers on one shared timer against one producer (target: no slower in all). */
+static void shared_timer_lines(void) {
+    static const char *const modes[] = {"hwtimer_lock", "hwtimer_worker"};
+    for (int k = 0; k < 2; k++) {
+        double one, two, sharded;
+        if (!bench_lookup(5, modes[k], 0, "1 producer thread", &one) ||
+            !bench_lookup(5, modes[k], 0, "2 producer threads", &two) ||
+            !bench_lookup(5, modes[k], 0, "2 producers, timer of 2 shards", &sharded)) {
+            continue;
+        }
+        printf("- %s, 2 producers on one timer vs 1 producer: %.1f vs %.1f M pairs/s; with 2 "
+               "shards %.1f (x%.2f; target >= 1: %s)\n", modes[k], two, one, sharded,
+               sharded / one, sharded >= one ? "met" : "MISSED");
+    }
+}
+
 static void print_summary(const bench_options *o) {
     uint64_t big = o->sizes[o->nsizes - 1], at = big < 1000000 ? big : 1000000;
     static const char *const producers[] = {"1 producer thread", "2 producer threads"};
@@ -417,6 +433,7 @@ static void print_summary(const bench_options *o) {
             }
         }
     }
+    shared_timer_lines();
 }
 
 /* ---- options and the run ---- */

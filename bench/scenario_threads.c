@@ -22,11 +22,24 @@ static uint64_t frozen_clock(void *ctx) {
     return 0;
 }
 
-/* A 1 ms timer: the worker on the platform's clock (the default, with which the _at forms
-   read no clock), or caller-driven with locks on a frozen one. */
-static hwtimer *create_threaded(int worker) {
-    return bench_hwtimer_new(hwtimer_threads_pthread(), worker, worker ? NULL : frozen_clock,
-                             NULL);
+/* A 1 ms timer of `shards` shards (0: one wheel): the worker on the platform's clock (the
+   default, with which the _at forms read no clock), or caller-driven with locks on a frozen
+   one. */
+static hwtimer *create_threaded(int worker, unsigned shards) {
+    hwtimer *t = NULL;
+    hwtimer_config cfg;
+    hwtimer_config_default(&cfg);
+    cfg.tick_ns = BENCH_MS;
+    cfg.threads = hwtimer_threads_pthread();
+    cfg.worker = worker;
+    cfg.clock_fn = worker ? NULL : frozen_clock;
+    cfg.shards = shards;
+    int err = hwtimer_create(&t, &cfg);
+    if (err != HWTIMER_OK) {
+        fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
+        exit(2);
+    }
+    return t;
 }
 
 static void never_called(hwtimer_timeout *to, void *arg) {
@@ -78,10 +91,11 @@ static void *producer_main(void *arg) {
 }
 
 /* One row of scenario 5: how many producer threads, on how many timers (producer k uses
-   timer k % timers), scheduling with relative delays or absolute deadlines. */
+   timer k % timers) of how many shards, scheduling with relative delays or absolute
+   deadlines. */
 typedef struct producer_row {
     const char *metric;
-    unsigned threads, timers;
+    unsigned threads, timers, shards;
     int absolute;
 } producer_row;
 
@@ -134,7 +148,7 @@ static void producers_row(const bench_options *o, const producer_row *row, int w
     fprintf(stderr, "  scenario 5: %s, %s\n", worker ? "hwtimer worker" : "hwtimer+lock",
             row->metric);
     for (unsigned k = 0; k < row->timers; k++) {
-        timers[k] = create_threaded(worker);
+        timers[k] = create_threaded(worker, row->shards);
         if (worker) {
             hwtimer_start(timers[k]);
         }
@@ -157,10 +171,12 @@ static void producers_row(const bench_options *o, const producer_row *row, int w
 
 int bench_threads_producers(const bench_options *o) {
     static const producer_row rows[] = {
-        {"1 producer thread", 1, 1, 0},
-        {"2 producer threads", 2, 1, 0},
-        {"2 producers on 2 timers", 2, 2, 0},
-        {"1 producer with schedule_at", 1, 1, 1},
+        {"1 producer thread", 1, 1, 0, 0},
+        {"2 producer threads", 2, 1, 0, 0},
+        {"2 producers on 2 timers", 2, 2, 0, 0},
+        {"1 producer with schedule_at", 1, 1, 0, 1},
+        {"1 producer, timer of 2 shards", 1, 1, 2, 0},
+        {"2 producers, timer of 2 shards", 2, 1, 2, 0},
     };
     uint32_t *delays = bench_delays_ms(2 * PRODUCER_WINDOW, 1000, 61000, BENCH_SEED + 5);
     if (!hwtimer_threads_pthread()) {
@@ -183,6 +199,10 @@ int bench_threads_producers(const bench_options *o) {
                   "shared: the upper bound for 2 threads on this machine. schedule_at: "
                   "absolute deadlines from one clock read per window of %u (hwtimer_now), "
                   "where hwtimer_schedule reads the clock once per call.", PRODUCER_WINDOW);
+    bench_note(5, "timer of 2 shards: cfg.shards = 2, one timer whose nodes live in 2 wheels "
+                  "with a lock each; a thread arms its fresh nodes in its own shard, so the "
+                  "2 producers share no lock while the one timer (and its one worker) serves "
+                  "both.");
     free(delays);
     return 0;
 }
@@ -243,7 +263,7 @@ int bench_threads_accuracy(const bench_options *o) {
     fprintf(stderr, "  scenario 6: hwtimer worker, %zu timers\n", n);
     a.nodes = (hwtimer_timeout *)bench_xcalloc(n, sizeof *a.nodes);
     a.late_ns = (int64_t *)bench_xcalloc(n, sizeof *a.late_ns);
-    hwtimer *t = create_threaded(1);
+    hwtimer *t = create_threaded(1, 0);
     for (size_t i = 0; i < n; i++) {
         uint64_t delay = BENCH_MS + bench_rand_next(&seed) % span; /* ns resolution */
         hwtimer_schedule(t, &a.nodes[i], delay, accuracy_fire, &a);
@@ -282,7 +302,7 @@ int bench_threads_idle(const bench_options *o) {
         return 0;
     }
     fprintf(stderr, "  scenario 7: hwtimer worker idle for %.1f s\n", (double)o->idle_ns / 1e9);
-    hwtimer *empty = create_threaded(1), *one = create_threaded(1);
+    hwtimer *empty = create_threaded(1, 0), *one = create_threaded(1, 0);
     hwtimer_start(empty);
     hwtimer_schedule(one, &far, 3600000 * BENCH_MS, never_called, NULL);
     bench_sleep_ns(100 * BENCH_MS); /* let both workers settle into their wait */

@@ -2,8 +2,10 @@
 
    OPERATORS threads run against one timer with a 1 ms tick and delays of 0-5 ms, so firing
    and cancelling race all the time: first with callbacks on the worker thread, then
-   caller-driven with another thread calling hwtimer_poll in a loop; each for half of
-   --seconds N (default 3).
+   caller-driven with another thread calling hwtimer_poll in a loop; then both again on a
+   timer of 3 shards (cfg.shards: the operators arm their own nodes in their own shards, a
+   shared node stays in the shard that first armed it); each for a quarter of --seconds N
+   (default 6).
    Nodes are malloc'd and freed the moment hwtimer_cancel returns (sometimes kept a while
    in a quarantine first, to see that nothing runs them any more): a timer that touches a
    node after cancel returned is a use-after-free under ASan, and a wrong count otherwise.
@@ -430,8 +432,9 @@ static void check_balance(const char *name, const totals *t, int runs_end_arming
 
 /* ---- a run -------------------------------------------------------------------------- */
 
-static double seconds = 3.0;
+static double seconds = 6.0;
 static int use_worker;
+static unsigned use_shards;
 
 static void init_shared(stress *s) {
     unsigned i;
@@ -450,14 +453,14 @@ static void run_operators(stress *s, operator *ops) {
         ops[i].rng = 0x9E3779B97F4A7C15ull * (i + 1);
         test_thread_start(&ops[i].thread, operator_main, &ops[i]);
     }
-    sleep_ns((uint64_t)(seconds / 2 * (double)SEC));
+    sleep_ns((uint64_t)(seconds / 4 * (double)SEC));
     for (i = 0; i < OPERATORS; i++) ATOMIC_SET(&ops[i].quit, 1u);
     for (i = 0; i < OPERATORS; i++) {
         test_thread_join(&ops[i].thread);
         total_ops += ops[i].ops;
     }
     printf("  %llu operations by %d threads in %.1f s\n", (unsigned long long)total_ops,
-           OPERATORS, seconds / 2);
+           OPERATORS, seconds / 4);
 }
 
 /* With the operators gone and their nodes cancelled, the shared and fire-and-forget nodes
@@ -493,6 +496,7 @@ static void test_stress(void) {
     init_shared(&s);
     s.callback_rng = 12345;
     real_config(&cfg, use_worker, 1 * MS, 512);
+    cfg.shards = use_shards;
     s.t = create_or_die(&cfg);
     if (!use_worker) test_poller_start(&poller, s.t, 50 * US);
 
@@ -525,7 +529,7 @@ static void parse_args(int argc, char **argv) {
     for (i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--seconds") == 0) seconds = strtod(argv[++i], NULL);
     }
-    if (!(seconds > 0)) seconds = 3.0;
+    if (!(seconds > 0)) seconds = 6.0;
 }
 
 int main(int argc, char **argv) {
@@ -534,6 +538,13 @@ int main(int argc, char **argv) {
     use_worker = 1;
     RUN_TEST(test_stress);
     printf("caller-driven, a thread polls:\n");
+    use_worker = 0;
+    RUN_TEST(test_stress);
+    use_shards = 3;
+    printf("3 shards, callbacks on the worker thread:\n");
+    use_worker = 1;
+    RUN_TEST(test_stress);
+    printf("3 shards, caller-driven, a thread polls:\n");
     use_worker = 0;
     RUN_TEST(test_stress);
     return test_finish();
