@@ -2631,13 +2631,11 @@ static hwtimer *hwtimer__shard_to_arm(hwtimer *g, hwtimer_timeout *to) {
     }
 }
 
-/* The timer that an arming of `to` on t locks: t itself, or for a timer of shards the
-   shard, once its worker runs (NULL if it cannot start: *err HWTIMER_ETHREAD). */
-static hwtimer *hwtimer__arming_target(hwtimer *t, hwtimer_timeout *to, int *err) {
-    *err = HWTIMER_OK;
-    if (!t->shards) return t;
-    *err = hwtimer__start_group_worker(t);
-    return *err ? NULL : hwtimer__shard_to_arm(t, to);
+/* The shard that an arming of `to` on g locks, once g's worker runs (NULL if it cannot
+   start: *err HWTIMER_ETHREAD). */
+static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err) {
+    *err = hwtimer__start_group_worker(g);
+    return *err ? NULL : hwtimer__shard_to_arm(g, to);
 }
 
 /* After an arming on a shard of g with a worker: the clock read `now` (0: not read) may have
@@ -2682,17 +2680,32 @@ HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t n
     return HWTIMER_OK;
 }
 
+static int hwtimer__arm_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                 uint64_t deadline, uint64_t period, hwtimer_fn fn, void *arg) {
+    int err;
+    hwtimer__lock(t);
+    err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
+    hwtimer__unlock_and_wake(t);
+    return err;
+}
+
+/* An arming on a timer of shards, kept out of the ordinary timer's way. */
+static HWTIMER__NOINLINE int hwtimer__arm_shard(hwtimer *g, hwtimer_timeout *to, uint64_t now,
+                                                 uint64_t deadline, uint64_t period,
+                                                 hwtimer_fn fn, void *arg) {
+    int err;
+    hwtimer *s = hwtimer__arming_shard(g, to, &err);
+    if (!s) return err;
+    err = hwtimer__arm_unlocked(s, to, now, deadline, period, fn, arg);
+    hwtimer__shards_armed(g, now);
+    return err;
+}
+
 static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
                                                 uint64_t deadline, uint64_t period,
                                                 hwtimer_fn fn, void *arg) {
-    int err;
-    hwtimer *s = hwtimer__arming_target(t, to, &err);
-    if (!s) return err;
-    hwtimer__lock(s);
-    err = hwtimer__arm_locked(s, to, now, deadline, period, fn, arg);
-    hwtimer__unlock_and_wake(s);
-    if (s != t) hwtimer__shards_armed(t, now);
-    return err;
+    if (t->shards) return hwtimer__arm_shard(t, to, now, deadline, period, fn, arg);
+    return hwtimer__arm_unlocked(t, to, now, deadline, period, fn, arg);
 }
 
 /* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
@@ -2750,16 +2763,29 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_time
     return HWTIMER_OK;
 }
 
+static int hwtimer__reschedule_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                        uint64_t deadline) {
+    int err;
+    hwtimer__lock(t);
+    err = hwtimer__reschedule_locked(t, to, now, deadline);
+    hwtimer__unlock_and_wake(t);
+    return err;
+}
+
+static HWTIMER__NOINLINE int hwtimer__reschedule_shard(hwtimer *g, hwtimer_timeout *to,
+                                                        uint64_t now, uint64_t deadline) {
+    int err;
+    hwtimer *s = hwtimer__arming_shard(g, to, &err);
+    if (!s) return err;
+    err = hwtimer__reschedule_unlocked(s, to, now, deadline);
+    hwtimer__shards_armed(g, now);
+    return err;
+}
+
 static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
                                                        uint64_t now, uint64_t deadline) {
-    int err;
-    hwtimer *s = hwtimer__arming_target(t, to, &err);
-    if (!s) return err;
-    hwtimer__lock(s);
-    err = hwtimer__reschedule_locked(s, to, now, deadline);
-    hwtimer__unlock_and_wake(s);
-    if (s != t) hwtimer__shards_armed(t, now);
-    return err;
+    if (t->shards) return hwtimer__reschedule_shard(t, to, now, deadline);
+    return hwtimer__reschedule_unlocked(t, to, now, deadline);
 }
 
 /* Both reschedule forms (`now`: the clock, or 0 where it was not read). Without threads,
@@ -2780,11 +2806,6 @@ HWTIMER__HOT int hwtimer__reschedule_to(hwtimer *t, hwtimer_timeout *to, uint64_
 static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *to) {
     int cancelled = 0, waiting = 0;
     hwtimer__cancel_wait me, **w;
-    if (t->shards) {
-        hwtimer *s = hwtimer__shard_of(t, to);
-        if (!s) return hwtimer__is_pending(to) ? HWTIMER_EINVAL : 0; /* on another timer */
-        t = s;
-    }
     hwtimer__lock(t);
     if (hwtimer__is_pending_elsewhere(t, to)) {
         hwtimer__unlock(t);
@@ -2812,6 +2833,13 @@ static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *t
     }
     hwtimer__unlock(t);
     return cancelled;
+}
+
+/* Cancel on a timer of shards: in the shard that holds the node. */
+static HWTIMER__NOINLINE int hwtimer__cancel_shard(hwtimer *g, hwtimer_timeout *to) {
+    hwtimer *s = hwtimer__shard_of(g, to);
+    if (!s) return hwtimer__is_pending(to) ? HWTIMER_EINVAL : 0; /* on another timer, or none */
+    return hwtimer__cancel_sync(s, to);
 }
 
 /* Without threads nothing runs elsewhere: no lock and no wait. The usual case, a filed node
@@ -3303,7 +3331,7 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__cancel_sync(t, to);
+    if (t->threads) return t->shards ? hwtimer__cancel_shard(t, to) : hwtimer__cancel_sync(t, to);
     if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running) {
         hwtimer__set_state(to, HWTIMER_CANCELLED); /* hwtimer__cancel_locked, unrolled */
         t->pending--;
