@@ -63,15 +63,17 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    OPTIONS                      the macros to define before including
    the declarations             types, then each function with its own rules
    the implementation, in this order:
-     [hwtimer:portability]      bit scans, inlining hints, atomics
+     [hwtimer:portability]      bit scans, inlining hints, atomics, thread-locals
      [hwtimer:data]             where a node is, levels, waiting cancels, the timer itself
      [hwtimer:ticks]            deadlines to ticks and back (pure arithmetic)
      [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
                                 expiry
      [hwtimer:memory]           the one allocation and its layout, the thread objects
      [hwtimer:locking]          locking and the running-node rules
-     [hwtimer:pass]             advancing to a tick and running callbacks
+     [hwtimer:pass]             advancing to a tick and running callbacks; a timer of
+                                shards: its pass and its answer to the loop
      [hwtimer:worker]           the worker thread
+     [hwtimer:shards]           which shard of a timer of shards an entry point works on
      [hwtimer:arming]           the entry points' paths: schedule, reschedule, cancel
      [hwtimer:platform]         the clock, then the POSIX, C11 and Win32 thread backends
      [hwtimer:public]           the public functions, in the order they are declared
@@ -417,16 +419,37 @@ THREADS
    see hwtimer_cancel for the deadlocks that follow from that, and for a node that a
    callback moves to another timer.
 
-   Many producers. One timer has one lock, and every call takes it: the lock's line and the
-   lines it guards (the slot lists, the bitmaps, the count) move between the cores that
-   call. Measured on the build machine (2 cores, schedule + cancel pairs, caller-driven
-   with locks): one thread 24-30 M pairs/s, two threads on one timer 7-13 M in all, two
-   threads on two timers 49-57 M. So on more than one core, give each thread (or each
-   core) a timer of its own, as thread-per-core servers do: its timeouts are scheduled and
-   cancelled there without sharing a line. A shared timer that scales would be that,
-   inside: per-thread shards, each a wheel with its own lock, a node remembering its shard
-   for cancel, and one worker (or the loop) serving all shards by their earliest
-   boundaries. hwtimer does not do this yet; with one producer per timer it needs none.
+   Many producers: shards. A timer has one lock, and every call takes it: the lock's line
+   and the lines it guards (the slot lists, the bitmaps, the count) move between the cores
+   that call, so two threads that schedule and cancel on one timer at once get less done in
+   all than one thread alone. cfg.shards = n (2 .. 64) makes one timer of n wheels, each
+   with its own lock ("shards"), still one timer to its users: one pending count, one
+   next_expiry, one worker (or one loop's advance) that runs every shard's callbacks in
+   order of B, the same rules. A thread arms the nodes this timer has not held yet in its
+   own shard (threads are numbered in the order they first arm on any timer of shards;
+   thread k uses shard k mod n), and a node stays in the shard that first armed it,
+   whichever thread schedules, reschedules or cancels it later, so its operations keep one
+   order as on any timer. Threads that each arm and cancel their own nodes then share no
+   line. Measured on the build machine (2 cores, schedule + cancel pairs with 1024 in
+   flight per thread; bench scenario 5), M pairs/s in all:
+
+                                          with locks     with the worker
+       one thread, one timer              28.1-28.6      17.2-17.5
+       two threads, one timer             7.7            6.8
+       two threads, one timer of 2 shards 52.6-54.3      33.0-33.8
+       two threads, two timers            54.6-55.9      33.8-34.4
+       one thread, one timer of 2 shards  26.9-27.5      16.8-17.2
+
+   So use as many shards as threads that arm at once (cores, in a thread-per-core server).
+   What shards cost: one thread alone is 2-4% slower (it finds its shard, and the node's);
+   the memory is n wheels; calls that look at the whole timer (hwtimer_pending, _next_expiry,
+   _poll_timeout_ms, _foreach, _stop, a pass) visit every shard, taking their locks, and a
+   pass takes each shard's lock once per occupied tick or slot it runs; max_pending must be
+   0 (a limit over all shards would need a count that every core writes, the very line
+   shards avoid); and a timer of shards needs threads (cfg.threads). Beyond two cores the
+   same holds as long as each arming thread has its shard: the shards share nothing but
+   the worker, which takes one lock at a time. Nodes armed from a callback go to the shard
+   of the thread that runs the callbacks.
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -597,7 +620,7 @@ typedef struct hwtimer_config {
     void *log_ctx;
     unsigned shards; /* 0 or 1: one wheel and one lock. 2 .. 64: that many wheels, each with
                         its own lock, so that threads that schedule and cancel at once do not
-                        share one (see "Many producers" in THREADS); needs threads, and
+                        share one (see "Many producers: shards" in THREADS); needs threads and
                         max_pending 0 */
 } hwtimer_config;
 
@@ -627,7 +650,11 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
    rounded wheel size overflows 64 bits, worker without threads, an incomplete threads
    table, threads under HWTIMER_NO_THREADS, alloc_fn without free_fn (or the reverse), no
    clock under HWTIMER_NO_DEFAULT_CLOCK. HWTIMER_ENOMEM: the allocation failed.
-   HWTIMER_ETHREAD: a mutex or condition variable could not be made. On error *out is NULL. */
+   HWTIMER_ETHREAD: a mutex or condition variable could not be made. On error *out is NULL.
+   With cfg.shards > 1 (see "Many producers: shards" in THREADS) it allocates one block per
+   shard and one for the timer, all on the start S read once; HWTIMER_EINVAL also for
+   shards > 64, or shards > 1 without threads, with max_pending, or with a compiler that has
+   neither GCC's atomics nor MSVC's (a thread-local variable and a compare-and-swap). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
 /* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; afterwards the
@@ -939,7 +966,7 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 #if !defined(HWTIMER__NO_POSIX_TIME)
 
 /* =================================================================================
-   [hwtimer:portability] Portability: bit scans, inlining hints, atomics
+   [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
    ================================================================================= */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))

@@ -223,6 +223,46 @@ static void test_allocation_failure(void) {
     }
 }
 
+/* cfg.shards: refused without threads, with max_pending, above 64; with threads a timer of
+   shards allocates through the user's allocator, counts all of it in stats.bytes, and every
+   one of its allocations may fail without a leak. */
+static void test_shards_config(void) {
+    fixture f;
+    hwtimer_config cfg;
+    hwtimer_stats stats;
+    unsigned needed, k;
+    fixture_config(&f, &cfg, 0, MS, 64);
+    cfg.threads = NULL;
+    cfg.shards = 2;
+    CHECK_EQ(try_create(&cfg), HWTIMER_EINVAL);
+    if (!test_threads()) return;
+    cfg.threads = test_threads();
+    cfg.shards = 65;
+    CHECK_EQ(try_create(&cfg), HWTIMER_EINVAL);
+    cfg.shards = 2;
+    cfg.max_pending = 5;
+    CHECK_EQ(try_create(&cfg), HWTIMER_EINVAL);
+    cfg.max_pending = 0;
+    cfg.shards = 64;
+    CHECK_EQ(try_create(&cfg), HWTIMER_OK);
+    cfg.shards = 3;
+    memset(&f.mem, 0, sizeof f.mem);
+    f.t = create_or_die(&cfg);
+    needed = f.mem.allocs;
+    CHECK_EQ(needed, 4); /* the timer and its 3 shards */
+    hwtimer_stats_get(f.t, &stats);
+    CHECK_EQ(stats.bytes, f.mem.live_bytes);
+    hwtimer_destroy(f.t);
+    CHECK_EQ(f.mem.live_bytes, 0);
+    for (k = 1; k <= needed; k++) {
+        memset(&f.mem, 0, sizeof f.mem);
+        f.mem.fail_at = k;
+        CHECK_EQ(try_create(&cfg), HWTIMER_ENOMEM);
+        CHECK_EQ(f.mem.live_bytes, 0);
+        CHECK_EQ(f.mem.frees, f.mem.allocs);
+    }
+}
+
 static void test_timeout_size(void) {
     if (sizeof(void *) == 8) {
         CHECK(sizeof(hwtimer_timeout) <= 64);
@@ -433,6 +473,8 @@ static void test_sync_objects_fail(void) {
 
 /* A worker that cannot start: schedule and start say ETHREAD and change nothing; once
    threads start again, the same timer works. */
+static unsigned worker_shards; /* the same on a timer of shards, whose worker starts apart */
+
 static void test_worker_cannot_start(void) {
     hwtimer_threads th;
     hwtimer_config cfg;
@@ -446,6 +488,7 @@ static void test_worker_cannot_start(void) {
     cfg.clock_fn = NULL; /* the worker sleeps on the real clock */
     cfg.threads = &th;
     cfg.worker = 1;
+    cfg.shards = worker_shards;
     r.t = create_or_die(&cfg);
     probes_init(&n, 1, NULL);
     faulty.fail_thread = 1;
@@ -472,11 +515,14 @@ int main(void) {
     RUN_TEST(test_custom_allocator);
     RUN_TEST(test_allocation_failure);
     RUN_TEST(test_timeout_size);
+    RUN_TEST(test_shards_config);
     RUN_TEST(test_thread_backends);
     RUN_TEST(test_user_threads_table);
     RUN_TEST(test_incomplete_thread_tables);
     RUN_TEST(test_sync_objects_fail);
     if (test_threads()) { /* a worker thread needs a backend */
+        RUN_TEST(test_worker_cannot_start);
+        worker_shards = 2;
         RUN_TEST(test_worker_cannot_start);
     }
     return test_finish();
