@@ -444,9 +444,11 @@ THREADS
    What shards cost: one thread alone is 2-4% slower (it finds its shard, and the node's);
    the memory is n wheels; calls that look at the whole timer (hwtimer_pending, _next_expiry,
    _poll_timeout_ms, _foreach, _stop, a pass) visit every shard, taking their locks, and a
-   pass takes each shard's lock once per occupied tick or slot it runs; max_pending must be
-   0 (a limit over all shards would need a count that every core writes, the very line
-   shards avoid); and a timer of shards needs threads (cfg.threads). Beyond two cores the
+   pass takes each shard's lock once per occupied tick or slot it runs; with max_pending,
+   every arming and every end of a pending timeout also writes one count shared by all
+   shards (an atomic add, taken back on EFULL: the limit stays exact), so
+   leave max_pending 0 where producers must scale; and a timer of shards needs threads
+   (cfg.threads). Beyond two cores the
    same holds as long as each arming thread has its shard: the shards share nothing but
    the worker, which takes one lock at a time. Nodes armed from a callback go to the shard
    of the thread that runs the callbacks.
@@ -620,8 +622,7 @@ typedef struct hwtimer_config {
     void *log_ctx;
     unsigned shards; /* 0 or 1: one wheel and one lock. 2 .. 64: that many wheels, each with
                         its own lock, so that threads that schedule and cancel at once do not
-                        share one (see "Many producers: shards" in THREADS); needs threads and
-                        max_pending 0 */
+                        share one (see "Many producers: shards" in THREADS); needs threads */
 } hwtimer_config;
 
 /* Counters, for tests, benchmarks and monitoring (hwtimer_stats_get). */
@@ -653,8 +654,8 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
    HWTIMER_ETHREAD: a mutex or condition variable could not be made. On error *out is NULL.
    With cfg.shards > 1 (see "Many producers: shards" in THREADS) it allocates one block per
    shard and one for the timer, all on the start S read once; HWTIMER_EINVAL also for
-   shards > 64, or shards > 1 without threads, with max_pending, or with a compiler that has
-   neither GCC's atomics nor MSVC's (a thread-local variable and a compare-and-swap). */
+   shards > 64, or shards > 1 without threads or with a compiler that has neither GCC's
+   atomics nor MSVC's (a thread-local variable and a compare-and-swap). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
 /* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; afterwards the
@@ -1264,8 +1265,24 @@ struct hwtimer {
        hwtimer__shard_woke. Its own lock serializes passes and answers, and the worker. */
     unsigned shards;                      /* 0: an ordinary timer (or a shard) */
     hwtimer *shard[HWTIMER__MAX_SHARDS];  /* ... else its shards */
-    hwtimer *group;                       /* a shard: the timer it belongs to */
+    long placed;     /* with max_pending: the nodes pending in all its shards */
+    long *places;    /* a shard of a timer with max_pending: that timer's `placed` (else
+                        NULL), and the timer's max_pending */
+    long places_max;
 };
+
+/* A shard of a timer with max_pending takes a place under it before a node becomes
+   pending, and gives it back as the node stops pending (cancel, run, stop): a count that
+   every shard writes, exact under any interleaving. Returns 0 if none was free. */
+static int hwtimer__take_place(hwtimer *t) {
+    if (HWTIMER__ATOMIC_ADD(t->places, 1) <= t->places_max) return 1;
+    HWTIMER__ATOMIC_ADD(t->places, -1);
+    return 0;
+}
+
+static void hwtimer__free_places(hwtimer *t, size_t n) {
+    if (t->places) HWTIMER__ATOMIC_ADD(t->places, -(long)n);
+}
 
 /* =================================================================================
    [hwtimer:ticks] Ticks: deadlines to ticks and back (pure arithmetic)
@@ -1818,6 +1835,7 @@ static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
     for (l = 0; l < t->levels; l++) memset(t->level[l].occupied, 0, words_per_level * sizeof(uint64_t));
     HWTIMER_ASSERT(v.n == t->pending);
     t->pending = 0;
+    hwtimer__free_places(t, v.n);
     return v.n;
 }
 
@@ -1870,7 +1888,7 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
 #endif
     if (cfg->threads && !hwtimer__threads_complete(cfg->threads)) return HWTIMER_EINVAL;
     if (cfg->shards > HWTIMER__MAX_SHARDS) return HWTIMER_EINVAL;
-    if (cfg->shards > 1 && (!cfg->threads || cfg->max_pending || !HWTIMER__CAN_SHARD)) {
+    if (cfg->shards > 1 && (!cfg->threads || !HWTIMER__CAN_SHARD)) {
         return HWTIMER_EINVAL;
     }
     return HWTIMER_OK;
@@ -2174,6 +2192,7 @@ static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
     HWTIMER_ASSERT(t->pending > 0);
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     t->pending--;
+    hwtimer__free_places(t, 1);
     if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
     return 1;
 }
@@ -2295,7 +2314,10 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
                    to->where == HWTIMER__WHERE_LIST);
     hwtimer__list_unlink(&to->link); /* a plain list: no bitmap to update */
     hwtimer__set_state(to, HWTIMER_EXPIRED);
-    if (!periodic) t->pending--;
+    if (!periodic) {
+        t->pending--;
+        hwtimer__free_places(t, 1);
+    }
     t->running = to;
     t->running_periodic = periodic;
     t->running_touched = t->running_rearmed = 0;
@@ -2702,6 +2724,7 @@ HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t n
                                uint64_t deadline, uint64_t period, hwtimer_fn fn, void *arg) {
     int err = hwtimer__arm_refusal(t, to);
     if (err) return err;
+    if (t->places && !hwtimer__take_place(t)) return HWTIMER_EFULL;
     if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
     hwtimer__wake_worker_for(t, hwtimer__arm_node(t, to, deadline, period, fn, arg), now);
     return HWTIMER_OK;
@@ -3220,6 +3243,7 @@ static int hwtimer__create_shards(hwtimer **out, const hwtimer_config *cfg) {
     if (err) return err;
     c = *cfg;
     c.worker = 0;
+    c.max_pending = 0; /* the timer's limit, kept in its `placed` */
     c.wake_fn = hwtimer__shard_woke;
     c.wake_ctx = g;
     c.log_fn = NULL;
@@ -3231,6 +3255,10 @@ static int hwtimer__create_shards(hwtimer **out, const hwtimer_config *cfg) {
             return err;
         }
         s->rearm_reads_clock = g->worker_mode;
+        if (cfg->max_pending) {
+            s->places = &g->placed;
+            s->places_max = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
+        }
         g->shard[g->shards++] = s;
     }
     *out = g;
@@ -3612,6 +3640,15 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     for (i = 0; i < t->shards; i++) {
         err = hwtimer_check(t->shard[i]);
         if (err) return err;
+    }
+    if (t->shards && t->shard[0]->places) { /* the limit's count is the shards' pending */
+        long placed;
+        size_t n = 0;
+        hwtimer__lock_shards(t);
+        placed = HWTIMER__ATOMIC_ADD(&t->placed, 0);
+        for (i = 0; i < t->shards; i++) n += t->shard[i]->pending;
+        hwtimer__unlock_shards(t);
+        if (placed < 0 || (size_t)placed != n) return HWTIMER_CHECK_COUNT;
     }
     hwtimer__lock(t);
     err = hwtimer__check_locked(t);

@@ -6,6 +6,9 @@
      2  cfg.threads = hwtimer_threads_pthread()
      3  cfg.threads = hwtimer_threads_c11()   (built with HWTIMER_C11_THREADS, -std=c11)
      4  cfg.threads = hwtimer_threads_win32() (Windows: mingw-w64 under Wine, test/wine)
+   and HWTIMER_TEST_SHARDS=n (meson's 'shards' mode, with mode 2): every timer with threads
+   that the helpers configure is a timer of n shards (cfg.shards), so that the whole suite
+   checks them too.
    test_threads() returns the table for the mode, so a test that only needs
    "whatever this build has" never repeats the selection.
 
@@ -91,6 +94,17 @@ static inline const hwtimer_threads *test_threads(void) {
 #endif
 }
 
+/* cfg.shards for the timers the tests make: HWTIMER_TEST_SHARDS in the 'shards' mode (the
+   pthread mode again, every timer of threads a timer of shards), else 0 (one wheel). */
+static inline unsigned test_shards(const hwtimer_threads *threads) {
+#ifdef HWTIMER_TEST_SHARDS
+    return threads ? HWTIMER_TEST_SHARDS : 0;
+#else
+    (void)threads;
+    return 0;
+#endif
+}
+
 /* For a program that needs a thread backend, at the top of main(): in a mode without one
    it says so and passes with no test run. */
 #define REQUIRE_THREADS(program)                                                  \
@@ -164,6 +178,7 @@ static inline void test_fake_config(hwtimer_config *cfg, uint64_t *clock, uint64
     cfg->clock_fn = test_fake_clock;
     cfg->clock_ctx = clock;
     cfg->threads = test_threads();
+    cfg->shards = test_shards(cfg->threads);
 }
 
 /* The boundary of deadline d on a timer started at `start` with this tick, as hwtimer.h

@@ -115,6 +115,7 @@ static inline void real_config(hwtimer_config *cfg, int worker, uint64_t tick_ns
     cfg->tick_ns = tick_ns;
     cfg->ticks_per_wheel = ticks_per_wheel;
     cfg->threads = test_threads();
+    cfg->shards = test_shards(cfg->threads);
     cfg->worker = worker;
 }
 

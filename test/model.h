@@ -1197,8 +1197,8 @@ static void episode_begin(void) {
         cfg.wake_fn = on_wake;
         cfg.wake_ctx = &sim;
     }
-    /* with threads, half the episodes without max_pending spread their nodes over shards */
-    sim.shards = cfg.threads && !cfg.max_pending && draw_percent(50) ? 2 + (unsigned)draw_below(3) : 0;
+    /* with threads, half the episodes spread their nodes over 2-4 shards */
+    sim.shards = cfg.threads && draw_percent(50) ? 2 + (unsigned)draw_below(3) : 0;
     cfg.shards = sim.shards;
     err = hwtimer_create(&sim.t, &cfg);
     note("create", -1, sim.m.tick, sim.m.start, err);

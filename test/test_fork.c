@@ -75,6 +75,7 @@ static void test_arguments(void) {
     CHECK_EQ(hwtimer_fork_child(NULL), HWTIMER_EINVAL);
     fixture_config(&f, &cfg, 0, MS, 8);
     cfg.threads = NULL;
+    cfg.shards = 0; /* shards need threads */
     fixture_create(&f, &cfg);
     CHECK_EQ(hwtimer_fork_child(f.t), HWTIMER_OK);
     fixture_close(&f);
