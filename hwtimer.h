@@ -1084,10 +1084,13 @@ static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
    accuracy is at stake). */
 #if defined(__GNUC__) || defined(__clang__)
 #define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
 #elif defined(_MSC_VER)
 #define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
 #else
 #define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
 #endif
 
 /* Shards (hwtimer_config.shards) need two things of the compiler: a thread-local variable,
@@ -1269,6 +1272,8 @@ struct hwtimer {
     long *places;    /* a shard of a timer with max_pending: that timer's `placed` (else
                         NULL), and the timer's max_pending */
     long places_max;
+    long wakes_out;  /* calls of hwtimer__shard_woke under way: not freed before they end */
+    long *wake_out;  /* a shard: its timer's wakes_out (else NULL) */
 };
 
 /* A shard of a timer with max_pending takes a place under it before a node becomes
@@ -2051,6 +2056,10 @@ static void hwtimer__fini_thread_objects(hwtimer *t) {
 static void hwtimer__finish_destroy(hwtimer *t) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     unsigned i;
+    while (HWTIMER__ATOMIC_ADD_SYNC(&t->wakes_out, 0) != 0) { /* see hwtimer__shard_woke */
+        t->threads->mutex_lock(t->mutex); /* (waits while one holds the lock) */
+        t->threads->mutex_unlock(t->mutex);
+    }
     for (i = 0; i < t->shards; i++) hwtimer__finish_destroy(t->shard[i]);
     hwtimer__init_out(out);
     hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
@@ -2073,12 +2082,17 @@ HWTIMER__HOT void hwtimer__unlock(hwtimer *t) {
     if (t->threads) t->threads->mutex_unlock(t->mutex);
 }
 
-/* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). */
+/* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). The
+   call reads nothing of t: the arming's callback may have destroyed it meanwhile, on the
+   worker. A shard counts the call in its timer first (hwtimer__shard_woke). */
 static void hwtimer__unlock_and_wake(hwtimer *t) {
     int wake = t->wake_now;
+    void (*wake_fn)(void *) = t->wake_fn;
+    void *wake_ctx = t->wake_ctx;
+    if (wake && t->wake_out) HWTIMER__ATOMIC_ADD_SYNC(t->wake_out, 1);
     t->wake_now = 0;
     hwtimer__unlock(t);
-    if (wake) t->wake_fn(t->wake_ctx);
+    if (wake) wake_fn(wake_ctx);
 }
 
 /* Is the caller the thread running this timer's callbacks right now? Without threads,
@@ -2536,16 +2550,23 @@ static size_t hwtimer__shards_pending(hwtimer *g) {
 
 /* A shard's wake_fn (no lock held): a node was filed before the timer's last answer. Wakes
    the worker if it sleeps, or calls the loop's wake_fn once per answer, never while a pass
-   runs (the loop asks again when advance returns). */
+   runs (the loop asks again when advance returns). The shard counted this call in
+   g->wakes_out before it released its lock: g is not freed until the count is back to 0,
+   even if the node just filed runs on the worker and its callback destroys g. */
 static void hwtimer__shard_woke(void *ctx) {
     hwtimer *g = (hwtimer *)ctx;
-    int call;
+    void (*wake_fn)(void *) = NULL;
+    void *wake_ctx = NULL;
     hwtimer__lock(g);
-    call = !g->worker_mode && g->wake_armed && !g->in_pass;
-    if (call) g->wake_armed = 0;
+    if (!g->worker_mode && g->wake_armed && !g->in_pass) {
+        g->wake_armed = 0;
+        wake_fn = g->wake_fn;
+        wake_ctx = g->wake_ctx;
+    }
     if (g->worker_mode) hwtimer__wake_worker_for(g, 0, UINT64_MAX);
     hwtimer__unlock(g);
-    if (call) g->wake_fn(g->wake_ctx);
+    HWTIMER__ATOMIC_ADD_SYNC(&g->wakes_out, -1); /* the last touch of g */
+    if (wake_fn) wake_fn(wake_ctx);
 }
 
 /* Answers the loop when to call advance next (lock held), and remembers the answer for
@@ -2680,21 +2701,26 @@ static hwtimer *hwtimer__shard_to_arm(hwtimer *g, hwtimer_timeout *to) {
     }
 }
 
-/* The shard that an arming of `to` on g locks, once g's worker runs (NULL if it cannot
-   start: *err HWTIMER_ETHREAD). */
-static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err) {
-    *err = hwtimer__start_group_worker(g);
-    return *err ? NULL : hwtimer__shard_to_arm(g, to);
-}
-
-/* After an arming on a shard of g with a worker: the clock read `now` (0: not read) may have
-   passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
-   hwtimer__wake_worker_for); a shard has no worker to check that itself. */
-static void hwtimer__shards_armed(hwtimer *g, uint64_t now) {
+/* Before an arming on a shard of g with a worker: the clock read `now` (0: not read) may
+   have passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
+   hwtimer__wake_worker_for), and a shard has no worker to check that itself. Checked
+   before the node is filed, not after: once it is filed its callback may destroy g on the
+   worker. The woken worker answers again, and a node filed before that answer wakes it
+   through hwtimer__shard_woke. */
+static void hwtimer__wake_worker_past(hwtimer *g, uint64_t now) {
     if (!g->worker_mode || !g->own_clock || !now) return;
     hwtimer__lock(g);
     hwtimer__wake_worker_for(g, UINT64_MAX, now);
     hwtimer__unlock(g);
+}
+
+/* The shard that an arming of `to` on g (the clock read `now`) locks, once g's worker runs
+   (NULL if it cannot start: *err HWTIMER_ETHREAD). */
+static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err, uint64_t now) {
+    *err = hwtimer__start_group_worker(g);
+    if (*err) return NULL;
+    hwtimer__wake_worker_past(g, now);
+    return hwtimer__shard_to_arm(g, to);
 }
 
 /* =================================================================================
@@ -2744,11 +2770,9 @@ static HWTIMER__NOINLINE int hwtimer__arm_shard(hwtimer *g, hwtimer_timeout *to,
                                                  uint64_t deadline, uint64_t period,
                                                  hwtimer_fn fn, void *arg) {
     int err;
-    hwtimer *s = hwtimer__arming_shard(g, to, &err);
+    hwtimer *s = hwtimer__arming_shard(g, to, &err, now);
     if (!s) return err;
-    err = hwtimer__arm_unlocked(s, to, now, deadline, period, fn, arg);
-    hwtimer__shards_armed(g, now);
-    return err;
+    return hwtimer__arm_unlocked(s, to, now, deadline, period, fn, arg);
 }
 
 static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
@@ -2825,11 +2849,9 @@ static int hwtimer__reschedule_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_
 static HWTIMER__NOINLINE int hwtimer__reschedule_shard(hwtimer *g, hwtimer_timeout *to,
                                                         uint64_t now, uint64_t deadline) {
     int err;
-    hwtimer *s = hwtimer__arming_shard(g, to, &err);
+    hwtimer *s = hwtimer__arming_shard(g, to, &err, now);
     if (!s) return err;
-    err = hwtimer__reschedule_unlocked(s, to, now, deadline);
-    hwtimer__shards_armed(g, now);
-    return err;
+    return hwtimer__reschedule_unlocked(s, to, now, deadline);
 }
 
 static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
@@ -3255,6 +3277,7 @@ static int hwtimer__create_shards(hwtimer **out, const hwtimer_config *cfg) {
             return err;
         }
         s->rearm_reads_clock = g->worker_mode;
+        s->wake_out = &g->wakes_out;
         if (cfg->max_pending) {
             s->places = &g->placed;
             s->places_max = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
