@@ -305,10 +305,13 @@ SEMANTICS
    threads, then Win32, then C11; fill one yourself for another threading library. With
    threads, every function may be called from any thread and from callbacks, except stop
    from the callback's own timer; callbacks run with no lock held. Without threads the
-   timer is used from one thread only and takes no lock. See THREADS.
+   timer is used from one thread only and takes no lock. cfg.shards splits a timer with
+   threads into shards with a lock each, so that threads that arm at once do not share
+   one; every rule here holds for it as for one wheel (see "Many producers: shards" in
+   THREADS). See THREADS.
 
-   Memory. Only hwtimer_create allocates: one block, its size fixed by the configuration
-   (see Trade-offs above). Schedule, cancel, advance and the worker never allocate and
+   Memory. Only hwtimer_create allocates: one block (one per shard, and one for the timer,
+   with cfg.shards), its size fixed by the configuration (see Trade-offs above). Schedule, cancel, advance and the worker never allocate and
    never fail for lack of memory. A node is at most 64 bytes on 64-bit targets; a
    zero-filled one is a valid IDLE node, as HWTIMER_TIMEOUT_INIT and hwtimer_timeout_init
    give.
@@ -790,8 +793,8 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
    Time and driving
    --------------------------------------------------------------------------------- */
 
-/* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times.
-   0 for NULL. */
+/* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times
+   (a timer of shards holds every shard's lock to add them up). 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
 /* Calls visit(to, ctx) once for every timeout pending on t (exactly those hwtimer_pending
@@ -799,7 +802,9 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
    uv_walk). O(pending + occupied slots). The visitor may read nodes with the accessors
    that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and must not call
    any function of t, hwtimer_is_pending and hwtimer_timeout_due_in included: with threads
-   it runs under t's lock. NULL t or visit: 0. */
+   it runs under t's lock (a timer of shards: one shard's at a time, so while other threads
+   arm and cancel, the walk is exact for each shard at the moment it visits that shard).
+   NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (cfg.clock_fn, by default CLOCK_MONOTONIC; 0 for NULL). */
@@ -2603,8 +2608,10 @@ static void hwtimer__worker_main(void *arg) {
     int destroy;
     hwtimer__lock(t);
     while (!t->stopped) {
-        uint64_t now = t->clock_fn(t->clock_ctx);
+        /* the clock after the answer: a timer of shards takes locks to answer, and the
+           worker sleeps for next - now */
         uint64_t next = t->shards ? hwtimer__answer_loop(t) : hwtimer__next_expiry_locked(t);
+        uint64_t now = t->clock_fn(t->clock_ctx);
         if (now < t->last_now) now = t->last_now; /* a clock that stepped back still runs what was due */
         if (next <= now) {
             hwtimer__run_pass(t, now);

@@ -25,7 +25,11 @@
      points (Burckhardt et al. 2010), for what is too big to enumerate.
    A thread that could run but was passed over 40 times in a row runs next (fairness): a
    worker whose work is always due would otherwise starve the rest in every schedule the
-   search tries, and report livelocks that no fair OS scheduler produces.
+   search tries, and report livelocks that no fair OS scheduler produces. A thread blocked
+   on a mutex keeps its count while others hold it (a waiter gets the lock in the end):
+   a timer of shards' worker gives its own lock up for every pass and takes it back after,
+   and a thread that waits for that lock would otherwise be passed over only a few times
+   in a row, again and again.
 
    WHAT IS CHECKED
    A ledger entry per node (the hwtimer_timeout is allocated apart, so that it can be freed
@@ -82,13 +86,19 @@
    - Spurious wake-ups, and a timed wait that ends while others could run without "time
      passes" being taken: a waiter wakes only by a broadcast or at its deadline, on the
      fake OS clock.
-   - Only what the scenarios do: timers of 8 slots and a 1 ms tick, a few nodes and threads.
+   - Only what the scenarios do: timers of 8 slots and a 1 ms tick, a few nodes and threads;
+     with --shards 2 (the CI's second run) every timer is a timer of 2 shards, whose checks
+     read every shard (pending, invariants, next expiry, running node, locks held). The
+     compare-and-swap that claims a fresh node for a shard is a lock-free step, not a
+     scheduling point (the model test and the TSan stress runs cover it).
 
    RUNNING
    explore                      the CI run (meson test --suite explore): each scenario
                                 with its own bound, then 500-2000 PCT schedules, seed 1
    explore --list               the scenarios
    explore --scenario NAME [--bound B] [--max-runs N] [--pct N --seed S --depth D]
+   explore --shards N ...       every timer a timer of N shards (cfg.shards): the CI runs
+                                the whole search again with 2
    A long run (hours; a new seed each time):
        explore --bound 4 --max-runs 2000000 --pct 200000 --seed "$RANDOM"
    A failure prints the event trace, and its schedule as "decision:option,..." (option 0,
@@ -166,6 +176,8 @@ static struct {
 static int node_index(const node *n) { return (int)(n - w.nodes); }
 static hwtimer *timer_of(const node *n) { return w.t[n->timer]; }
 
+static unsigned explore_shards; /* --shards N: every timer a timer of N shards */
+
 static void config_for_explore(hwtimer_config *cfg, int worker) {
     hwtimer_config_default(cfg);
     cfg->tick_ns = MS;
@@ -173,6 +185,67 @@ static void config_for_explore(hwtimer_config *cfg, int worker) {
     cfg->clock_fn = ex_clock;
     cfg->threads = ex_threads();
     cfg->worker = worker;
+    cfg->shards = explore_shards;
+}
+
+/* A timer and its shards, for the checks, which read them directly (hwtimer.h is included
+   with its implementation): part k of t is t itself for an ordinary timer, else shard k. */
+static unsigned parts_of(const hwtimer *t) { return t->shards ? t->shards : 1; }
+static hwtimer *part_of(hwtimer *t, unsigned k) { return t->shards ? t->shard[k] : t; }
+
+/* No lock of t's is held: its state (every shard's) is consistent. */
+static int timer_is_free(hwtimer *t) {
+    unsigned k;
+    if (!ex_mutex_is_free(t->mutex)) return 0;
+    for (k = 0; k < parts_of(t); k++) {
+        if (!ex_mutex_is_free(part_of(t, k)->mutex)) return 0;
+    }
+    return 1;
+}
+
+static int timer_lock_is_mine(hwtimer *t) {
+    unsigned k;
+    if (ex_mutex_is_mine(t->mutex)) return 1;
+    for (k = 0; k < parts_of(t); k++) {
+        if (ex_mutex_is_mine(part_of(t, k)->mutex)) return 1;
+    }
+    return 0;
+}
+
+static size_t timer_pending_now(hwtimer *t) {
+    size_t n = 0;
+    unsigned k;
+    for (k = 0; k < parts_of(t); k++) n += part_of(t, k)->pending;
+    return n;
+}
+
+static uint64_t timer_next_now(hwtimer *t) {
+    uint64_t next = UINT64_MAX;
+    unsigned k;
+    for (k = 0; k < parts_of(t); k++) {
+        uint64_t n = hwtimer__next_expiry_locked(part_of(t, k));
+        if (n < next) next = n;
+    }
+    return next;
+}
+
+/* The node whose callback runs on t (in any shard), or NULL. */
+static hwtimer_timeout *timer_running(hwtimer *t) {
+    unsigned k;
+    for (k = 0; k < parts_of(t); k++) {
+        if (part_of(t, k)->running) return part_of(t, k)->running;
+    }
+    return NULL;
+}
+
+/* Locked sections of t's (every shard's) that have ended. */
+static unsigned timer_releases(hwtimer *t) {
+    unsigned n = ex_mutex_releases(t->mutex);
+    unsigned k;
+    if (t->shards) {
+        for (k = 0; k < parts_of(t); k++) n += ex_mutex_releases(part_of(t, k)->mutex);
+    }
+    return n;
 }
 
 static void timer_create_with(int i, const hwtimer_config *cfg) {
@@ -412,21 +485,25 @@ static void check_step(void) {
         hwtimer *t = w.t[i];
         size_t expected;
         int invariant;
-        if (!w.alive[i] || !ex_mutex_is_free(t->mutex)) continue;
+        unsigned k;
+        if (!w.alive[i] || !timer_is_free(t)) continue;
         expected = pending_by_nodes(i);
-        if (t->pending != expected) {
-            ex_fail("timer %d: hwtimer_pending is %zu, the nodes say %zu", i, t->pending,
-                    expected);
+        if (timer_pending_now(t) != expected) {
+            ex_fail("timer %d: hwtimer_pending is %zu, the nodes say %zu", i,
+                    timer_pending_now(t), expected);
         }
         /* hwtimer_check (without its lock hooks) once per locked section that ended: the
            wheel changes only under the lock. Not while `running` names a node freed
            after its callback returned: hwtimer_check reads it (sc_inspect_vs_freeing). */
-        if (ex_mutex_releases(t->mutex) == w.checked_at[i] || freed_node_at(t->running)) {
-            continue;
+        if (timer_releases(t) == w.checked_at[i] || freed_node_at(timer_running(t))) continue;
+        w.checked_at[i] = timer_releases(t);
+        for (k = 0; k < parts_of(t); k++) {
+            invariant = hwtimer__check_locked(part_of(t, k));
+            if (invariant) {
+                ex_fail("timer %d: hwtimer_check finds invariant %d broken (part %u)", i,
+                        invariant, k);
+            }
         }
-        w.checked_at[i] = ex_mutex_releases(t->mutex);
-        invariant = hwtimer__check_locked(t);
-        if (invariant) ex_fail("timer %d: hwtimer_check finds invariant %d broken", i, invariant);
     }
 }
 
@@ -436,7 +513,7 @@ static void check_step(void) {
 static void check_loop_asleep(hwtimer *t) {
     uint64_t next;
     if (!w.loop.sleeps_until || ex_waits_on(w.loop.thread) != &w.loop.cond) return;
-    next = hwtimer__next_expiry_locked(t);
+    next = timer_next_now(t);
     if (next < w.loop.sleeps_until) {
         ex_fail("lost wake-up: the loop sleeps until %llu ns, work is due at %llu ns, and "
                 "wake_fn was not called", (unsigned long long)w.loop.sleeps_until,
@@ -450,19 +527,22 @@ static void check_quiet(void) {
     for (i = 0; i < MAX_TIMERS; i++) {
         hwtimer *t = w.t[i];
         int worker;
-        if (!w.alive[i] || !ex_mutex_is_free(t->mutex)) continue;
+        unsigned p;
+        if (!w.alive[i] || !timer_is_free(t)) continue;
         for (k = 0; k < ex_thread_count(); k++) {
-            if (ex_waits_on(k) == t->done_cond && !t->in_pass && !t->running) {
-                ex_fail("lost wake-up: T%d waits for a callback or pass of timer %d to end, "
-                        "and none is under way", k, i);
+            for (p = 0; p <= parts_of(t); p++) { /* the timer, then each part */
+                hwtimer *q = p == parts_of(t) ? t : part_of(t, p);
+                if (ex_waits_on(k) == q->done_cond && !q->in_pass && !q->running) {
+                    ex_fail("lost wake-up: T%d waits for a callback or pass of timer %d to "
+                            "end, and none is under way", k, i);
+                }
             }
         }
         worker = w.worker[i] ? ex_thread_started_with(t) : -1;
         if (worker >= 0 && ex_waits_on(worker) == t->wake_cond &&
-            hwtimer__next_expiry_locked(t) <= ex_clock_seen()) {
+            timer_next_now(t) <= ex_clock_seen()) {
             ex_fail("lost wake-up: the worker of timer %d sleeps, work was due at %llu ns and "
-                    "the clock read %llu ns", i,
-                    (unsigned long long)hwtimer__next_expiry_locked(t),
+                    "the clock read %llu ns", i, (unsigned long long)timer_next_now(t),
                     (unsigned long long)ex_clock_seen());
         }
         if (!w.worker[i]) check_loop_asleep(t);
@@ -751,7 +831,7 @@ static void loop_unlock(void) { ex_threads()->mutex_unlock(&w.loop.mutex); }
 static void loop_wake(void *ctx) {
     int i;
     (void)ctx;
-    if (ex_mutex_is_mine(w.t[0]->mutex)) ex_fail("wake_fn is called with the timer's lock held");
+    if (timer_lock_is_mine(w.t[0])) ex_fail("wake_fn is called with the timer's lock held");
     if (w.loop.in_advance && ex_self() == w.loop.thread) {
         ex_fail("wake_fn is called inside advance");
     }
@@ -852,7 +932,7 @@ static void ledger_after_fork_by(int timer, int worker) {
     int i;
     for (i = 0; i < w.nnodes; i++) {
         node *n = &w.nodes[i];
-        if (!n->to || n->to != w.t[timer]->running) continue;
+        if (!n->to || n->to != timer_running(w.t[timer])) continue;
         if (n->running) {
             n->running = 0;
         } else if (!ex_wants_mutex(worker)) {
@@ -973,6 +1053,8 @@ static void world_main(void) {
         free(w.nodes[i].quarantined);
     }
     memset(&w, 0, sizeof w);
+    hwtimer__threads_seen = 0; /* threads take shards in the order they first arm: the same
+                                  order in every execution of a schedule */
     current_scenario->fn();
 }
 
@@ -1160,6 +1242,7 @@ static int parse_options(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--depth")) o->depth = (unsigned)atoi(v);
         else if (!strcmp(a, "--replay")) o->replay = v;
         else if (!strcmp(a, "--len")) o->len = (unsigned)atoi(v);
+        else if (!strcmp(a, "--shards")) explore_shards = (unsigned)atoi(v);
         else if (!strcmp(a, "--pct-seed")) {
             o->pct_seed = strtoull(v, NULL, 10);
             o->pct_seed_given = 1;
@@ -1201,7 +1284,7 @@ int main(int argc, char **argv) {
     if (parse_options(argc, argv, &o)) {
         fprintf(stderr, "usage: explore [--list] [--scenario NAME] [--bound B] [--max-runs N]"
                         " [--pct N] [--seed S] [--depth D] [--replay CHOICES]"
-                        " [--pct-seed S --len L] [--trace]\n");
+                        " [--pct-seed S --len L] [--shards N] [--trace]\n");
         return 2;
     }
     if (o.replay || o.pct_seed_given) {

@@ -361,11 +361,20 @@ static void ex_record(unsigned n, unsigned taken, int cur_enabled) {
     if (cur_enabled && taken) ex.preemptions++;
 }
 
+/* A thread blocked on a mutex keeps its count while another holds it: a lock's waiter gets
+   it in the end, so a thread that takes a lock again each time soon after releasing it (a
+   worker whose periodic work is always due, with a pass between its locked sections) does
+   not shut a waiter out in every schedule. */
 static void ex_count_starvation(int chosen) {
     int i;
     for (i = 0; i < ex.n; i++) {
-        if (i != chosen && ex_enabled(i)) ex.th[i].starved++;
-        else ex.th[i].starved = 0;
+        if (i == chosen) {
+            ex.th[i].starved = 0;
+        } else if (ex_enabled(i)) {
+            ex.th[i].starved++;
+        } else if (ex.th[i].state != TS_LOCK || ex.th[i].frozen) {
+            ex.th[i].starved = 0;
+        }
     }
 }
 
