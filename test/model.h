@@ -21,7 +21,11 @@
    schedulings and timers. Callbacks mutate the timer as drawn: re-arm themselves,
    schedule others with delay 0, cancel others that are due in the same pass, cancel
    themselves, set leeways, walk the timer with hwtimer_foreach. Half the episodes give
-   the timer a cfg.wake_fn, as a loop that sleeps until its last answer does.
+   the timer a cfg.wake_fn, as a loop that sleeps until its last answer does. In the
+   threaded modes half the episodes make a timer of 2-4 shards (cfg.shards), and each
+   operation and callback acts as one of several threads (the thread number that picks a
+   fresh node's shard is drawn), so nodes spread over the shards and every check above
+   holds across them: firing order over shards, counts, max_pending, wake_fn.
 
    Ties in B may run in any order, so the model does not predict the firing order: it
    follows the real one and checks every callback as it happens (pending, due at its
@@ -296,6 +300,8 @@ static struct {
         uint64_t due_in_seen, due_in_rearm, foreach_walks;
         /* armings that had to wake the loop; that found an answer out but did not */
         uint64_t woke, did_not_wake;
+        /* episodes on a timer of shards, and their armings in a shard other than shard 0 */
+        uint64_t sharded_episodes, armed_off_shard0;
     } seen;
     log_entry log[LOG_SIZE];
     jmp_buf diverged;
@@ -781,6 +787,7 @@ static void check_arm(const char *what, int id, int got, int want, uint64_t dead
     }
     sim.seen.armed++;
     sim.seen.armed_in_pass += sim.in_pass != 0;
+    sim.seen.armed_off_shard0 += sim.shards && sim.nodes[id].to.owner != sim.t->shard[0];
     model_arm(&sim.m, id, deadline, period, arg, arming_pass());
     count_leeway(id);
     check_wakes(what, id, model_wakes_for(id));
@@ -1200,6 +1207,7 @@ static void episode_begin(void) {
     /* with threads, half the episodes spread their nodes over 2-4 shards */
     sim.shards = cfg.threads && draw_percent(50) ? 2 + (unsigned)draw_below(3) : 0;
     cfg.shards = sim.shards;
+    sim.seen.sharded_episodes += sim.shards != 0;
     err = hwtimer_create(&sim.t, &cfg);
     note("create", -1, sim.m.tick, sim.m.start, err);
     expect_result("hwtimer_create", -1, err, HWTIMER_OK);

@@ -110,6 +110,9 @@ static void print_summary(double seconds) {
     printf("model: armings that woke the loop (wake_fn) %llu; that found an answer out and "
            "did not %llu\n",
            (unsigned long long)sim.seen.woke, (unsigned long long)sim.seen.did_not_wake);
+    printf("model: episodes on a timer of shards %llu (armings outside shard 0: %llu)\n",
+           (unsigned long long)sim.seen.sharded_episodes,
+           (unsigned long long)sim.seen.armed_off_shard0);
 }
 
 static void test_random_operations(void) {
