@@ -68,6 +68,7 @@ typedef struct bench_peer {
 
 extern const bench_peer bench_peer_hwtimer;
 extern const bench_peer bench_peer_hwtimer_locked;
+extern const bench_peer bench_peer_hwtimer_64;
 extern const bench_peer bench_peer_hwtimer_worker;
 extern const bench_peer bench_peer_heap;
 #ifdef BENCH_HAVE_LIBUV
@@ -130,8 +131,12 @@ int bench_threads_idle(const bench_options *o);
    (peer_hwtimer.c). Exits if one is lost. */
 double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
 /* ns per unlink of n nodes laid out and linked as hwtimer links scenario 1's
-   (cancel_floor.c), bare and with a cancel's two other stores: the floor under a cancel. */
+   (floors.c), bare and with a cancel's two other stores: the floor under a cancel. */
 void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *with_state);
+/* ns per node to file scenario 1's nodes as hwtimer files them, with no timer, no checks and
+   no call (floors.c), storing only what timeout.c's add stores, and storing the node's
+   fields a schedule keeps under hwtimer's contract too: the floor under a schedule. */
+void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *full);
 
 #ifdef HWTIMER_H_INCLUDED
 /* A timer with a 1 ms tick and the default wheel (peer_hwtimer.c). clock_fn NULL: the

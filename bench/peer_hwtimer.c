@@ -1,10 +1,11 @@
-/* peer_hwtimer.c - hwtimer as a peer of the caller-driven scenarios, three ways:
+/* peer_hwtimer.c - hwtimer as a peer of the caller-driven scenarios, four ways:
      hwtimer         cfg.threads = NULL, fake clock: one thread, no locks (the baseline)
      hwtimer+lock    cfg.threads = hwtimer_threads_pthread(), fake clock, caller-driven
      hwtimer worker  cfg.worker = 1 on the real monotonic clock (schedule/cancel/reschedule
                      only: its clock cannot be moved to fire an hour of timeouts)
-   All three use a 1 ms tick and the default 512 slots per wheel level. This file also
-   holds the one hwtimer implementation of the benchmark program. */
+     hwtimer 64      the baseline with 64 slots per level (timeout.c's wheels) instead of 512
+   All use a 1 ms tick, and the first three the default 512 slots per wheel level. This
+   file also holds the one hwtimer implementation of the benchmark program. */
 #define _POSIX_C_SOURCE 200809L
 #define HWTIMER_IMPLEMENTATION
 #include "hwtimer.h"
@@ -30,12 +31,13 @@ static void hw_on_fire(hwtimer_timeout *to, void *arg) {
     ++*(size_t *)arg;
 }
 
-hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
-                           uint64_t (*clock_fn)(void *ctx), void *clock_ctx) {
+static hwtimer *hw_new(const hwtimer_threads *threads, int worker,
+                       uint64_t (*clock_fn)(void *ctx), void *clock_ctx, uint32_t slots) {
     hwtimer *t = NULL;
     hwtimer_config cfg;
     hwtimer_config_default(&cfg);
     cfg.tick_ns = BENCH_MS;
+    cfg.ticks_per_wheel = slots;
     cfg.threads = threads;
     cfg.worker = worker;
     cfg.clock_fn = clock_fn;
@@ -48,24 +50,34 @@ hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
     return t;
 }
 
-static void *hw_create_with(size_t n, const hwtimer_threads *threads, int worker) {
+hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
+                           uint64_t (*clock_fn)(void *ctx), void *clock_ctx) {
+    return hw_new(threads, worker, clock_fn, clock_ctx, 512);
+}
+
+static void *hw_create_with(size_t n, const hwtimer_threads *threads, int worker,
+                            uint32_t slots) {
     hw_peer *p = (hw_peer *)bench_xcalloc(1, sizeof *p);
-    p->timer = worker ? bench_hwtimer_new(threads, 1, NULL, NULL)
-                      : bench_hwtimer_new(threads, 0, hw_fake_clock, &p->clock_ns);
+    p->timer = worker ? hw_new(threads, 1, NULL, NULL, slots)
+                      : hw_new(threads, 0, hw_fake_clock, &p->clock_ns, slots);
     p->nodes = (hwtimer_timeout *)bench_xcalloc(n ? n : 1, sizeof *p->nodes);
     return p;
 }
 
 static void *hw_create(size_t n) {
-    return hw_create_with(n, NULL, 0);
+    return hw_create_with(n, NULL, 0, 512);
 }
 
 static void *hw_create_locked(size_t n) {
-    return hw_create_with(n, hwtimer_threads_pthread(), 0);
+    return hw_create_with(n, hwtimer_threads_pthread(), 0, 512);
 }
 
 static void *hw_create_worker(size_t n) {
-    return hw_create_with(n, hwtimer_threads_pthread(), 1);
+    return hw_create_with(n, hwtimer_threads_pthread(), 1, 512);
+}
+
+static void *hw_create_64(size_t n) {
+    return hw_create_with(n, NULL, 0, 64);
 }
 
 static void hw_destroy(void *ctx) {
@@ -139,6 +151,12 @@ static size_t hw_overhead_bytes(void *ctx, size_t n) {
 
 const bench_peer bench_peer_hwtimer = {
     "hwtimer", "hwtimer", hw_create, hw_destroy, NULL, hw_schedule, hw_cancel,
+    hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
+    hw_overhead_bytes, NULL,
+};
+
+const bench_peer bench_peer_hwtimer_64 = {
+    "hwtimer_64", "hwtimer 64 slots", hw_create_64, hw_destroy, NULL, hw_schedule, hw_cancel,
     hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
     hw_overhead_bytes, NULL,
 };
