@@ -2386,32 +2386,35 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now) {
     return 1;
 }
 
-/* The tick of the pass's next step: the first ready node's, else the next occupied slot's
-   up to the target. Returns 0 when the pass is done (UINT64_MAX is a tick like any other). */
-static int hwtimer__pass_next(hwtimer *t, uint64_t *tick) {
+/* A step of a pass: the ready nodes due at `tick`, or the occupied slot that starts there. */
+typedef struct hwtimer__step {
+    uint64_t tick;
+    int ready;
     unsigned level;
     uint32_t slot;
+} hwtimer__step;
+
+/* The pass's next step: the first ready node's tick, else the next occupied slot up to the
+   target. Returns 0 when the pass is done (UINT64_MAX is a tick like any other). */
+static int hwtimer__pass_next(hwtimer *t, hwtimer__step *step) {
     if (t->stopped) return 0;
-    if (!hwtimer__list_empty(&t->ready)) {
+    step->ready = !hwtimer__list_empty(&t->ready);
+    if (step->ready) {
         hwtimer_timeout *first = hwtimer__node(t->ready.next);
-        *tick = hwtimer__node_tick(t, first, first->deadline);
+        step->tick = hwtimer__node_tick(t, first, first->deadline);
         return 1;
     }
-    return hwtimer__next_slot(t, &level, &slot, tick) && *tick <= t->horizon;
+    return hwtimer__next_slot(t, &step->level, &step->slot, &step->tick) &&
+           step->tick <= t->horizon;
 }
 
-/* Runs the step at `tick`, which hwtimer__pass_next gave: nothing if what was there has
-   been cancelled since (a timer of shards releases the lock in between). */
-static size_t hwtimer__pass_step(hwtimer *t, uint64_t tick, uint64_t now) {
-    unsigned level;
-    uint32_t slot;
-    uint64_t start;
-    if (!hwtimer__list_empty(&t->ready)) return hwtimer__run_ready(t, tick, now);
-    if (!hwtimer__next_slot(t, &level, &slot, &start) || start != tick) return 0;
-    t->elapsed = start;
-    hwtimer__expire_slot(t, level, slot);
-    /* `ready` now holds exactly the slot's nodes due at `tick` (filings during the pass go
-       to `due`): no tick to compare */
+/* Runs a step that hwtimer__pass_next just gave (the lock held since). */
+static size_t hwtimer__pass_step(hwtimer *t, const hwtimer__step *step, uint64_t now) {
+    if (step->ready) return hwtimer__run_ready(t, step->tick, now);
+    t->elapsed = step->tick;
+    hwtimer__expire_slot(t, step->level, step->slot);
+    /* `ready` now holds exactly the slot's nodes due at its tick (filings during the pass
+       go to `due`): no tick to compare */
     return hwtimer__run_ready(t, UINT64_MAX, now);
 }
 
@@ -2424,9 +2427,9 @@ static void hwtimer__pass_end(hwtimer *t) {
 /* One pass of an ordinary timer up to `now` (lock held). */
 static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     size_t ran = 0;
-    uint64_t tick;
+    hwtimer__step step;
     if (!hwtimer__pass_begin(t, now)) return 0;
-    while (hwtimer__pass_next(t, &tick)) ran += hwtimer__pass_step(t, tick, now);
+    while (hwtimer__pass_next(t, &step)) ran += hwtimer__pass_step(t, &step, now);
     hwtimer__pass_end(t);
     return ran;
 }
@@ -2474,6 +2477,7 @@ static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
     uint64_t running = 0, stepping = 0; /* bit i: shard i's pass is on; it has a step next[i] */
     unsigned i, first;
     size_t ran = 0;
+    hwtimer__step step;
     if (now < g->last_now || g->stopped) return 0;
     g->last_now = now;
     g->in_pass = 1;
@@ -2490,7 +2494,8 @@ static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
             hwtimer *s = g->shard[i];
             if (!(running >> i & 1)) continue;
             hwtimer__lock(s);
-            if (hwtimer__pass_next(s, &next[i])) {
+            if (hwtimer__pass_next(s, &step)) {
+                next[i] = step.tick;
                 stepping |= (uint64_t)1 << i;
             } else {
                 hwtimer__pass_end(s);
@@ -2505,9 +2510,16 @@ static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
                 if ((stepping >> i & 1) && (first == g->shards || next[i] < next[first])) first = i;
             }
             s = g->shard[first];
-            hwtimer__lock(s); /* a cancel since may have emptied that step: it runs nothing */
-            ran += hwtimer__pass_step(s, next[first], now);
-            if (!hwtimer__pass_next(s, &next[first])) stepping &= ~((uint64_t)1 << first);
+            hwtimer__lock(s); /* the shard may have changed since: run its step only if it is
+                                 still the one found, else take the new one into account */
+            if (hwtimer__pass_next(s, &step) && step.tick == next[first]) {
+                ran += hwtimer__pass_step(s, &step, now);
+            }
+            if (hwtimer__pass_next(s, &step)) {
+                next[first] = step.tick;
+            } else {
+                stepping &= ~((uint64_t)1 << first);
+            }
             hwtimer__unlock(s);
         }
     }
