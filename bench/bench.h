@@ -134,15 +134,21 @@ double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
    (floors.c), bare and with a cancel's two other stores: the floor under a cancel. */
 void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *with_state);
 /* ns per node to file scenario 1's nodes as hwtimer files them, with no timer, no checks and
-   no call (floors.c), storing only what timeout.c's add stores, and storing the node's
-   fields a schedule keeps under hwtimer's contract too: the floor under a schedule. */
-void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *full);
+   no call (floors.c): from delays in ticks storing what timeout.c's add stores, from
+   nanoseconds divided into ticks as hwtimer does, and storing also the node's fields a
+   schedule keeps under hwtimer's contract: the floor under a schedule. */
+void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *ticks, double *divides,
+                             double *full);
 
 #ifdef HWTIMER_H_INCLUDED
 /* A timer with a 1 ms tick and the default wheel (peer_hwtimer.c). clock_fn NULL: the
    platform's monotonic clock. Exits on failure. */
 hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
                            uint64_t (*clock_fn)(void *ctx), void *clock_ctx);
+/* The same with `slots` per wheel level and `shards` shards (0: one wheel). */
+hwtimer *bench_hwtimer_make(const hwtimer_threads *threads, int worker,
+                            uint64_t (*clock_fn)(void *ctx), void *clock_ctx, uint32_t slots,
+                            unsigned shards);
 #endif
 
 /* Scenario 9 (scenario_leeway.c): what a leeway saves in passes and wake-ups, and what it

@@ -2,7 +2,9 @@
    the same nodes costs with no timer at all.
 
    Schedule. bench_schedule_floor_ns files every node as hwtimer files it, written out
-   inline: the deadline turned into a tick by a multiply-high division, the level from the
+   inline: the deadline (nanoseconds) turned into a tick by a multiply-high division, as
+   hwtimer's API takes nanoseconds (a second run takes the delay in ticks, as timeout.c's
+   add does, with no division), the level from the
    highest bit in which the tick differs from the wheel's position, the slot, one of the
    slot's four lists (the first while the slot is empty, then in turn), the occupancy bit,
    and the node's fields any schedule under hwtimer's contract must store: deadline,
@@ -108,8 +110,14 @@ static void floor_fn(void *to, void *arg) {
 
 __extension__ typedef unsigned __int128 floor_u128; /* as hwtimer divides (x86-64, gcc/clang) */
 
-/* contract 0: only what timeout.c's add stores (deadline, owner, list); 1: the rest too. */
-static double schedule_floor(const uint32_t *delay_ms, size_t n, int contract) {
+/* What the filing does: */
+enum {
+    FLOOR_TICKS,    /* takes the delay in ticks (as timeout.c does), stores what its add does */
+    FLOOR_DIVIDES,  /* ... takes nanoseconds and divides them into ticks, as hwtimer does */
+    FLOOR_CONTRACT  /* ... and stores the node's fields that hwtimer's contract needs too */
+};
+
+static double schedule_floor(const uint32_t *delay_ms, size_t n, int what) {
     enum { LEVELS = 5, WIDTH = 512 };
     size_t heads_n = (size_t)LEVELS * WIDTH * FLOOR_LISTS;
     floor_link *heads = (floor_link *)bench_xcalloc(heads_n, sizeof *heads);
@@ -123,11 +131,21 @@ static double schedule_floor(const uint32_t *delay_ms, size_t n, int contract) {
     uint64_t t0 = bench_wall_ns();
     for (size_t i = 0; i < n; i++) {
         floor_full_node *to = &nodes[i];
-        uint64_t deadline = start + (uint64_t)delay_ms[i] * FLOOR_TICK_NS;
-        uint64_t gap = deadline - start;
-        uint64_t tick = (uint64_t)(((floor_u128)gap * tick_inv) >> 64);
-        tick += gap - tick * FLOOR_TICK_NS >= FLOOR_TICK_NS; /* the estimate may be one less */
-        tick += gap != tick * FLOOR_TICK_NS;                  /* the boundary at or after it */
+        uint64_t deadline, tick;
+        if (what == FLOOR_TICKS) {
+            deadline = tick = delay_ms[i];
+        } else {
+            uint64_t gap = (uint64_t)delay_ms[i] * FLOOR_TICK_NS;
+            deadline = start + gap;
+            uint64_t rem; /* as hwtimer__due_tick divides */
+            tick = (uint64_t)(((floor_u128)gap * tick_inv) >> 64);
+            rem = gap - tick * FLOOR_TICK_NS;
+            if (rem >= FLOOR_TICK_NS) { /* the estimate may be one less */
+                tick++;
+                rem -= FLOOR_TICK_NS;
+            }
+            tick += rem != 0; /* the boundary at or after it */
+        }
         unsigned level = (unsigned)(63 - __builtin_clzll((tick ^ elapsed) | 1)) / 9u;
         unsigned slot = (unsigned)(tick >> (level * 9u)) & (WIDTH - 1);
         floor_link *lists = &heads[((size_t)level * WIDTH + slot) * FLOOR_LISTS];
@@ -135,7 +153,7 @@ static double schedule_floor(const uint32_t *delay_ms, size_t n, int contract) {
         to->owner = heads;
         to->deadline = deadline;
         to->where = (uint32_t)(head - heads);
-        if (contract) {
+        if (what == FLOOR_CONTRACT) {
             to->fn = floor_fn;
             to->arg = NULL;
             to->period = 0;
@@ -156,7 +174,9 @@ static double schedule_floor(const uint32_t *delay_ms, size_t n, int contract) {
     return (double)(t1 - t0) / (double)(n ? n : 1);
 }
 
-void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *full) {
-    *bare = schedule_floor(delay_ms, n, 0);
-    *full = schedule_floor(delay_ms, n, 1);
+void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *ticks, double *divides,
+                             double *full) {
+    *ticks = schedule_floor(delay_ms, n, FLOOR_TICKS);
+    *divides = schedule_floor(delay_ms, n, FLOOR_DIVIDES);
+    *full = schedule_floor(delay_ms, n, FLOOR_CONTRACT);
 }

@@ -31,13 +31,15 @@ static void hw_on_fire(hwtimer_timeout *to, void *arg) {
     ++*(size_t *)arg;
 }
 
-static hwtimer *hw_new(const hwtimer_threads *threads, int worker,
-                       uint64_t (*clock_fn)(void *ctx), void *clock_ctx, uint32_t slots) {
+hwtimer *bench_hwtimer_make(const hwtimer_threads *threads, int worker,
+                            uint64_t (*clock_fn)(void *ctx), void *clock_ctx, uint32_t slots,
+                            unsigned shards) {
     hwtimer *t = NULL;
     hwtimer_config cfg;
     hwtimer_config_default(&cfg);
     cfg.tick_ns = BENCH_MS;
     cfg.ticks_per_wheel = slots;
+    cfg.shards = shards;
     cfg.threads = threads;
     cfg.worker = worker;
     cfg.clock_fn = clock_fn;
@@ -52,14 +54,14 @@ static hwtimer *hw_new(const hwtimer_threads *threads, int worker,
 
 hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
                            uint64_t (*clock_fn)(void *ctx), void *clock_ctx) {
-    return hw_new(threads, worker, clock_fn, clock_ctx, 512);
+    return bench_hwtimer_make(threads, worker, clock_fn, clock_ctx, 512, 0);
 }
 
 static void *hw_create_with(size_t n, const hwtimer_threads *threads, int worker,
                             uint32_t slots) {
     hw_peer *p = (hw_peer *)bench_xcalloc(1, sizeof *p);
-    p->timer = worker ? hw_new(threads, 1, NULL, NULL, slots)
-                      : hw_new(threads, 0, hw_fake_clock, &p->clock_ns, slots);
+    p->timer = worker ? bench_hwtimer_make(threads, 1, NULL, NULL, slots, 0)
+                      : bench_hwtimer_make(threads, 0, hw_fake_clock, &p->clock_ns, slots, 0);
     p->nodes = (hwtimer_timeout *)bench_xcalloc(n ? n : 1, sizeof *p->nodes);
     return p;
 }

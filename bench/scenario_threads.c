@@ -26,20 +26,8 @@ static uint64_t frozen_clock(void *ctx) {
    default, with which the _at forms read no clock), or caller-driven with locks on a frozen
    one. */
 static hwtimer *create_threaded(int worker, unsigned shards) {
-    hwtimer *t = NULL;
-    hwtimer_config cfg;
-    hwtimer_config_default(&cfg);
-    cfg.tick_ns = BENCH_MS;
-    cfg.threads = hwtimer_threads_pthread();
-    cfg.worker = worker;
-    cfg.clock_fn = worker ? NULL : frozen_clock;
-    cfg.shards = shards;
-    int err = hwtimer_create(&t, &cfg);
-    if (err != HWTIMER_OK) {
-        fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
-        exit(2);
-    }
-    return t;
+    return bench_hwtimer_make(hwtimer_threads_pthread(), worker, worker ? NULL : frozen_clock,
+                              NULL, 512, shards);
 }
 
 static void never_called(hwtimer_timeout *to, void *arg) {

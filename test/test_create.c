@@ -207,21 +207,29 @@ static void test_custom_allocator(void) {
 }
 
 /* Every allocation hwtimer_create makes may fail: ENOMEM, and nothing leaks. */
+/* Each of the `needed` allocations of a create with cfg (f's counting allocator) fails in
+   turn: ENOMEM, and nothing leaks. */
+static void check_each_allocation_fails(fixture *f, const hwtimer_config *cfg,
+                                        unsigned needed) {
+    unsigned k;
+    for (k = 1; k <= needed; k++) {
+        memset(&f->mem, 0, sizeof f->mem);
+        f->mem.fail_at = k;
+        CHECK_EQ(try_create(cfg), HWTIMER_ENOMEM);
+        CHECK_EQ(f->mem.live_bytes, 0);
+        CHECK_EQ(f->mem.frees, f->mem.allocs);
+    }
+}
+
 static void test_allocation_failure(void) {
     fixture f;
     hwtimer_config cfg;
-    unsigned needed, k;
+    unsigned needed;
     fixture_open(&f, 0, MS, 64);
     needed = f.mem.allocs;
     fixture_close(&f);
     fixture_config(&f, &cfg, 0, MS, 64);
-    for (k = 1; k <= needed; k++) {
-        memset(&f.mem, 0, sizeof f.mem);
-        f.mem.fail_at = k;
-        CHECK_EQ(try_create(&cfg), HWTIMER_ENOMEM);
-        CHECK_EQ(f.mem.live_bytes, 0);
-        CHECK_EQ(f.mem.frees, f.mem.allocs);
-    }
+    check_each_allocation_fails(&f, &cfg, needed);
 }
 
 /* cfg.shards: refused without threads and above 64; with threads a timer of
@@ -231,7 +239,7 @@ static void test_shards_config(void) {
     fixture f;
     hwtimer_config cfg;
     hwtimer_stats stats;
-    unsigned needed, k;
+    unsigned needed;
     fixture_config(&f, &cfg, 0, MS, 64);
     cfg.threads = NULL;
     cfg.shards = 2;
@@ -251,13 +259,7 @@ static void test_shards_config(void) {
     CHECK_EQ(stats.bytes, f.mem.live_bytes);
     hwtimer_destroy(f.t);
     CHECK_EQ(f.mem.live_bytes, 0);
-    for (k = 1; k <= needed; k++) {
-        memset(&f.mem, 0, sizeof f.mem);
-        f.mem.fail_at = k;
-        CHECK_EQ(try_create(&cfg), HWTIMER_ENOMEM);
-        CHECK_EQ(f.mem.live_bytes, 0);
-        CHECK_EQ(f.mem.frees, f.mem.allocs);
-    }
+    check_each_allocation_fails(&f, &cfg, needed);
 }
 
 static void test_timeout_size(void) {

@@ -533,19 +533,16 @@ static void parse_args(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    static const unsigned shard_counts[] = {0, 3};
+    unsigned k;
     parse_args(argc, argv);
-    printf("callbacks on the worker thread:\n");
-    use_worker = 1;
-    RUN_TEST(test_stress);
-    printf("caller-driven, a thread polls:\n");
-    use_worker = 0;
-    RUN_TEST(test_stress);
-    use_shards = 3;
-    printf("3 shards, callbacks on the worker thread:\n");
-    use_worker = 1;
-    RUN_TEST(test_stress);
-    printf("3 shards, caller-driven, a thread polls:\n");
-    use_worker = 0;
-    RUN_TEST(test_stress);
+    for (k = 0; k < 2; k++) {
+        use_shards = shard_counts[k];
+        for (use_worker = 1; use_worker >= 0; use_worker--) {
+            printf("%s%s:\n", use_shards ? "3 shards, " : "",
+                   use_worker ? "callbacks on the worker thread" : "caller-driven, a thread polls");
+            RUN_TEST(test_stress);
+        }
+    }
     return test_finish();
 }
