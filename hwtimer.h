@@ -444,7 +444,7 @@ THREADS
        one thread, one timer of 2 shards  26.9-27.5      16.8-17.2
 
    So use as many shards as threads that arm at once (cores, in a thread-per-core server).
-   What shards cost: one thread alone is 2-4% slower (it finds its shard, and the node's);
+   What shards cost: one thread alone is 2-5% slower (it finds its shard, and the node's);
    the memory is n wheels; calls that look at the whole timer (hwtimer_pending, _next_expiry,
    _poll_timeout_ms, _foreach, _stop, a pass) visit every shard, taking their locks, and a
    pass takes each shard's lock once per occupied tick or slot it runs; with max_pending,
