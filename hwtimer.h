@@ -1,4 +1,4 @@
-/* hwtimer.h 0.2.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 0.3.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    Do this:
        #define HWTIMER_IMPLEMENTATION
@@ -475,7 +475,7 @@ OPTIONS (define before including, in the implementation file unless noted)
                          waits on the wall clock, so a wall clock stepped back delays a
                          wake-up by at most this much. Nothing ever fires early.
 
-   The version: HWTIMER_VERSION "0.2.0", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH.
+   The version: HWTIMER_VERSION "0.3.0", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH.
 
 LICENSE: see the end of the file ([hwtimer:license]).
 */
@@ -492,9 +492,9 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #include <stdint.h>
 
 #define HWTIMER_VERSION_MAJOR 0
-#define HWTIMER_VERSION_MINOR 2
+#define HWTIMER_VERSION_MINOR 3
 #define HWTIMER_VERSION_PATCH 0
-#define HWTIMER_VERSION "0.2.0"
+#define HWTIMER_VERSION "0.3.0"
 
 /* Durations in the timer's unit, nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
