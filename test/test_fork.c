@@ -37,6 +37,27 @@ const char *__tsan_default_options(void) {
 }
 #endif
 
+/* AddressSanitizer does not intercept C11's thrd_create (GCC 12, clang 14): it never
+   registers those threads, so it never clears the poison of a stack they reuse. A worker
+   that hwtimer_fork_child starts in a child runs on the stack of the parent's worker (glibc
+   hands the child the stacks of the threads it does not have), whose shadow still marks
+   the scopes that had ended in the frames live at the fork: a false stack-use-after-scope
+   in the new worker's first frames (seen with the pass's frames of hwtimer 0.3.0; the same
+   program built without -fsanitize-address-use-after-scope, or in the pthread mode under
+   ASan, passes). So the C11 mode under ASan skips the tests that start a worker in the
+   child; every other build runs them. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+#define TEST_WORKER_IN_CHILD !(HWTIMER_TEST_MODE == 3 && TEST_ASAN)
+
 /* How long a child or the parent may take to see its timeouts fire: generous, as the
    machine may be loaded. */
 #define FIRE_LIMIT (5 * SEC)
@@ -207,9 +228,14 @@ int main(void) {
     REQUIRE_THREADS("test_fork");
     RUN_TEST(test_arguments);
     RUN_TEST(test_caller_driven);
-    RUN_TEST(test_worker);
     RUN_TEST(test_worker_without_fork_child);
-    RUN_TEST(test_fork_during_periodic_callback);
+    if (TEST_WORKER_IN_CHILD) {
+        RUN_TEST(test_worker);
+        RUN_TEST(test_fork_during_periodic_callback);
+    } else {
+        printf("skipped under ASan in the C11 mode (see TEST_ASAN): test_worker, "
+               "test_fork_during_periodic_callback\n");
+    }
     return test_finish();
 }
 
