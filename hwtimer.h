@@ -311,10 +311,10 @@ SEMANTICS
    THREADS). See THREADS.
 
    Memory. Only hwtimer_create allocates: one block (one per shard, and one for the timer,
-   with cfg.shards), its size fixed by the configuration (see Trade-offs above). Schedule, cancel, advance and the worker never allocate and
-   never fail for lack of memory. A node is at most 64 bytes on 64-bit targets; a
-   zero-filled one is a valid IDLE node, as HWTIMER_TIMEOUT_INIT and hwtimer_timeout_init
-   give.
+   with cfg.shards), its size fixed by the configuration (see Trade-offs above). Schedule,
+   cancel, advance and the worker never allocate and never fail for lack of memory. A node
+   is at most 64 bytes on 64-bit targets; a zero-filled one is a valid IDLE node, as
+   HWTIMER_TIMEOUT_INIT and hwtimer_timeout_init give.
 
    Leeway. hwtimer_timeout_set_leeway(to, L) lets a timeout run at any tick boundary in
    [B, B + L] instead of exactly at B, never before D. The timer uses that freedom to run
@@ -434,27 +434,36 @@ THREADS
    whichever thread schedules, reschedules or cancels it later, so its operations keep one
    order as on any timer. Threads that each arm and cancel their own nodes then share no
    line. Measured on the build machine (2 cores, schedule + cancel pairs with 1024 in
-   flight per thread; bench scenario 5), M pairs/s in all:
+   flight per thread; bench scenario 5; the range of six runs on a VM that other work
+   shares), M pairs/s in all:
 
                                           with locks     with the worker
-       one thread, one timer              28.1-28.6      17.2-17.5
-       two threads, one timer             7.7            6.8
-       two threads, one timer of 2 shards 52.6-54.3      33.0-33.8
-       two threads, two timers            54.6-55.9      33.8-34.4
-       one thread, one timer of 2 shards  26.9-27.5      16.8-17.2
+       one thread, one timer              27.2-29.2      15.4-17.9
+       two threads, one timer             7.3-12.3       4.2-9.0
+       two threads, one timer of 2 shards 49.8-54.3      31.2-33.8
+       two threads, two timers            43.7-56.5      33.4-35.2
+       one thread, one timer of 2 shards  26.2-27.5      15.8-17.2
 
    So use as many shards as threads that arm at once (cores, in a thread-per-core server).
    What shards cost: one thread alone is 2-5% slower (it finds its shard, and the node's);
-   the memory is n wheels; calls that look at the whole timer (hwtimer_pending, _next_expiry,
-   _poll_timeout_ms, _foreach, _stop, a pass) visit every shard, taking their locks, and a
-   pass takes each shard's lock once per occupied tick or slot it runs; with max_pending,
-   every arming and every end of a pending timeout also writes one count shared by all
-   shards (an atomic add, taken back on EFULL: the limit stays exact), so
-   leave max_pending 0 where producers must scale; and a timer of shards needs threads
-   (cfg.threads). Beyond two cores the
-   same holds as long as each arming thread has its shard: the shards share nothing but
-   the worker, which takes one lock at a time. Nodes armed from a callback go to the shard
-   of the thread that runs the callbacks.
+   the memory is n wheels; calls that look at the whole timer (hwtimer_pending,
+   _next_expiry, _poll_timeout_ms, _foreach, _stop, a pass) visit every shard, taking their
+   locks; with max_pending, every arming and every end of a pending timeout also writes one
+   count shared by all shards (an atomic add, taken back on EFULL: the limit stays exact),
+   so leave max_pending 0 where producers must scale; and a timer of shards needs threads
+   (cfg.threads). Nodes armed from a callback go to the shard of the thread that runs the
+   callbacks.
+
+   Past two cores. Schedule, reschedule and cancel touch one shard: with a shard per arming
+   thread they share no line, so they scale with the cores as separate timers do (two
+   threads on 2 shards above: within 4-10% of two timers). What grows with n is the work
+   that serves all shards: a pass takes each shard's lock once to begin and once to end,
+   and picks each step's shard by a scan of n next-ticks (so a pass over k occupied ticks
+   costs O(n + k * n) beside its callbacks); an answer to the loop or the worker takes all
+   n locks at once; a wake-up goes through the timer's own lock, once per answer. That
+   is one thread's work, the worker's or the loop's, and it stays small while n is the
+   core count (64 at most) and passes run once per occupied tick; a machine with hundreds
+   of arming threads would want a heap of the shards' next ticks instead of the scan.
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -2474,7 +2483,7 @@ static void hwtimer__unlock_shards(hwtimer *g) {
    but may sit in a coarse slot that starts before it, and must move down first. */
 static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
     uint64_t next[HWTIMER__MAX_SHARDS];
-    uint64_t running = 0, stepping = 0; /* bit i: shard i's pass is on; it has a step next[i] */
+    uint64_t running = 0, stepping = 0; /* bit i: shard i's pass is on / has step next[i] */
     unsigned i, first;
     size_t ran = 0;
     hwtimer__step step;
@@ -2507,7 +2516,8 @@ static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
             hwtimer *s;
             first = g->shards;
             for (i = 0; i < g->shards; i++) {
-                if ((stepping >> i & 1) && (first == g->shards || next[i] < next[first])) first = i;
+                if (!(stepping >> i & 1)) continue;
+                if (first == g->shards || next[i] < next[first]) first = i;
             }
             s = g->shard[first];
             hwtimer__lock(s); /* the shard may have changed since: run its step only if it is
@@ -2590,7 +2600,8 @@ static void hwtimer__shard_woke(void *ctx) {
    wake_fn (see "Waking the loop"). */
 static uint64_t hwtimer__answer_loop(hwtimer *t) {
     int none = t->pending == 0;
-    uint64_t next = t->shards ? hwtimer__shards_answer(t, &none) : hwtimer__next_expiry_locked(t);
+    uint64_t next = t->shards ? hwtimer__shards_answer(t, &none)
+                              : hwtimer__next_expiry_locked(t);
     t->reported = next;
     t->reported_none = none;
     t->wake_armed = t->wake_fn && !t->worker_mode;
@@ -2646,7 +2657,7 @@ static void hwtimer__worker_main(void *arg) {
 static int hwtimer__start_worker_locked(hwtimer *t) {
     if (t->worker_running) return 0;
     if (t->threads->thread_start(t->worker_thread, hwtimer__worker_main, t)) return -1;
-    HWTIMER__STORE(&t->worker_running, 1); /* read without the lock: hwtimer__start_group_worker */
+    HWTIMER__STORE(&t->worker_running, 1); /* read unlocked: hwtimer__start_group_worker */
     return 0;
 }
 
@@ -2735,7 +2746,8 @@ static void hwtimer__wake_worker_past(hwtimer *g, uint64_t now) {
 
 /* The shard that an arming of `to` on g (the clock read `now`) locks, once g's worker runs
    (NULL if it cannot start: *err HWTIMER_ETHREAD). */
-static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err, uint64_t now) {
+static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err,
+                                      uint64_t now) {
     *err = hwtimer__start_group_worker(g);
     if (*err) return NULL;
     hwtimer__wake_worker_past(g, now);
@@ -2929,7 +2941,7 @@ static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *t
 /* Cancel on a timer of shards: in the shard that holds the node. */
 static HWTIMER__NOINLINE int hwtimer__cancel_shard(hwtimer *g, hwtimer_timeout *to) {
     hwtimer *s = hwtimer__shard_of(g, to);
-    if (!s) return hwtimer__is_pending(to) ? HWTIMER_EINVAL : 0; /* on another timer, or none */
+    if (!s) return hwtimer__is_pending(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
     return hwtimer__cancel_sync(s, to);
 }
 
