@@ -2487,11 +2487,7 @@ static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
     unsigned i, first;
     size_t ran = 0;
     hwtimer__step step;
-    if (now < g->last_now || g->stopped) return 0;
-    g->last_now = now;
-    g->in_pass = 1;
-    g->threads->thread_self(g->pass_thread);
-    g->stats.passes++;
+    if (!hwtimer__pass_begin(g, now)) return 0; /* g's own wheel is empty: only the marks */
     hwtimer__unlock(g);
     for (i = 0; i < g->shards; i++) {
         hwtimer__lock(g->shard[i]);
@@ -2534,8 +2530,7 @@ static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
         }
     }
     hwtimer__lock(g);
-    g->in_pass = 0;
-    hwtimer__signal_done(g);
+    hwtimer__pass_end(g);
     return ran;
 }
 
@@ -2631,9 +2626,9 @@ static void hwtimer__worker_main(void *arg) {
     int destroy;
     hwtimer__lock(t);
     while (!t->stopped) {
-        /* the clock after the answer: a timer of shards takes locks to answer, and the
-           worker sleeps for next - now */
-        uint64_t next = t->shards ? hwtimer__answer_loop(t) : hwtimer__next_expiry_locked(t);
+        /* the clock after the answer: a timer of shards takes locks to answer (and arms
+           its shards' wake-ups), and the worker sleeps for next - now */
+        uint64_t next = hwtimer__answer_loop(t);
         uint64_t now = t->clock_fn(t->clock_ctx);
         if (now < t->last_now) now = t->last_now; /* a clock that stepped back still runs what was due */
         if (next <= now) {
