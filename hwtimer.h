@@ -491,9 +491,14 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
 
-#if defined(HWTIMER_IMPLEMENTATION) && !defined(_WIN32) && !defined(__APPLE__) && \
-    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) &&   \
-    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+/* Feature-test macros: only where the compiler is in a strict standard mode (-std=c99,
+   -std=c11: __STRICT_ANSI__), which hides POSIX, and the file set none itself. In the
+   default modes (gnu99/gnu11/gnu17, or no -std) the platform's defaults already declare
+   what the implementation needs, and defining _POSIX_C_SOURCE there would take names away
+   from the rest of the file (MAP_ANONYMOUS, usleep, ...). */
+#if defined(HWTIMER_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&   \
+    !defined(__APPLE__) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&       \
+    !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC, pthread_condattr_setclock */
 #endif
 
