@@ -958,6 +958,11 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 #endif
 
 /* Which backends are compiled in. */
+#if defined(HWTIMER_NO_THREADS)
+#define HWTIMER__HAVE_THREADS 0
+#else
+#define HWTIMER__HAVE_THREADS 1
+#endif
 #if !defined(HWTIMER_NO_THREADS)
 #if defined(_WIN32)
 #define HWTIMER__WIN32 1
@@ -1160,6 +1165,11 @@ enum {
 #define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
 #define HWTIMER__MAX_SHARDS 64
 
+/* A worker's callback that runs longer than this (or than a tick, if that is longer) makes
+   every timeout due meanwhile late: cfg.log_fn hears of it, at most once a second. */
+#define HWTIMER__SLOW_CALLBACK_NS 100000000u
+#define HWTIMER__SLOW_REPORT_EVERY_NS 1000000000u
+
 #ifndef HWTIMER_SLOT_LISTS
 #define HWTIMER_SLOT_LISTS 4
 #endif
@@ -1281,6 +1291,10 @@ struct hwtimer {
     int wake_now;       /* call wake_fn as soon as the lock is released */
     void (*log_fn)(void *, const char *);
     void *log_ctx;
+    uint64_t slow_ns;          /* worker mode with log_fn: a callback that runs longer is
+                                  reported (max(HWTIMER__SLOW_CALLBACK_NS, tick)); 0: never */
+    uint64_t slow_quiet_until; /* no report before this time: at most one a second */
+    uint64_t *slow_quiet;      /* &slow_quiet_until; a shard's: its timer of shards' */
 
     /* shards (cfg.shards > 1): a timer of shards keeps no node itself; its shards are
        caller-driven timers with locks, on its clock and start, whose wake_fn is
@@ -1889,30 +1903,130 @@ static void hwtimer__init_out(struct hwtimer__link *out) {
    [hwtimer:memory] Memory and lifecycle: the one allocation, its layout, the thread objects
    ================================================================================= */
 
-static int hwtimer__threads_complete(const hwtimer_threads *th) {
-    return th->mutex_size && th->cond_size && th->thread_size && th->mutex_init &&
-           th->mutex_destroy && th->mutex_lock && th->mutex_unlock && th->cond_init &&
-           th->cond_destroy && th->cond_broadcast && th->cond_wait && th->thread_start &&
-           th->thread_join && th->thread_detach && th->thread_self && th->thread_is_self;
+/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale, no format
+   strings to get wrong): text and decimal numbers appended in turn, cut at its size. */
+typedef struct hwtimer__sentence {
+    char text[256];
+    size_t len;
+} hwtimer__sentence;
+
+static void hwtimer__say(hwtimer__sentence *m, const char *words) {
+    while (*words && m->len + 1 < sizeof m->text) m->text[m->len++] = *words++;
+    m->text[m->len] = '\0';
 }
 
+static void hwtimer__say_number(hwtimer__sentence *m, uint64_t v) {
+    char digits[21];
+    size_t n = sizeof digits - 1;
+    digits[n] = '\0';
+    do {
+        digits[--n] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v);
+    hwtimer__say(m, digits + n);
+}
+
+/* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
+static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
+                                  const uint64_t *value, const char *rule) {
+    hwtimer__sentence m;
+    if (!cfg || !cfg->log_fn) return;
+    m.len = 0;
+    hwtimer__say(&m, "hwtimer_create: ");
+    hwtimer__say(&m, what);
+    if (value) hwtimer__say_number(&m, *value);
+    hwtimer__say(&m, rule);
+    cfg->log_fn(cfg->log_ctx, m.text);
+}
+
+/* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
+static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
+    if (!th->mutex_size) return "mutex_size";
+    if (!th->cond_size) return "cond_size";
+    if (!th->thread_size) return "thread_size";
+    if (!th->mutex_init) return "mutex_init";
+    if (!th->mutex_destroy) return "mutex_destroy";
+    if (!th->mutex_lock) return "mutex_lock";
+    if (!th->mutex_unlock) return "mutex_unlock";
+    if (!th->cond_init) return "cond_init";
+    if (!th->cond_destroy) return "cond_destroy";
+    if (!th->cond_broadcast) return "cond_broadcast";
+    if (!th->cond_wait) return "cond_wait";
+    if (!th->thread_start) return "thread_start";
+    if (!th->thread_join) return "thread_join";
+    if (!th->thread_detach) return "thread_detach";
+    if (!th->thread_self) return "thread_self";
+    if (!th->thread_is_self) return "thread_is_self";
+    return NULL;
+}
+
+/* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn which field broke which rule. */
 static int hwtimer__check_config(const hwtimer_config *cfg) {
-    uint64_t width = 2;
-    if (cfg->tick_ns == 0 || cfg->ticks_per_wheel == 0 ||
-        cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
+    uint64_t width = 2, value;
+    const char *missing;
+    if (cfg->tick_ns == 0) {
+        hwtimer__tell_refusal(cfg, "tick_ns is 0: it must be at least 1 ns (start from "
+                              "hwtimer_config_default, which sets 100 ms)", NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->ticks_per_wheel == 0 || cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
+        value = cfg->ticks_per_wheel;
+        hwtimer__tell_refusal(cfg, "ticks_per_wheel is ", &value,
+                              ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)");
         return HWTIMER_EINVAL;
     }
     while (width < cfg->ticks_per_wheel) width <<= 1;
-    if (cfg->tick_ns > UINT64_MAX / width) return HWTIMER_EINVAL; /* Netty checks this too */
-    if (!cfg->alloc_fn != !cfg->free_fn) return HWTIMER_EINVAL;
-    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) return HWTIMER_EINVAL;
-    if (cfg->worker && !cfg->threads) return HWTIMER_EINVAL;
-#ifdef HWTIMER_NO_THREADS
-    if (cfg->threads) return HWTIMER_EINVAL;
-#endif
-    if (cfg->threads && !hwtimer__threads_complete(cfg->threads)) return HWTIMER_EINVAL;
-    if (cfg->shards > HWTIMER__MAX_SHARDS) return HWTIMER_EINVAL;
-    if (cfg->shards > 1 && (!cfg->threads || !HWTIMER__CAN_SHARD)) {
+    if (cfg->tick_ns > UINT64_MAX / width) { /* Netty checks this too */
+        hwtimer__tell_refusal(cfg, "tick_ns is ", &cfg->tick_ns,
+                              ": times the wheel's slots (ticks_per_wheel rounded up to a power "
+                              "of two) that overflows 64 bits of nanoseconds; make either smaller");
+        return HWTIMER_EINVAL;
+    }
+    if (!cfg->alloc_fn != !cfg->free_fn) {
+        hwtimer__tell_refusal(cfg, cfg->alloc_fn ? "alloc_fn is set but free_fn is NULL"
+                                                 : "free_fn is set but alloc_fn is NULL",
+                              NULL, ": set both or neither");
+        return HWTIMER_EINVAL;
+    }
+    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) {
+        hwtimer__tell_refusal(cfg, "clock_fn is NULL and this build has no platform clock "
+                              "(HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->worker && !cfg->threads) {
+        hwtimer__tell_refusal(cfg, "worker is set but threads is NULL: a worker needs a threads "
+                              "backend (cfg.threads = hwtimer_threads_default())", NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->threads && !HWTIMER__HAVE_THREADS) {
+        hwtimer__tell_refusal(cfg, "threads is set but this build has no thread code "
+                              "(HWTIMER_NO_THREADS): set threads to NULL", NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
+    if (missing) {
+        hwtimer__sentence m;
+        m.len = 0;
+        hwtimer__say(&m, "threads is a table whose ");
+        hwtimer__say(&m, missing);
+        hwtimer__say(&m, " is missing (NULL or 0): every hook and size is required");
+        hwtimer__tell_refusal(cfg, m.text, NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    value = cfg->shards;
+    if (cfg->shards > HWTIMER__MAX_SHARDS) {
+        hwtimer__tell_refusal(cfg, "shards is ", &value, ": it must be at most 64");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->shards > 1 && !cfg->threads) {
+        hwtimer__tell_refusal(cfg, "shards is ", &value,
+                              " but threads is NULL: shards need a threads backend");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->shards > 1 && !HWTIMER__CAN_SHARD) {
+        hwtimer__tell_refusal(cfg, "shards is ", &value,
+                              " but this compiler has neither GCC's nor MSVC's atomics and "
+                              "thread-local variables, which shards need: use 0");
         return HWTIMER_EINVAL;
     }
     return HWTIMER_OK;
@@ -2336,6 +2450,25 @@ static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t no
     hwtimer__file_pending(t, to, hwtimer__next_period(to->deadline, to->period, now));
 }
 
+/* A worker's callback that started at `started` has just returned (no lock held): if it ran
+   longer than t->slow_ns, tell cfg.log_fn, unless it heard of one less than a second ago. */
+static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
+    uint64_t ended = t->clock_fn(t->clock_ctx), ms;
+    hwtimer__sentence m;
+    if (ended < started || ended - started <= t->slow_ns || ended < *t->slow_quiet) return;
+    *t->slow_quiet = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
+    m.len = 0;
+    ms = (ended - started) / 1000000u;
+    hwtimer__say(&m, "hwtimer: a callback ran for ");
+    hwtimer__say_number(&m, ms);
+    hwtimer__say(&m, " ms on the worker thread, longer than ");
+    hwtimer__say_number(&m, t->slow_ns / 1000000u);
+    hwtimer__say(&m, " ms: every timeout due meanwhile ran up to that much late (keep "
+                     "callbacks short, hand slow work to another thread; said at most once a "
+                     "second)");
+    t->log_fn(t->log_ctx, m.text);
+}
+
 /* Runs the first ready node's callback with the lock released. After a one-shot callback the
    node is never touched again: the callback may have freed it. */
 static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
@@ -2343,6 +2476,7 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     hwtimer_fn fn = to->fn;
     void *arg = to->arg;
     int periodic = to->period != 0;
+    uint64_t started = 0;
     HWTIMER_ASSERT(to->owner == t && to->state == HWTIMER_PENDING &&
                    to->where == HWTIMER__WHERE_LIST);
     hwtimer__list_unlink(&to->link); /* a plain list: no bitmap to update */
@@ -2355,10 +2489,12 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     t->running_periodic = periodic;
     t->running_touched = t->running_rearmed = 0;
     t->stats.fired++;
-    if (periodic && t->rearm_reads_clock) now = t->clock_fn(t->clock_ctx); /* the run's start */
+    if ((periodic && t->rearm_reads_clock) || t->slow_ns) started = t->clock_fn(t->clock_ctx);
+    if (periodic && t->rearm_reads_clock) now = started; /* the run's start */
     t->running_now = now;
     hwtimer__unlock(t);
     fn(to, arg);
+    if (t->slow_ns) hwtimer__time_callback(t, started);
     hwtimer__lock(t);
     t->running = NULL;
     if (t->running_rearmed) {
@@ -3255,10 +3391,18 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
     geometry.clock_ctx = cfg->clock_ctx;
     geometry.start = start ? *start : geometry.clock_fn(geometry.clock_ctx);
     hwtimer__set_geometry(&geometry, cfg->ticks_per_wheel);
-    if (!hwtimer__layout(&geometry, cfg->threads, offsets, &total)) return HWTIMER_ENOMEM;
-
+    if (!hwtimer__layout(&geometry, cfg->threads, offsets, &total)) {
+        hwtimer__tell_refusal(cfg, "the wheel of this ticks_per_wheel and tick_ns needs more "
+                              "memory than size_t can count", NULL, "");
+        return HWTIMER_ENOMEM;
+    }
     block = (char *)hwtimer__alloc(cfg, total);
-    if (!block) return HWTIMER_ENOMEM;
+    if (!block) {
+        uint64_t bytes = total;
+        hwtimer__tell_refusal(cfg, "allocating ", &bytes, " bytes failed (the allocator "
+                              "returned NULL)");
+        return HWTIMER_ENOMEM;
+    }
     t = (hwtimer *)(void *)block;
     *t = geometry;
     t->max_pending = cfg->max_pending ? cfg->max_pending : SIZE_MAX; /* one compare to check */
@@ -3272,11 +3416,17 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
     t->wake_ctx = cfg->wake_ctx;
     t->log_fn = cfg->log_fn;
     t->log_ctx = cfg->log_ctx;
+    if (t->worker_mode && t->log_fn) {
+        t->slow_ns = t->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? t->tick_ns : HWTIMER__SLOW_CALLBACK_NS;
+    }
+    t->slow_quiet = &t->slow_quiet_until;
     hwtimer__list_init(&t->due);
     hwtimer__list_init(&t->ready);
     hwtimer__carve(t, block, offsets);
     err = hwtimer__init_thread_objects(t);
     if (err) {
+        hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
+                              "variable (mutex_init or cond_init failed)", NULL, "");
         hwtimer__free_block(t);
         return err;
     }
@@ -3298,8 +3448,7 @@ static int hwtimer__create_shards(hwtimer **out, const hwtimer_config *cfg) {
     c.worker = 0;
     c.max_pending = 0; /* the timer's limit, kept in its `placed` */
     c.wake_fn = hwtimer__shard_woke;
-    c.wake_ctx = g;
-    c.log_fn = NULL;
+    c.wake_ctx = g; /* (c.log_fn stays: a shard that cannot be made says why) */
     while (g->shards < cfg->shards) {
         hwtimer *s;
         err = hwtimer__create(&s, &c, &g->start);
@@ -3308,6 +3457,8 @@ static int hwtimer__create_shards(hwtimer **out, const hwtimer_config *cfg) {
             return err;
         }
         s->rearm_reads_clock = g->worker_mode;
+        s->slow_ns = g->slow_ns; /* g's worker runs the shards' callbacks */
+        s->slow_quiet = &g->slow_quiet_until;
         s->wake_out = &g->wakes_out;
         if (cfg->max_pending) {
             s->places = &g->placed;
@@ -3322,7 +3473,10 @@ static int hwtimer__create_shards(hwtimer **out, const hwtimer_config *cfg) {
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     hwtimer_config defaults;
     int err;
-    if (!out) return HWTIMER_EINVAL;
+    if (!out) {
+        hwtimer__tell_refusal(cfg, "out is NULL: pass the address of a hwtimer pointer", NULL, "");
+        return HWTIMER_EINVAL;
+    }
     *out = NULL;
     if (!cfg) {
         hwtimer_config_default(&defaults);
