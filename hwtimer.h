@@ -2215,6 +2215,22 @@ HWTIMER__HOT void hwtimer__unlock(hwtimer *t) {
     if (t->threads) t->threads->mutex_unlock(t->mutex);
 }
 
+/* The timer whose hwtimer_foreach visitor this thread is running, or NULL. foreach holds
+   that timer's locks (every shard's) while its visitor runs, and the visitor may ask
+   hwtimer_is_pending and hwtimer_timeout_due_in, which then read without locking: only
+   this thread can be asking, since another would wait for the locks. Thread-local wherever
+   the compiler has thread-locals (HWTIMER__CAN_SHARD); elsewhere never set, and the
+   visitor must not ask. */
+static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
+
+/* Takes t's lock unless this thread is inside t's foreach visitor (see hwtimer__visiting),
+   where `group` (t, or its timer of shards) holds it already. Returns whether it took it. */
+static int hwtimer__lock_unless_visiting(const hwtimer *group, hwtimer *t) {
+    if (HWTIMER__CAN_SHARD && hwtimer__visiting == group) return 0;
+    hwtimer__lock(t);
+    return 1;
+}
+
 /* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). The
    call reads nothing of t: the arming's callback may have destroyed it meanwhile, on the
    worker. A shard counts the call in its timer first (hwtimer__shard_woke). */
@@ -3615,15 +3631,16 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
-    int pending;
+    const hwtimer *group = t;
+    int pending, locked;
     if (!t || !to) return 0;
     if (t->shards) {
         t = hwtimer__shard_of(t, to);
         if (!t) return 0;
     }
-    hwtimer__lock(t);
+    locked = hwtimer__lock_unless_visiting(group, t);
     pending = hwtimer__is_pending_on(t, to);
-    hwtimer__unlock(t);
+    if (locked) hwtimer__unlock(t);
     return pending;
 }
 
@@ -3634,16 +3651,18 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to) {
+    const hwtimer *group = t;
     uint64_t now, at = UINT64_MAX;
+    int locked;
     if (!t || !to) return UINT64_MAX;
     if (t->shards) {
         t = hwtimer__shard_of(t, to);
         if (!t) return UINT64_MAX;
     }
     now = t->clock_fn(t->clock_ctx);
-    hwtimer__lock(t);
+    locked = hwtimer__lock_unless_visiting(group, t);
     if (hwtimer__is_pending_on(t, to)) at = hwtimer__run_time(t, to);
-    hwtimer__unlock(t);
+    if (locked) hwtimer__unlock(t);
     if (at == UINT64_MAX) return UINT64_MAX;
     return at > now ? at - now : 0;
 }
@@ -3671,24 +3690,37 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     return n;
 }
 
+/* Visits every node pending on t, one wheel (its lock held). */
+static void hwtimer__visit_pending(hwtimer *t, hwtimer__user_visit *v) {
+    size_t before = v->n;
+    v->t = t;
+    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_user, v);
+    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_user, v);
+    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_user(v, t->running);
+    hwtimer__for_each_slot(t, hwtimer__slot_visit, v);
+    HWTIMER_ASSERT(v->n - before == t->pending);
+    (void)before;
+}
+
+/* A timer of shards holds every shard's lock for the whole walk, so that the visitor sees
+   one moment of the whole timer and may ask about a node of any shard. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
     hwtimer__user_visit v;
+    const hwtimer *outer;
     unsigned i;
-    size_t n = 0;
     if (!t || !visit) return 0;
-    for (i = 0; i < t->shards; i++) n += hwtimer_foreach(t->shard[i], visit, ctx);
-    if (t->shards) return n;
     memset(&v, 0, sizeof v);
-    v.t = t;
     v.fn = visit;
     v.ctx = ctx;
-    hwtimer__lock(t);
-    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_user, &v);
-    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_user, &v);
-    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_user(&v, t->running);
-    hwtimer__for_each_slot(t, hwtimer__slot_visit, &v);
-    HWTIMER_ASSERT(v.n == t->pending);
-    hwtimer__unlock(t);
+    if (t->shards) hwtimer__lock_shards(t);
+    else hwtimer__lock(t);
+    outer = hwtimer__visiting;
+    if (HWTIMER__CAN_SHARD) hwtimer__visiting = t; /* (a thread-local only there) */
+    for (i = 0; i < t->shards; i++) hwtimer__visit_pending(t->shard[i], &v);
+    if (!t->shards) hwtimer__visit_pending(t, &v);
+    if (HWTIMER__CAN_SHARD) hwtimer__visiting = outer;
+    if (t->shards) hwtimer__unlock_shards(t);
+    else hwtimer__unlock(t);
     return v.n;
 }
 

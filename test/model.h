@@ -557,6 +557,9 @@ static void on_visit(hwtimer_timeout *to, void *ctx) {
     if (ctx != sim.visited) diverge("foreach's visitor got ctx %p, not foreach's", ctx);
     walk_visit("hwtimer_foreach", id);
     check_scheduling(id);
+    /* the visitor may ask is_pending and due_in, of any node: as outside, no deadlock */
+    check_will_run(id);
+    check_will_run((id + 1) % sim.n);
 }
 
 static void check_foreach(void) {

@@ -1,7 +1,10 @@
 /* test_foreach.c - hwtimer_foreach visits exactly the pending timeouts, once each, wherever
    they are (every level of the wheel, the due list, a periodic timeout inside its own
    callback), returns how many (= hwtimer_pending), is 0 for NULL, and works on a timer with
-   threads and with a worker. */
+   threads and with a worker. Its visitor asks hwtimer_is_pending and
+   hwtimer_timeout_due_in about the node it visits and about another one (on a timer of
+   shards, often one of another shard): the answers agree with the walk, and nothing
+   deadlocks. */
 #include "harness.h"
 #include "fixture.h"
 #include "probe.h"
@@ -17,7 +20,22 @@ typedef struct tally {
     unsigned wrong_arg;     /* hwtimer_timeout_arg is not the probe */
     unsigned not_pending;   /* a state other than pending, for a node not running */
     const hwtimer_timeout *running; /* the node whose callback runs, or NULL */
+    hwtimer *timer;         /* the timer walked: the visitor asks it about nodes */
+    unsigned asked[N];      /* the visitor asked about this node ... */
+    unsigned said_pending[N]; /* ... and hwtimer_is_pending said 1 */
+    unsigned due_in_disagrees; /* due_in finite for a node not pending, or the reverse */
+    unsigned self_not_pending; /* hwtimer_is_pending is 0 for the node being visited */
 } tally;
+
+/* What the visitor asks: about the visited node, and about another one. */
+static void ask_about(tally *t, const hwtimer_timeout *visited, size_t other) {
+    int pending = hwtimer_is_pending(t->timer, &nodes[other].to);
+    uint64_t due_in = hwtimer_timeout_due_in(t->timer, &nodes[other].to);
+    t->self_not_pending += hwtimer_is_pending(t->timer, visited) != 1;
+    t->asked[other] = 1;
+    t->said_pending[other] = (unsigned)pending;
+    t->due_in_disagrees += pending != (due_in != UINT64_MAX);
+}
 
 static void count_visit(hwtimer_timeout *to, void *ctx) {
     tally *t = (tally *)ctx;
@@ -27,6 +45,7 @@ static void count_visit(hwtimer_timeout *to, void *ctx) {
         return;
     }
     t->seen[p - nodes]++;
+    ask_about(t, to, ((size_t)(p - nodes) * 7 + 3) % N);
     t->wrong_arg += hwtimer_timeout_arg(to) != p;
     t->not_pending += to != t->running && hwtimer_timeout_state(to) != HWTIMER_PENDING;
 }
@@ -37,13 +56,18 @@ static size_t tally_foreach(hwtimer *t, const hwtimer_timeout *running, tally *s
     size_t i, n, visits = 0;
     memset(seen, 0, sizeof *seen);
     seen->running = running;
+    seen->timer = t;
     n = hwtimer_foreach(t, count_visit, seen);
     CHECK_EQ(seen->foreign, 0);
+    CHECK_EQ(seen->self_not_pending, 0);
+    CHECK_EQ(seen->due_in_disagrees, 0);
     CHECK_EQ(seen->wrong_arg, 0);
     CHECK_EQ(seen->not_pending, 0);
     for (i = 0; i < N; i++) {
         CHECK(seen->seen[i] <= 1);
         visits += seen->seen[i];
+        /* the walk is one moment of the timer: what the visitor heard is what it walked */
+        if (seen->asked[i]) CHECK_EQ(seen->said_pending[i], seen->seen[i]);
     }
     CHECK_EQ(n, visits);
     return n;
