@@ -1,22 +1,21 @@
-/* hwtimer.h 0.3.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.0.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
-   Do this:
-       #define HWTIMER_IMPLEMENTATION
-   before you include this file in *one* C or C++ file to create the implementation.
-   Every other file just includes it.
+   In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
+   other file just includes it:
 
        #define HWTIMER_IMPLEMENTATION
        #include "hwtimer.h"
 
-   On POSIX systems put the implementation in a file that includes hwtimer.h before any
-   other header (or build with -D_POSIX_C_SOURCE=200809L or -std=gnu99): the header asks
-   for the POSIX declarations it needs (clock_gettime, pthread_condattr_setclock), and that
-   only works before the first system header.
+   It compiles as C99 or later and as C++, in any include order. Under a strict -std=c99 or
+   -std=c11 (which hides POSIX) the implementation file defines _POSIX_C_SOURCE when it comes
+   before any system header; if a system header came first, the build stops at one #error
+   that says what to do. In the compilers' default modes (gnu99 ... gnu17) it defines no
+   feature-test macro, so your file keeps every name its platform gives it.
 
 QUICK START
 
-   A complete program: a connection's idle timeout, driven by a poll loop. The node lives
-   in your own struct, so nothing is allocated per timeout.
+   A connection's idle timeout, driven by a poll loop. The node lives in your own struct,
+   so nothing is allocated per timeout.
 
        #define HWTIMER_IMPLEMENTATION
        #include "hwtimer.h"
@@ -47,29 +46,25 @@ QUICK START
            return 0;
        }
 
-   Mind the tick: a timeout runs at the first tick boundary at or after its deadline, so
-   with the default 100 ms tick it runs up to 100 ms late. Set cfg.tick_ns where that
-   matters.
-
 CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
 
    QUICK START                  the program above
-   WHAT IT IS                   what it is for, and how it differs from other wheels
-   THE DESIGN                   levels, slots, bitmaps; the levels of the default sizes
-   SEMANTICS                    every rule the functions keep, grouped by subject
-   USING IT FROM AN EVENT LOOP  what users trip on: tick, clock, early wake-ups, callbacks
+   WHAT IT IS                   what it is for, what it costs
+   TIME                         deadlines, ticks and when a callback runs
+   EVENT LOOPS                  driving it from your loop: tick, clock, wake-ups, cached time
    CLOCKS                       the default clock, your own, and suspended machines
-   THREADS                      no threads, locks, or a worker; what not to do in callbacks
+   THREADS                      no threads, locks, or a worker; shards for many producers
    OPTIONS                      the macros to define before including
-   the declarations             types, then each function with its own rules
-   the implementation, in this order:
+   VERSIONS                     the version macros and what 1.x promises
+   the declarations             types, then each function with its rules and error codes
+   the implementation           THE DESIGN (for maintainers), then the sections:
      [hwtimer:portability]      bit scans, inlining hints, atomics, thread-locals
      [hwtimer:data]             where a node is, levels, waiting cancels, the timer itself
      [hwtimer:ticks]            deadlines to ticks and back (pure arithmetic)
      [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
                                 expiry
-     [hwtimer:memory]           the one allocation and its layout, the thread objects
-     [hwtimer:locking]          locking and the running-node rules
+     [hwtimer:memory]           the one allocation and its layout, the config's check
+     [hwtimer:locking]          locking and the running-node rules, the invariant check
      [hwtimer:pass]             advancing to a tick and running callbacks; a timer of
                                 shards: its pass and its answer to the loop
      [hwtimer:worker]           the worker thread
@@ -78,392 +73,118 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
      [hwtimer:platform]         the clock, then the POSIX, C11 and Win32 thread backends
      [hwtimer:public]           the public functions, in the order they are declared
      [hwtimer:license]          the license
+     [hwtimer:history]          the version history, newest first
 
 WHAT IT IS
 
-   A timer facility for many timeouts that are mostly cancelled before they fire: RPC
+   A timer for many timeouts that are mostly cancelled or pushed back before they fire: RPC
    deadlines, retries with backoff, heartbeats, lease renewal, idle connections. It is
-   Netty's HashedWheelTimer (a power-of-two array of buckets, a tick, doubly linked
-   buckets of timeouts) made hierarchical like Kafka's and the Linux kernel's wheels:
+   Netty's HashedWheelTimer made hierarchical, like Kafka's and the Linux kernel's wheels:
+   - Schedule, reschedule and cancel are O(1) and never allocate: the node
+     (hwtimer_timeout, at most 64 bytes) lives inside your own struct. Only hwtimer_create
+     allocates, once: one block whose size the configuration fixes (hwtimer_stats.bytes).
+   - Empty ticks cost nothing: finding the next tick with work is a few bit scans, so a
+     fine tick (1 ms) is free while nothing is due, and a loop or a worker sleeps until the
+     next tick that has work instead of waking every tick.
+   - Exact to the tick: a timeout runs at the first tick boundary at or after its deadline,
+     never earlier, whatever level of the wheel it waited in.
+   - Caller-driven (your event loop calls hwtimer_poll and sleeps for
+     hwtimer_poll_timeout_ms) or with a worker thread that runs the callbacks (like Netty's).
+     Threads come through a table of hooks: POSIX threads, C11 <threads.h> and Win32 are
+     built in, or fill your own.
+   One timer holds millions of timeouts. A timer per connection or per object is the usual
+   mistake with wheel timers: share one (cfg.log_fn hears of the 65th timer with a worker).
 
-   - Schedule, cancel and reschedule are O(1) and never allocate: the timeout node
-     (hwtimer_timeout, 64 bytes) lives inside your own struct.
-   - No timeout is looked at once per rotation. Netty keeps far timeouts in the current
-     wheel with a "remaining rounds" count that every pass decrements; here a far deadline
-     waits in a coarser level and moves down a level at a time (at most levels - 1 moves
-     in its life), and most timeouts are cancelled before they move at all.
-   - Empty ticks cost nothing. Each level keeps an occupancy bitmap (a small 64-ary bit
-     tree), so finding the next occupied slot is a few count-trailing-zero instructions:
-     advancing a year of 1 ms ticks with nothing due takes microseconds, and the worker
-     thread sleeps until the next tick that has work instead of waking every tick.
-   - Exact to the tick grid. Unlike the Linux wheel, whose coarse levels round deadlines
-     up by up to 12.5%, a timeout here runs at the first tick boundary at or after its
-     deadline, never earlier and never a tick later in virtual time: a coarse slot is
-     entered at its start, and its timeouts are re-filed by their exact deadlines.
-   - Two ways to run it: caller-driven (your event loop calls hwtimer_poll, and sleeps for
-     hwtimer_poll_timeout_ms; one thread and no locks, or locks if you ask for them), or a
-     worker thread that runs the callbacks (like Netty). Threads come through a small table
-     of hooks: POSIX threads, C11 <threads.h> and Win32 are built in; fill your own for
-     anything else.
+TIME
 
-THE DESIGN (read this before the code)
+   Every time is in nanoseconds of the timer's clock (cfg.clock_fn; by default the platform's
+   monotonic clock, see CLOCKS). hwtimer_create reads the clock once: that reading is the
+   timer's start S, and the tick boundaries lie at S + k*tick_ns. A timeout scheduled at
+   clock time N with delay d has the deadline D = N + d, clamped to UINT64_MAX on overflow
+   (such a timeout is never early, and in practice never runs); the _at forms take D itself.
 
-   Time is counted in ticks from the timer's start S (the clock when it was created): tick k
-   is the boundary S + k*tick_ns. A timeout with deadline D is due at tick e = ceil((D-S)/
-   tick_ns): the first boundary at or after D. `elapsed` is the tick up to which the wheel
-   has been processed.
+   Its callback runs once, at the first tick boundary B >= D, never before D (with a leeway,
+   at a boundary the timer picks in [B, B + leeway]: hwtimer_timeout_set_leeway). So a
+   timeout runs up to one tick late: the default tick is 100 ms (Netty's); set
+   cfg.tick_ns = HWTIMER_MS(1) where that matters. Caller-driven, hwtimer_advance(t, now)
+   runs every timeout whose B <= now in order of B (ties in any order); a timeout
+   scheduled from a callback runs in a later advance, never in the same pass, and one call
+   may cover a nanosecond or years of ticks. With a worker, callbacks run on the worker
+   thread at B, or as soon after as the OS allows.
 
-   There are L levels of W = ticks_per_wheel slots each (W rounded up to a power of two,
-   at least 2; b = log2 W bits of the tick number per level). L is just enough for the
-   largest tick any uint64_t deadline can have, so every deadline has a place. A timeout
-   due at tick e goes to the level of the highest bit in which e and `elapsed` differ,
-   divided by b, and to the slot given by e's digit at that level. So level 0 holds the
-   timeouts due in the current rotation of W ticks, level 1 those due in the current
-   rotation of W*W ticks but not this one, and so on: everything in a lower level is due
-   before anything in a higher one.
+EVENT LOOPS (what users trip on)
 
-   The levels of the default configurations. With W = 512 (b = 9), a slot of level k is
-   512^k ticks wide and the level spans 512^(k+1) ticks. The largest tick is about
-   UINT64_MAX ns / tick_ns: 45 bits with a 1 ms tick, 38 bits with 100 ms, so both need
-   L = ceil(bits / 9) = 5 levels.
-
-                   512 slots x 1 ms              512 slots x 100 ms
-       level    slot width   level span       slot width   level span
-         0      1 ms         512 ms           100 ms       51.2 s
-         1      512 ms       4.4 min          51.2 s       7.3 h
-         2      4.4 min      37.3 h           7.3 h        155 days
-         3      37.3 h       2.2 years        155 days     218 years
-         4      2.2 years    1115 years       218 years    111,000 years
-
-   A timeout due less than a level's span ahead sits in that level or a lower one, or in
-   the next one up when its tick lies past the end of the current rotation of that span.
-   uint64_t time ends 584 years after the clock's zero, so the top level is only partly
-   used.
-
-   To advance to tick `target`, repeat: find the first occupied slot after elapsed's
-   position in the lowest non-empty level (bitmap search); if it starts after target, stop;
-   else set elapsed to its start and empty it: a level-0 slot holds exactly the timeouts due
-   now, which run; the timeouts of a higher slot are due at or after its start, and are
-   re-filed relative to the new elapsed, which puts them in a lower level (or runs them
-   if due exactly now). Every occupied slot between the old and new elapsed is visited
-   once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
-   ticks: that is when timeouts move down, and the only time hwtimer_next_expiry may name
-   with nothing to run (see USING IT FROM AN EVENT LOOP).
-
-   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
-   while that is empty, else to the lists in turn, 1024 filings to a list before the next:
-   a sparse slot keeps its nodes in one place, a busy one spreads them, and nodes filed one
-   after another (often neighbours in memory) stay neighbours in a list, so that a cancel's
-   writes to its neighbours mostly hit lines the cache already has. Emptying a slot walks
-   all its lists in step, each from both ends, and prefetches the next nodes: a big
-   timer's nodes are scattered over memory and a list walk is a chain of cache misses, so
-   eight independent chains let the CPU wait for eight misses at a time instead of one.
-   On the build machine a bare walk of 10^6 scattered nodes took 170 ns per node with one
-   chain and 24 ns with eight, and expiring 10^6 timeouts went from 108 to 39 ns per
-   timeout. A node is 64 bytes but need not sit on one cache line (malloc aligns to 16):
-   its fields come in the order a cancel and a re-filing read them, so a cancel touches
-   one of its lines, and a walk prefetches both.
-
-   Leeway. A node with a leeway may run at any tick of its window e .. e + n, n =
-   floor(leeway / tick_ns), and the timer picks the first tick at or after e on the grid
-   of 2^k ticks, 2^k the largest power of two <= n + 1: (e + 2^k - 1) & ~(2^k - 1), one
-   add and one and. Every window of n + 1 ticks holds a point of that grid, so nodes with
-   one leeway run only on it: at most one pass per 2^k > (n + 1) / 2 ticks, a wake-up rate
-   of at most twice span / leeway; and a grid of 2^k ticks is also every coarser one's, so
-   nodes with different leeways share passes too. A node whose 2^k is at least the slot
-   width of a level lands on the start of a slot of that level, so it runs straight from
-   that slot and never moves below it. The mask 2^k - 1 (a division and a bit scan) is
-   remembered for the last leeway the timer saw, as a program uses one or two. The rule
-   is the grid and not the roundest tick of the window (the one with the most trailing
-   zero bits, which batches a little more across different leeways): finding that takes a
-   bit scan on the path from the deadline to the slot, which measured 7% of a schedule
-   more (bench scenario 9, a schedule whose clock costs nothing).
-
-   Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
-   161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
-   one list per slot; it is allocated once, by hwtimer_create. A timeout is re-filed at
-   most L-1 times, and re-filing needs its due tick, which is recomputed from its deadline
-   (one multiply-high division, since the 64-byte node has no room to cache it).
-   Timeouts scheduled while the timer is running callbacks for tick T, or scheduled with a
-   deadline at or before the last tick advanced to, wait in a short `due` list sorted by
-   deadline and run at the start of the next advance: this keeps "never run in the same
-   pass" simple and exact. Inserting into that list walks from its tail, which is O(1) for
-   any clock that does not go backwards.
-
-   One timer, many timeouts. A timer is built to hold millions of timeouts, and one with a
-   worker is a thread. A timer per connection or per object is the usual mistake with
-   wheel timers; Netty warns when more than 64 of its timers are alive, and so does this
-   one, through cfg.log_fn, when a 65th timer with a worker is created (see Warnings).
-
-SEMANTICS
-
-   The rules every function keeps, grouped by subject; the comment above each declaration
-   repeats those that concern it, with its error codes. Cases that such rules often leave
-   open (a cancel on the wrong timer, destroy from a callback, deadlines that never come)
-   are answered too, as a careful user of Netty's HashedWheelTimer, libuv's timers or the
-   Linux wheel would expect.
-
-   Time. Every time is in nanoseconds of the timer's clock (cfg.clock_fn; by default the
-   platform's monotonic clock, see CLOCKS). hwtimer_create reads the clock once: that
-   reading is the timer's start S, and the tick boundaries lie at S + k*tick_ns. A timeout
-   scheduled at clock time N with delay d has the deadline D = N + d, clamped to
-   UINT64_MAX on overflow (such a timeout is never early, and in practice never runs).
-
-   When a timeout fires. Its callback runs once, at the first tick boundary B >= D, never
-   before D (with a leeway, at a boundary the timer picks in [B, B + leeway]: see Leeway).
-   In caller-driven mode hwtimer_advance(t, now) runs, before it returns, every pending
-   timeout whose B <= now, in order of B (ties in any order), and returns how many
-   callbacks it ran; hwtimer_poll(t) is hwtimer_advance(t, hwtimer_now(t)). A now below
-   the previous one is a no-op. A timeout scheduled or rescheduled from a callback runs
-   in a later advance, never in the same pass, even if it is already due. Any gap works:
-   one call may cover a nanosecond or years of ticks, at the cost of the occupied slots
-   only. Called from one of the timer's own callbacks, advance does nothing and returns 0;
-   with threads, an advance while another thread advances waits for that pass to end.
-
-   Worker mode (cfg.worker). Callbacks run on the worker thread, at B or as soon after as
-   the OS allows. The worker starts at hwtimer_start or at the first schedule. It sleeps
-   until the next boundary that has work: it does not wake while nothing is due, and it is
-   woken at once when an earlier timeout is scheduled, and by hwtimer_stop.
-   hwtimer_advance and hwtimer_poll do nothing there and return 0.
-
-   Scheduling. hwtimer_schedule fails, and changes nothing, with HWTIMER_EBUSY if the node
-   is pending (on this timer or another), HWTIMER_EFULL if max_pending timeouts are
-   pending, HWTIMER_ESTOPPED after stop, HWTIMER_EINVAL for a NULL t, node or fn, and
-   HWTIMER_ETHREAD if the worker could not be started. A node may be scheduled again from
-   its own callback (the usual way to re-arm), and on another timer once it is not
-   pending. hwtimer_schedule_periodic runs fn at D, D+p, D+2p, ... (fixed rate, no drift):
-   after a run for deadline D in advance(t, now) (worker: now = the clock when the run
-   started), the next deadline is the first D + k*p, k >= 1, strictly after now, so a jump
-   over several periods runs it once and skips the missed ones. It stays pending until
-   cancelled; p = 0 is HWTIMER_EINVAL. hwtimer_reschedule gives a pending node the deadline
-   now + d (same callback, arg and period, pending count unchanged), or schedules again,
-   with its last callback, arg and period, a node that is not pending; a node never
-   scheduled is HWTIMER_EINVAL, one pending on another timer HWTIMER_EBUSY. Schedule,
-   reschedule and cancel are O(1).
-
-   Absolute forms. hwtimer_schedule_at, hwtimer_schedule_periodic_at and
-   hwtimer_reschedule_at take the deadline D itself, on the timer's clock, instead of
-   now + delay; otherwise each is its relative form (same errors, same O(1)). They read no
-   clock, so a loop that keeps a cached time (libuv's uv_now, a game's frame time) pays no
-   clock read. The one exception: in worker mode with a clock_fn of your own they read it
-   once, to know whether the sleeping worker must wake (see CLOCKS).
-
-   Cancelling. hwtimer_cancel returns 1 if the node was pending and now will never run, 0
-   if it was not pending (never scheduled, already cancelled, already run, or a one-shot
-   whose callback runs). A periodic timeout is pending until cancelled, even while its
-   callback runs: cancelling it from its own callback returns 1, and it is not re-armed.
-   When cancel returns, on any thread but the one running this node's callback, the timer
-   no longer refers to the node and its callback is not running, so the node may be freed
-   or reused at once: if its callback runs on another thread, cancel waits for it to
-   return, as Linux's del_timer_sync does (hwtimer_cancel says what this forbids). A
-   one-shot callback may free its own node, or reuse it anywhere: after calling a one-shot
-   callback the timer never touches that node again, unless it is scheduled again. Cancel
-   returns HWTIMER_EINVAL for a NULL t or node, and for a node pending on another timer.
-
-   Counting. hwtimer_pending is exact at all times: timeouts scheduled, not yet run, not
-   cancelled. A cancelled timeout, or a one-shot whose callback was claimed to run, frees
-   its place under max_pending at once.
-
-   Next expiry and waking the loop. hwtimer_next_expiry is UINT64_MAX when nothing is
-   pending, else a time never later than the next boundary B that has work. It is earlier
-   only while the first timeouts still have to move from a coarse level to a finer one, so
-   a loop that sleeps until then and calls advance makes progress on every wake-up (how
-   many such wake-ups: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while
-   timeouts are pending, once the next one has its boundary at or past UINT64_MAX (it
-   never runs). hwtimer_poll_timeout_ms is the same as a relative timeout for poll or
-   epoll_wait: -1 when nothing is pending (and only then), else milliseconds rounded up
-   (0 when due), at most INT_MAX. cfg.wake_fn tells a loop that sleeps on its own
-   timer that a schedule needs it earlier than it was told; when exactly is written at
-   hwtimer_next_expiry ("Waking the loop").
-
-   States (hwtimer_timeout_state). IDLE: never scheduled, or reset by
-   hwtimer_timeout_init. PENDING: scheduled. EXPIRED: its callback was claimed to run (set
-   before the callback is called; a periodic node is PENDING again once it is re-armed).
-   CANCELLED: cancelled by hwtimer_cancel, or by stop or destroy (a node handed back to
-   stop's `unprocessed` is CANCELLED). hwtimer_timeout_deadline is the deadline D of the
-   last scheduling; hwtimer_timeout_arg and hwtimer_timeout_period what it gave (NULL and
-   0 for a node never scheduled). hwtimer_is_pending(t, to) is 1 while the node is pending
-   on t in the sense of hwtimer_pending (a periodic node inside its own callback too),
-   else 0. hwtimer_timeout_due_in(t, to) is the time from now to the boundary the node
-   will run at: 0 once it has passed, UINT64_MAX when the node is not pending on t or
-   its boundary is UINT64_MAX or later.
-
-   Stopping. hwtimer_stop stops the timer for good: it wakes and joins the worker (or lets
-   another thread's advance finish the callback it is running), cancels every pending
-   timeout and, if `unprocessed` is not NULL, hands each to it (with no lock held, so it
-   may free the node), then returns how many there were. Later schedules get
-   HWTIMER_ESTOPPED, and a second stop returns 0. From one of this timer's callbacks stop
-   returns HWTIMER_EWORKER and changes nothing. hwtimer_destroy stops (handing nothing
-   back) and frees; afterwards the timer refers to none of the nodes it held. Destroy may
-   be called from one of the timer's own callbacks: it cancels every pending node before
-   it returns, and the timer's memory is freed when the advance (or the worker) that runs
-   the callback returns.
-
-   Threads. cfg.threads is a table of thread hooks (struct hwtimer_threads: mutex,
-   condition variable and thread functions). hwtimer_threads_pthread, _c11 and _win32 give
-   the built-in ones (NULL when not compiled in); hwtimer_threads_default prefers POSIX
-   threads, then Win32, then C11; fill one yourself for another threading library. With
-   threads, every function may be called from any thread and from callbacks, except stop
-   from the callback's own timer; callbacks run with no lock held. Without threads the
-   timer is used from one thread only and takes no lock. cfg.shards splits a timer with
-   threads into shards with a lock each, so that threads that arm at once do not share
-   one; every rule here holds for it as for one wheel (see "Many producers: shards" in
-   THREADS). See THREADS.
-
-   Memory. Only hwtimer_create allocates: one block (one per shard, and one for the timer,
-   with cfg.shards), its size fixed by the configuration (see Trade-offs above). Schedule,
-   cancel, advance and the worker never allocate and never fail for lack of memory. A node
-   is at most 64 bytes on 64-bit targets; a zero-filled one is a valid IDLE node, as
-   HWTIMER_TIMEOUT_INIT and hwtimer_timeout_init give.
-
-   Leeway. hwtimer_timeout_set_leeway(to, L) lets a timeout run at any tick boundary in
-   [B, B + L] instead of exactly at B, never before D. The timer uses that freedom to run
-   timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
-   (Apple's dispatch leeway, Linux's timer slack). The rule, so that you can predict it:
-   with B = tick e and n = floor(L / tick_ns), the timer picks the first tick at or after e
-   that is a multiple of 2^k, the largest power of two <= n + 1 (it is in e .. e + n), so
-   timeouts with nearby deadlines share a boundary. For ordering, the timeout counts as due
-   at the boundary chosen. The node keeps its leeway through any number of schedulings,
-   until it is set again; a zero-filled node and hwtimer_timeout_init mean 0. Setting it
-   is HWTIMER_EBUSY while the node is pending, HWTIMER_EINVAL for NULL.
-
-   Iterating. hwtimer_foreach(t, visit, ctx) calls visit(to, ctx) once for every timeout
-   pending on t (exactly those hwtimer_pending counts, in no set order) and returns how
-   many; O(pending + occupied slots). The visitor may read nodes with the accessors that
-   take no timer (hwtimer_timeout_state, _deadline, _arg, _period) and must not call any
-   function of t: with threads it runs under t's lock. NULL t or visit: 0.
-
-   Warnings. hwtimer never prints. With cfg.log_fn set it reports, once per occurrence and
-   in one English sentence, a use that is legal but likely a mistake: a timer with a worker
-   created while 64 others with a worker are alive in the process (each is a thread; Netty
-   warns at the same count). Errors stay return codes; hwtimer_strerror names them.
-
-   Fork. hwtimer_fork_child(t), called in the child after fork(), makes t usable there: it
-   re-creates its lock and condition variables and, in worker mode, a new worker runs the
-   timeouts the child inherited. Nothing pending is lost. As with any lock, it is for a
-   child forked while no other thread was inside a call to t.
-
-   Include order. The implementation compiles in any include order. Where the platform
-   hides a declaration it needs (strict -std=c99 after a system header), the build stops
-   at one #error that says what to do, never at a cascade of unrelated errors.
-
-USING IT FROM AN EVENT LOOP (what users trip on)
-
-   - The tick. The default is 100 ms (Netty's), and a timeout runs at the first boundary
-     at or after its deadline: up to a tick late. Set cfg.tick_ns (HWTIMER_MS(1)) where
-     that matters; a finer tick costs nothing while ticks are empty.
-   - The clock. The default is CLOCK_MONOTONIC in nanoseconds (QueryPerformanceCounter on
-     Windows), so hwtimer_next_expiry is an absolute time on that clock, usable as it is:
-     a CLOCK_MONOTONIC timerfd with TFD_TIMER_ABSTIME, clock_nanosleep(CLOCK_MONOTONIC,
-     TIMER_ABSTIME, ...), an io_uring timeout with IORING_TIMEOUT_ABS (tv_sec = next /
-     HWTIMER_SEC(1), tv_nsec = next % HWTIMER_SEC(1)). UINT64_MAX means: disarm.
-   - Early wake-ups. While the first pending timeout waits in a coarse level,
-     hwtimer_next_expiry is the start of its coarse slot, where it moves down a level, not
-     its boundary; a wake-up there may run nothing. Coarse slots start only at multiples
-     of W ticks, so there is at most one such wake-up per coarse slot a timeout passes
-     through (at most L-1 in its life, see THE DESIGN) and, whatever the number of
-     timeouts, at most one per rotation of the finest level (512 ms with 512 slots of
-     1 ms). The event-loop examples of this project (test/examples) measured 1 empty
-     wake-up in a workload of 200 ms idle timeouts on a 1 ms tick. A loop that moves its
-     own timer only when wake_fn asks (a lazy loop) also wakes for deadlines that were
-     cancelled or pushed back since; it runs nothing and asks again.
-   - The callback's time. A callback runs during advance(now), maybe well after its
-     deadline if the loop was busy, and a long gap runs many at once. A callback that needs
-     its own time reads it from the node, hwtimer_timeout_deadline(to), not from the clock:
-     re-arming at hwtimer_timeout_deadline(to) + interval with hwtimer_schedule_at does
-     not drift, as now + interval would.
+   - Sleep for hwtimer_poll_timeout_ms (poll, epoll_wait) or until hwtimer_next_expiry (an
+     absolute time on the timer's clock: a TFD_TIMER_ABSTIME timerfd, IORING_TIMEOUT_ABS,
+     clock_nanosleep), then call hwtimer_poll. UINT64_MAX / -1 mean: nothing pending.
+   - Early wake-ups. hwtimer_next_expiry is never later than the next boundary with work,
+     but may be earlier: where the first timeouts must first move from a coarse level of the
+     wheel to a finer one, or where a timeout was pushed to a later deadline (it is re-filed
+     when its old place is reached). A wake-up there may run nothing, and always makes
+     progress; hwtimer_next_expiry says how many there can be.
+   - The callback's time. A callback runs during advance(now), maybe well after its deadline
+     if the loop was busy. One that needs its own time reads hwtimer_timeout_deadline(to),
+     not the clock: re-arming at that + interval with hwtimer_schedule_at does not drift.
    - Cached time. A loop that keeps its own time (libuv's uv_now, a frame time) calls
-     hwtimer_advance(t, now) and the _at forms: the timer then reads no clock. That time
-     must be the timer's clock (cfg.clock_fn), or a rounded-down reading of it: a time
-     ahead of the clock runs timeouts early. And it is as old as the loop's current pass:
-     a deadline built from it for something newer (a connection accepted late in a burst)
-     starts that much early; schedule that one with a clock-reading form.
-   - A loop that sleeps in a library (libevent, libuv) sets one library timer to
-     hwtimer_next_expiry before it sleeps, and sets cfg.wake_fn so that a schedule made
-     where the loop does not re-arm that timer (another thread, a library callback) wakes
-     it. It must ask once before its first sleep: wake_fn is only called once the loop
-     has had an answer (see "Waking the loop" at hwtimer_next_expiry).
+     hwtimer_advance(t, now) and the _at forms: the timer then reads no clock. That time must
+     be the timer's clock, or a rounded-down reading of it: a time ahead of the clock runs
+     timeouts early. A deadline built from it for something newer than the loop's pass (a
+     connection accepted late in a burst) starts that much early: schedule that one with a
+     form that reads the clock.
+   - A loop that sleeps in a library (libevent, libuv) keeps one library timer at
+     hwtimer_next_expiry, and sets cfg.wake_fn so that a schedule made where the loop does
+     not re-arm that timer (another thread, a library callback) wakes it. It asks
+     hwtimer_next_expiry once before its first sleep: wake_fn answers only an answer (see
+     "Waking the loop" at hwtimer_next_expiry).
+   Recipes that run as they are, for poll, epoll + timerfd, io_uring, libevent, libuv, and
+   threads waking a sleeping loop, come with the project (test/examples/loop_*.c).
 
 CLOCKS
 
-   The timer's clock is cfg.clock_fn: any clock in nanoseconds. NULL: CLOCK_MONOTONIC
-   through clock_gettime on POSIX, QueryPerformanceCounter on Windows. A clock of your own
-   makes tests exact (a fake clock that you move, then hwtimer_advance), or shares the
-   loop's time (libuv's uv_hrtime). A clock that steps back runs nothing early: advance
-   with a time below the last one does nothing.
+   The timer's clock is cfg.clock_fn: any clock in nanoseconds. NULL: CLOCK_MONOTONIC through
+   clock_gettime on POSIX, QueryPerformanceCounter on Windows. A clock of your own makes
+   tests exact (a fake clock that you move, then hwtimer_advance) or shares the loop's time
+   (libuv's uv_hrtime). A clock that steps back runs nothing early: advance with a time
+   below the last one does nothing.
 
-   A clock that counts time suspended (Linux's CLOCK_BOOTTIME; CLOCK_MONOTONIC does not),
-   so that a 30 s timeout means 30 s of real time across a laptop's sleep:
-   - Caller-driven mode works as it is. Drive the timer from a CLOCK_BOOTTIME timerfd set
-     to hwtimer_next_expiry with TFD_TIMER_ABSTIME: it fires at resume when that time
-     passed during the suspend, and hwtimer_poll then runs everything that came due.
-   - Worker mode: the worker sleeps in the OS (with POSIX threads, a condition variable
-     timed on CLOCK_MONOTONIC), and that wait does not count a suspend: after resume the
-     sleep goes on where it stopped. So a timeout can be late by as much as the worker
-     still had to sleep when the machine suspended: at most the distance, at that moment,
-     to the next boundary that had work. Two remedies: call any schedule or reschedule
-     after resume (a successful one wakes a sleeping worker whose wake-up the timer's
-     clock has already passed, when that clock is a clock_fn of your own), or drive the
-     timer from your own loop with a CLOCK_BOOTTIME timerfd instead of a worker.
+   A clock that counts time suspended (Linux's CLOCK_BOOTTIME), so that a 30 s timeout means
+   30 s of real time across a laptop's sleep: caller-driven, drive the timer from a
+   CLOCK_BOOTTIME timerfd set to hwtimer_next_expiry with TFD_TIMER_ABSTIME (it fires at
+   resume when that time passed during the suspend). A worker sleeps in the OS on
+   CLOCK_MONOTONIC (POSIX threads), which does not count a suspend: a timeout can then be
+   late by what the worker still had to sleep when the machine suspended. Any schedule or
+   reschedule after resume wakes it, when the timer's clock is a clock_fn of your own that
+   has passed its wake-up time.
 
 THREADS
 
-   Three ways to run a timer:
    - No threads (cfg.threads NULL, the default): one thread makes every call, no lock is
      taken, and your loop runs the callbacks through hwtimer_poll or hwtimer_advance.
    - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop still
      runs the callbacks, and cfg.wake_fn tells it when another thread needs it earlier.
    - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
-     callbacks, like Netty's. It is one thread per timer: share one timer.
-   The lock is held for tens of nanoseconds per call; a thread that finds it taken tries
-   again a few times before it sleeps (HWTIMER_LOCK_SPINS). Callbacks run with no lock
-   held, so they may call the timer's functions, but a callback that blocks delays every
-   later timeout of its timer. Cancel waits for a callback that runs on another thread:
-   see hwtimer_cancel for the deadlocks that follow from that, and for a node that a
-   callback moves to another timer.
+     callbacks. It starts at hwtimer_start or at the first schedule, sleeps until the next
+     boundary that has work, and is woken at once by an earlier schedule and by stop.
+   With threads, every function may be called from any thread and from callbacks, except
+   hwtimer_stop of the callback's own timer (it returns HWTIMER_EWORKER there; destroy is
+   allowed, see hwtimer_destroy). Callbacks run with no
+   lock held; a callback that blocks delays every later timeout of its timer (cfg.log_fn
+   hears of a worker's callback that ran longer than max(100 ms, tick)). hwtimer_cancel
+   waits for a callback that runs on another thread: read it for what that forbids.
 
-   Many producers: shards. A timer has one lock, and every call takes it: the lock's line
-   and the lines it guards (the slot lists, the bitmaps, the count) move between the cores
-   that call, so two threads that schedule and cancel on one timer at once get less done in
-   all than one thread alone. cfg.shards = n (2 .. 64) makes one timer of n wheels, each
-   with its own lock ("shards"), still one timer to its users: one pending count, one
-   next_expiry, one worker (or one loop's advance) that runs every shard's callbacks in
-   order of B, the same rules. A thread arms the nodes this timer has not held yet in its
-   own shard (threads are numbered in the order they first arm on any timer of shards;
-   thread k uses shard k mod n), and a node stays in the shard that first armed it,
-   whichever thread schedules, reschedules or cancels it later, so its operations keep one
-   order as on any timer. Threads that each arm and cancel their own nodes then share no
-   line. Measured on the build machine (2 cores, schedule + cancel pairs with 1024 in
-   flight per thread; bench scenario 5; the range of six runs on a VM that other work
-   shares), M pairs/s in all:
-
-                                          with locks     with the worker
-       one thread, one timer              27.2-29.2      15.4-17.9
-       two threads, one timer             7.3-12.3       4.2-9.0
-       two threads, one timer of 2 shards 49.8-54.3      31.2-33.8
-       two threads, two timers            43.7-56.5      33.4-35.2
-       one thread, one timer of 2 shards  26.2-27.5      15.8-17.2
-
-   So use as many shards as threads that arm at once (cores, in a thread-per-core server).
-   What shards cost: one thread alone is 2-5% slower (it finds its shard, and the node's);
-   the memory is n wheels; calls that look at the whole timer (hwtimer_pending,
-   _next_expiry, _poll_timeout_ms, _foreach, _stop, a pass) visit every shard, taking their
-   locks; with max_pending, every arming and every end of a pending timeout also writes one
-   count shared by all shards (an atomic add, taken back on EFULL: the limit stays exact),
-   so leave max_pending 0 where producers must scale; and a timer of shards needs threads
-   (cfg.threads). Nodes armed from a callback go to the shard of the thread that runs the
-   callbacks.
-
-   Past two cores. Schedule, reschedule and cancel touch one shard: with a shard per arming
-   thread they share no line, so they scale with the cores as separate timers do (two
-   threads on 2 shards above: within 4-10% of two timers). What grows with n is the work
-   that serves all shards: a pass takes each shard's lock once to begin and once to end,
-   and picks each step's shard by a scan of n next-ticks (so a pass over k occupied ticks
-   costs O(n + k * n) beside its callbacks); an answer to the loop or the worker takes all
-   n locks at once; a wake-up goes through the timer's own lock, once per answer. That
-   is one thread's work, the worker's or the loop's, and it stays small while n is the
-   core count (64 at most) and passes run once per occupied tick; a machine with hundreds
-   of arming threads would want a heap of the shards' next ticks instead of the scan.
+   Many producers: shards. A timer has one lock that every call takes; two threads that
+   schedule and cancel on one timer at once pass its lines back and forth and get less done
+   in all than one thread alone. cfg.shards = n (2 .. 64) makes one timer of n wheels, each
+   with its own lock, still one timer to its users: one pending count, one next_expiry, one
+   worker (or one loop's advance) that runs every shard's callbacks in order of B, the same
+   rules. A thread arms a node this timer has not held yet in its own shard (threads are
+   numbered in the order they first arm on any timer of shards; thread k uses shard
+   k mod n), and a node stays in that shard for every later call, from any thread. Use as
+   many shards as threads that arm at once. What it costs: a thread alone is a little
+   slower; the memory is n wheels; hwtimer_pending, _next_expiry, _poll_timeout_ms,
+   _foreach, _stop and a pass take every shard's lock; with max_pending every arming also
+   writes one count that all shards share (leave max_pending 0 where producers must scale).
+   Nodes armed from a callback go to the shard of the thread that runs the callbacks.
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -484,7 +205,13 @@ OPTIONS (define before including, in the implementation file unless noted)
                          waits on the wall clock, so a wall clock stepped back delays a
                          wake-up by at most this much. Nothing ever fires early.
 
-   The version: HWTIMER_VERSION "0.3.0", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH.
+VERSIONS
+
+   HWTIMER_VERSION "1.0.0", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH. Semantic versioning:
+   every name, signature and rule documented in this file holds for all 1.x releases; a
+   1.x release may add functions, config fields (a zero-filled field keeps the behaviour of
+   a config filled before it existed) and counters, and may make things faster. The
+   history is at the end of the file ([hwtimer:history]).
 
 LICENSE: see the end of the file ([hwtimer:license]).
 */
@@ -505,10 +232,11 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #include <stddef.h>
 #include <stdint.h>
 
-#define HWTIMER_VERSION_MAJOR 0
-#define HWTIMER_VERSION_MINOR 3
+/* The version (see VERSIONS above; the history is at the end of the file). */
+#define HWTIMER_VERSION_MAJOR 1
+#define HWTIMER_VERSION_MINOR 0
 #define HWTIMER_VERSION_PATCH 0
-#define HWTIMER_VERSION "0.3.0"
+#define HWTIMER_VERSION "1.0.0"
 
 /* Durations in the timer's unit, nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
@@ -517,7 +245,11 @@ LICENSE: see the end of the file ([hwtimer:license]).
 
 /* The struct that embeds a node: HWTIMER_CONTAINER_OF(to, struct conn, idle) turns the
    hwtimer_timeout *to a callback receives back into the struct conn * whose member `idle`
-   it is (the kernel's container_of). */
+   it is (the kernel's container_of). It uses offsetof, which C++ defines only for
+   standard-layout types: for a C++ class that is not one (a std::string member, virtual
+   functions, base classes with data), g++ and clang++ warn (-Winvalid-offsetof) and the
+   result is not guaranteed. There, pass the object as the callback's arg
+   (hwtimer_schedule(t, &obj->idle, d, fn, obj)) and use arg instead. */
 #define HWTIMER_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -572,7 +304,7 @@ struct hwtimer__link {
 struct hwtimer_timeout {
     /* What a cancel and a re-filing read come first, what only arming and running read
        last: in an array that malloc aligned to 16 bytes a node spans two cache lines,
-       and then a cancel touches one of them (random-order cancel at 10^6: 19.5 -> 17.4 ns). */
+       and then a cancel touches only the first (bench scenario 1 measures it). */
     struct hwtimer__link link; /* first: a link converts to its node */
     uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*);
                                   stale otherwise */
@@ -634,8 +366,19 @@ typedef struct hwtimer_config {
     void (*wake_fn)(void *wake_ctx); /* caller-driven mode: wake the loop (see "Waking the
                                         loop" above hwtimer_next_expiry); NULL: never */
     void *wake_ctx;
-    void (*log_fn)(void *log_ctx, const char *message); /* warnings (see Warnings in
-                                                           SEMANTICS); NULL: silent */
+    /* Sentences for a program that wants them: hwtimer never prints. NULL: silent. With
+       log_fn set, each of these is said once per occurrence, in one English sentence (with
+       no lock of the timer held; the message lives only during the call):
+       - every refusal by hwtimer_create: the field and the rule it broke ("hwtimer_create:
+         tick_ns is 0: it must be at least 1 ns ..."), a failed allocation and its size, a
+         threads backend that could not make its lock;
+       - a worker's callback that ran longer than max(100 ms, tick_ns): how long, and that
+         every timeout due meanwhile ran late; at most once a second per timer (the worker
+         reads the clock before and after each callback for it);
+       - a timer created while more than 64 timers with a worker are alive in the process
+         (each is a thread; Netty warns at the same count): share one timer.
+       Errors stay return codes; hwtimer_strerror names them. */
+    void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
     unsigned shards; /* 0 or 1: one wheel and one lock. 2 .. 64: that many wheels, each with
                         its own lock, so that threads that schedule and cancel at once do not
@@ -668,11 +411,12 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
    rounded wheel size overflows 64 bits, worker without threads, an incomplete threads
    table, threads under HWTIMER_NO_THREADS, alloc_fn without free_fn (or the reverse), no
    clock under HWTIMER_NO_DEFAULT_CLOCK. HWTIMER_ENOMEM: the allocation failed.
-   HWTIMER_ETHREAD: a mutex or condition variable could not be made. On error *out is NULL.
-   With cfg.shards > 1 (see "Many producers: shards" in THREADS) it allocates one block per
-   shard and one for the timer, all on the start S read once; HWTIMER_EINVAL also for
-   shards > 64, or shards > 1 without threads or with a compiler that has neither GCC's
-   atomics nor MSVC's (a thread-local variable and a compare-and-swap). */
+   HWTIMER_ETHREAD: a mutex or condition variable could not be made. With cfg.shards > 1
+   (see "Many producers: shards" in THREADS) it allocates one block per shard and one for
+   the timer, all on the start S read once; HWTIMER_EINVAL also for shards > 64, or
+   shards > 1 without threads or with a compiler that has neither GCC's atomics nor MSVC's
+   (a thread-local variable and a compare-and-swap). On error *out is NULL, and cfg.log_fn,
+   if set, hears one sentence naming the field and the rule it broke. */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
 /* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; afterwards the
@@ -751,7 +495,10 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
    A node moved to another timer by its own callback: if the callback, running on timer A,
    schedules its node on timer B, a cancel on B does not wait for A's callback to return
    (B cannot know of it). So once another thread may cancel the node on B and free it,
-   the callback must not touch the node after that schedule. */
+   the callback must not touch the node after that schedule.
+   A one-shot callback may free its own node, or reuse it anywhere: after calling a
+   one-shot callback the timer never touches that node again, unless it is scheduled
+   again. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
 
 /* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
@@ -767,7 +514,8 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 /* 1 while `to` is pending on t in the sense of hwtimer_pending (scheduled, not yet run, not
    cancelled; a periodic timeout inside its own callback included), else 0 (also for NULL).
    Unlike hwtimer_timeout_state it answers "will it run?" for a periodic timeout inside its
-   own callback too (libuv's uv_is_active, Linux's timer_pending). */
+   own callback too (libuv's uv_is_active, Linux's timer_pending). It may be called from a
+   hwtimer_foreach visitor, about any node. */
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
 
 /* The arg and the period (0: one-shot) the last scheduling gave; NULL / 0 for a node never
@@ -779,7 +527,8 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 /* The time from now (the timer's clock) to the boundary at which `to` will run (the one
    its leeway let the timer choose; for a periodic timeout inside its own callback, the
    boundary of its next period): 0 once that boundary has passed, UINT64_MAX when `to` is
-   not pending on t (or t or to is NULL), or its boundary is UINT64_MAX or lies past it. */
+   not pending on t (or t or to is NULL), or its boundary is UINT64_MAX or lies past it.
+   It may be called from a hwtimer_foreach visitor, about any node. */
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
 
 /* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of exactly at its first
@@ -787,20 +536,19 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    run timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
    (Apple's dispatch leeway, Linux's timer slack); and a timeout whose leeway covers the
    slot width of a level runs from a slot of that level without moving below it (see
-   Leeway in THE DESIGN). The rule, so that you can predict it: with B = tick e and n =
-   floor(leeway_ns / tick_ns), the timer picks the first tick at or after e that is a
-   multiple of 2^k, the largest power of two <= n + 1 (so it is in e .. e + n; if it lies
+   Leeway in THE DESIGN, for maintainers). The rule, so that you can predict it: with
+   B = tick e and n = floor(leeway_ns / tick_ns), the timer picks the first tick at or
+   after e that is a multiple of 2^k, the largest power of two <= n + 1 (so it is in
+   e .. e + n; if it lies
    past the last tick a deadline can have, that last tick). With a 1 ms tick: 10 ms
    rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. For ordering, the timeout
    counts as due at the boundary chosen. The node keeps its leeway until it is set again,
    through any number of schedulings (hwtimer_timeout_init and a zero-filled node mean 0).
    Stored as up to 65535 times a power of ten ns, rounded down: 1 us, 10 ms, 1.5 s and any
-   value of four significant digits are kept exactly, others lose at most 0.02%, never
-   gain. Cost: about 9 instructions per scheduling, off the path without a leeway;
-   measured at 10^6, +1% on a schedule that reads the default clock, +6-10% on one that
-   reads no clock or a clock_fn that costs nothing (a schedule is then ~4.5 ns); cancel is
-   unchanged. HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too);
-   HWTIMER_EINVAL: to NULL. */
+   value of four significant digits are kept exactly, others lose at most 1 part in 5000,
+   never gain. A leeway costs a scheduling a few instructions (an add and a mask), none to
+   a node without one, nothing to cancel. HWTIMER_EBUSY: `to` is pending (a periodic
+   inside its own callback too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---------------------------------------------------------------------------------
@@ -808,17 +556,21 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
    --------------------------------------------------------------------------------- */
 
 /* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times
-   (a timer of shards holds every shard's lock to add them up). 0 for NULL. */
+   (a timer of shards holds every shard's lock to add them up). A cancelled timeout, or a
+   one-shot whose callback was claimed to run, frees its place under cfg.max_pending at
+   once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
 /* Calls visit(to, ctx) once for every timeout pending on t (exactly those hwtimer_pending
    counts, in no set order) and returns how many (timeout.c's TIMEOUTS_FOREACH, libuv's
    uv_walk). O(pending + occupied slots). The visitor may read nodes with the accessors
-   that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and must not call
-   any function of t, hwtimer_is_pending and hwtimer_timeout_due_in included: with threads
-   it runs under t's lock (a timer of shards: one shard's at a time, so while other threads
-   arm and cancel, the walk is exact for each shard at the moment it visits that shard).
-   NULL t or visit: 0. */
+   that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and may call
+   hwtimer_is_pending(t, node) and hwtimer_timeout_due_in(t, node) about any node, on the
+   thread that called foreach: they answer as outside and never deadlock. It must not call
+   any other function of t. With threads the walk holds t's lock (a timer of shards: every
+   shard's), so it is one moment of the timer: other threads' calls wait for it to end.
+   NULL t or visit: 0. (On a compiler without thread-local variables, which neither GCC,
+   clang nor MSVC is, the visitor of a timer with threads must not call the two either.) */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (cfg.clock_fn, by default CLOCK_MONOTONIC; 0 for NULL). */
@@ -842,7 +594,7 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    that has work. It is earlier only when the first occupied slot is a coarse one whose
    timeouts must still move to a finer level, so a loop that sleeps until it and calls
    advance makes progress on every wake-up (at most one such wake-up per rotation of the
-   finest level: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while timeouts are
+   finest level: see EVENT LOOPS). It can be UINT64_MAX while timeouts are
    pending, once the next one's boundary lies at or past UINT64_MAX (it never runs); and
    for NULL.
 
@@ -932,7 +684,102 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
 /* =================================================================================
    IMPLEMENTATION
-   ================================================================================= */
+   =================================================================================
+
+THE DESIGN (for maintainers: read this before the code)
+
+
+   Time is counted in ticks from the timer's start S (the clock when it was created): tick k
+   is the boundary S + k*tick_ns. A timeout with deadline D is due at tick e = ceil((D-S)/
+   tick_ns): the first boundary at or after D. `elapsed` is the tick up to which the wheel
+   has been processed.
+
+   There are L levels of W = ticks_per_wheel slots each (W rounded up to a power of two,
+   at least 2; b = log2 W bits of the tick number per level). L is just enough for the
+   largest tick any uint64_t deadline can have, so every deadline has a place. A timeout
+   due at tick e goes to the level of the highest bit in which e and `elapsed` differ,
+   divided by b, and to the slot given by e's digit at that level. So level 0 holds the
+   timeouts due in the current rotation of W ticks, level 1 those due in the current
+   rotation of W*W ticks but not this one, and so on: everything in a lower level is due
+   before anything in a higher one.
+
+   The levels of the default configurations. With W = 512 (b = 9), a slot of level k is
+   512^k ticks wide and the level spans 512^(k+1) ticks. The largest tick is about
+   UINT64_MAX ns / tick_ns: 45 bits with a 1 ms tick, 38 bits with 100 ms, so both need
+   L = ceil(bits / 9) = 5 levels.
+
+                   512 slots x 1 ms              512 slots x 100 ms
+       level    slot width   level span       slot width   level span
+         0      1 ms         512 ms           100 ms       51.2 s
+         1      512 ms       4.4 min          51.2 s       7.3 h
+         2      4.4 min      37.3 h           7.3 h        155 days
+         3      37.3 h       2.2 years        155 days     218 years
+         4      2.2 years    1115 years       218 years    111,000 years
+
+   A timeout due less than a level's span ahead sits in that level or a lower one, or in
+   the next one up when its tick lies past the end of the current rotation of that span.
+   uint64_t time ends 584 years after the clock's zero, so the top level is only partly
+   used.
+
+   To advance to tick `target`, repeat: find the first occupied slot after elapsed's
+   position in the lowest non-empty level (bitmap search); if it starts after target, stop;
+   else set elapsed to its start and empty it: a level-0 slot holds exactly the timeouts due
+   now, which run; the timeouts of a higher slot are due at or after its start, and are
+   re-filed relative to the new elapsed, which puts them in a lower level (or runs them
+   if due exactly now). Every occupied slot between the old and new elapsed is visited
+   once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
+   ticks: that is when timeouts move down, and the only time hwtimer_next_expiry may name
+   with nothing to run (see EVENT LOOPS at the top).
+
+   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
+   while that is empty, else to the lists in turn, 1024 filings to a list before the next:
+   a sparse slot keeps its nodes in one place, a busy one spreads them, and nodes filed one
+   after another (often neighbours in memory) stay neighbours in a list, so that a cancel's
+   writes to its neighbours mostly hit lines the cache already has. Emptying a slot walks
+   all its lists in step, each from both ends, and prefetches the next nodes: a big
+   timer's nodes are scattered over memory and a list walk is a chain of cache misses, so
+   eight independent chains let the CPU wait for eight misses at a time instead of one
+   (bench scenario 2 measures it). A node is 64 bytes but need not sit on one cache line
+   (malloc aligns to 16): its fields come in the order a cancel and a re-filing read them,
+   so a cancel touches one of its lines, and a walk prefetches both.
+
+   Leeway. A node with a leeway may run at any tick of its window e .. e + n, n =
+   floor(leeway / tick_ns), and the timer picks the first tick at or after e on the grid
+   of 2^k ticks, 2^k the largest power of two <= n + 1: (e + 2^k - 1) & ~(2^k - 1), one
+   add and one and. Every window of n + 1 ticks holds a point of that grid, so nodes with
+   one leeway run only on it: at most one pass per 2^k > (n + 1) / 2 ticks, a wake-up rate
+   of at most twice span / leeway; and a grid of 2^k ticks is also every coarser one's, so
+   nodes with different leeways share passes too. A node whose 2^k is at least the slot
+   width of a level lands on the start of a slot of that level, so it runs straight from
+   that slot and never moves below it. The mask 2^k - 1 (a division and a bit scan) is
+   remembered for the last leeway the timer saw, as a program uses one or two. The rule
+   is the grid and not the roundest tick of the window (the one with the most trailing
+   zero bits, which batches a little more across different leeways): finding that takes a
+   bit scan on the path from the deadline to the slot (bench scenario 9 measures it).
+
+   Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
+   161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
+   one list per slot; it is allocated once, by hwtimer_create. A timeout is re-filed at
+   most L-1 times, and re-filing needs its due tick, which is recomputed from its deadline
+   (one multiply-high division, since the 64-byte node has no room to cache it).
+   Timeouts scheduled while the timer is running callbacks for tick T, or scheduled with a
+   deadline at or before the last tick advanced to, wait in a short `due` list sorted by
+   deadline and run at the start of the next advance: this keeps "never run in the same
+   pass" simple and exact. Inserting into that list walks from its tail, which is O(1) for
+   any clock that does not go backwards.
+
+   Invariants. hwtimer_check tests each of them (the randomized model test calls it after
+   its operations), and HWTIMER_ASSERT states them where they are relied on:
+   - a level's occupancy bits are set exactly for its slots whose lists hold a node;
+   - a filed node is pending on this timer and sits in the slot that its due tick names, at
+     the level of the highest digit in which that tick and `elapsed` differ;
+   - no slot at or behind a level's current position holds a node: passing a slot empties it;
+   - the `due` list is sorted by deadline;
+   - the nodes filed, plus a periodic node inside its own callback, are exactly `pending`;
+   - a node due at or before the last tick advanced to (or, during a pass, up to its
+     target) is filed in `due`, never in the wheel, and the loop's wake_fn is owed when a
+     filing is earlier than the loop's last answer.
+*/
 #if defined(HWTIMER_IMPLEMENTATION) && !defined(HWTIMER_IMPLEMENTATION_DONE)
 #define HWTIMER_IMPLEMENTATION_DONE
 
@@ -1566,7 +1413,7 @@ typedef struct hwtimer__walk {
    once: the visits to the other lists until this one's next turn hide the wait. Both ends
    of each are fetched: a node in an array that malloc aligned to 16 bytes spans two cache
    lines, and its visit reads the second (the leeway, to re-file it) as well as the first
-   (expiry at 10^6: 34.1 -> 32.7 ns per timeout, alternating runs). */
+   (bench scenario 2 measures what that saves). */
 HWTIMER__HOT int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit, void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
     if (front == w->end) return 0;
@@ -3161,10 +3008,8 @@ static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
    that finds it taken tries again, up to HWTIMER_LOCK_SPINS times, before it sleeps. It
    pauses 1, 2, 4 ... 64 times between tries (exponential backoff): trying takes the
    lock's cache line away from the thread that holds it, which then has to win it back to
-   unlock, so a waiter that tries less often lets the holder finish sooner. Measured with
-   two threads scheduling and cancelling on one timer: 4.5-7 M pairs/s sleeping at once,
-   7.5-8 M with a try after every pause, 15-24 M with backoff. Returns 1 if it got the
-   lock. */
+   unlock, so a waiter that tries less often lets the holder finish sooner (bench scenario
+   5, two threads on one timer, compares the three ways). Returns 1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
     unsigned i, j;
     for (i = 0; i < HWTIMER_LOCK_SPINS; i++) {
@@ -3925,5 +3770,21 @@ FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS BE
 LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF
 CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE
 SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+------------------------------------------------------------------------------
+*/
+
+/*
+------------------------------------------------------------------------------
+VERSION HISTORY   [hwtimer:history]   (newest first)
+
+   1.0.0 (2026-11-26)  stable API: every name, signature and rule in this file holds for
+                       all 1.x; feature-test macros only in strict modes; log_fn names the
+                       field behind each refusal of hwtimer_create and reports a worker's
+                       slow callbacks; a foreach visitor may ask is_pending and due_in
+   0.3.0 (2026-11-24)  cfg.shards: one timer of several wheels for threads that arm at once
+   0.2.0 (2026-11-23)  wake_fn, log_fn, the _at forms, leeway, foreach, is_pending, arg,
+                       period, due_in, fork_child, HWTIMER_CONTAINER_OF, the time macros
+   0.1.0 (2026-11-21)  the hierarchical wheel, caller-driven and worker modes, POSIX, C11
+                       and Win32 thread backends, synchronous cancel
 ------------------------------------------------------------------------------
 */
