@@ -593,10 +593,13 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    UINT64_MAX when nothing is pending, else a time never later than the next boundary B
    that has work. It is earlier only when the first occupied slot is a coarse one whose
    timeouts must still move to a finer level, so a loop that sleeps until it and calls
-   advance makes progress on every wake-up (at most one such wake-up per rotation of the
-   finest level: see EVENT LOOPS). It can be UINT64_MAX while timeouts are
-   pending, once the next one's boundary lies at or past UINT64_MAX (it never runs); and
-   for NULL.
+   advance makes progress on every wake-up. Coarse slots start only at multiples of
+   ticks_per_wheel ticks, so such a wake-up that runs nothing comes at most once per coarse
+   slot a timeout passes through (a few in its life: one per level it moves down) and,
+   whatever the number of timeouts, at most once per rotation of the finest level
+   (ticks_per_wheel ticks: 512 ms with 512 slots of 1 ms). It can be UINT64_MAX while
+   timeouts are pending, once the next one's boundary lies at or past UINT64_MAX (it never
+   runs); and for NULL.
 
    Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
    hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
