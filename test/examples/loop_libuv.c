@@ -65,9 +65,9 @@ struct server {
     hwtimer *timer;
     uv_loop_t loop;
     uv_tcp_t listener;
-    uv_timer_t tick;            /* the uv timer that stands for the wheel */
+    uv_timer_t tick; /* the uv timer that stands for the wheel */
     uv_prepare_t before_sleep;
-    uint64_t armed;             /* the next expiry the uv timer is set for; UINT64_MAX: stopped */
+    uint64_t armed; /* the next expiry the uv timer is set for; UINT64_MAX: stopped */
 };
 
 struct conn {
@@ -171,11 +171,11 @@ static void serve(int listen_fd) {
     if (hwtimer_create(&s.timer, &cfg) != HWTIMER_OK) die("hwtimer_create");
     s.armed = UINT64_MAX;
     if (uv_loop_init(&s.loop) != 0) die("uv_loop_init");
-    uv_timer_init(&s.loop, &s.tick);                      /* glue */
-    uv_prepare_init(&s.loop, &s.before_sleep);            /* glue */
-    uv_prepare_start(&s.before_sleep, before_sleep);      /* glue */
+    uv_timer_init(&s.loop, &s.tick);                 /* glue */
+    uv_prepare_init(&s.loop, &s.before_sleep);       /* glue */
+    uv_prepare_start(&s.before_sleep, before_sleep); /* glue */
     uv_tcp_init(&s.loop, &s.listener);
-    if (uv_tcp_open(&s.listener, listen_fd) != 0 ||       /* (the listener owns it now) */
+    if (uv_tcp_open(&s.listener, listen_fd) != 0 || /* (the listener owns it now) */
         uv_listen((uv_stream_t *)&s.listener, CLIENTS, on_connection) != 0)
         die("uv_listen");
     uv_run(&s.loop, UV_RUN_DEFAULT); /* until the last connection is gone */
@@ -190,7 +190,7 @@ static void serve(int listen_fd) {
 
 #define TALK_EVERY HWTIMER_MS(50)
 #define ROUNDS 16                  /* 0.8 s of talking */
-#define LATE_MEDIAN HWTIMER_MS(20) /* loose bounds: a busy machine may stall any thread */
+#define LATE_MEDIAN HWTIMER_MS(25) /* loose bounds: a busy machine may stall any thread */
 #define LATE_WORST HWTIMER_MS(150)
 #define EMPTY_WAKEUPS_MAX 20       /* a few are expected; a loop that spins has thousands */
 

@@ -174,7 +174,7 @@ static void serve(int listen_fd) {
 
 #define TALK_EVERY HWTIMER_MS(50)
 #define ROUNDS 16                  /* 0.8 s of talking */
-#define LATE_MEDIAN HWTIMER_MS(20) /* loose bounds: a busy machine may stall any thread */
+#define LATE_MEDIAN HWTIMER_MS(25) /* loose bounds: a busy machine may stall any thread */
 #define LATE_WORST HWTIMER_MS(150)
 #define EMPTY_WAKEUPS_MAX 20       /* a few are expected; a loop that spins has thousands */
 

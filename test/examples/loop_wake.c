@@ -120,7 +120,7 @@ static void *worker(void *arg) { /* schedules its JOBS jobs, 2 to 12 ms apart */
 
 /* ---- the checks -------------------------------------------------------------------- */
 
-#define LATE_MEDIAN HWTIMER_MS(20) /* loose bounds: a busy machine may stall any thread */
+#define LATE_MEDIAN HWTIMER_MS(25) /* loose bounds: a busy machine may stall any thread */
 #define LATE_WORST HWTIMER_MS(150)
 #define EMPTY_WAKEUPS_MAX 20       /* a few are expected; a loop that spins has thousands */
 
@@ -147,7 +147,8 @@ static int check(int far_away_pending) {
     qsort(late, n, sizeof *late, by_value);
     if (n && late[n / 2] > LATE_MEDIAN)
         FAIL("ran late: %.1f ms (median)", (double)late[n / 2] / 1e6);
-    if (n && late[n - 1] > LATE_WORST) FAIL("ran late: %.1f ms (worst)", (double)late[n - 1] / 1e6);
+    if (n && late[n - 1] > LATE_WORST)
+        FAIL("ran late: %.1f ms (worst)", (double)late[n - 1] / 1e6);
     if (!far_away_pending || far_away.runs) FAIL("the timeout an hour away ran");
     if (seen.wake_fn_calls == 0) FAIL("wake_fn was never called");
     if (seen.empty_wakeups > EMPTY_WAKEUPS_MAX)
