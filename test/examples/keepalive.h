@@ -1,32 +1,26 @@
-/* keepalive.h - the problem every event-loop recipe solves, and the test that checks it.
+/* keepalive.h - idle_reaper.c's problem, its epoll server's common part, and its test.
 
    The problem: a keep-alive server on 127.0.0.1 closes each connection that has been quiet
    for IDLE_LIMIT (Netty's IdleStateHandler, nginx's keepalive_timeout). One hwtimer
-   timeout per connection, pushed back on every read, closed when it fires. Every recipe
-   (poll, epoll_wait in idle_reaper.c, epoll + timerfd, io_uring, libevent, libuv) serves
-   exactly this, so the loop and its glue to the timer are the only thing that differs.
+   timeout per connection, pushed back on every read, closed when it fires. (The loop_*
+   recipes solve the same problem, each on its own, as programs to copy.)
 
-   What a recipe provides: serve(srv), run on its own thread. It adopts srv->listen_fd (a
-   listening, non-blocking socket), builds its timer with keepalive_timer_config, and runs
-   its loop until srv->quit_fd (the read end of a pipe) becomes readable; then it closes
-   every connection and destroys its timer. It reports what its loop saw through the
-   keepalive_* calls below.
+   What the example provides: serve(srv), run on its own thread. It adopts srv->listen_fd
+   (a listening, non-blocking socket), builds its timer with keepalive_timer_config, and
+   runs its epoll loop until srv->quit_fd (the read end of a pipe) becomes readable; then
+   it closes every connection and destroys its timer. It reports what its loop saw through
+   the keepalive_* calls below.
 
    The test (keepalive_run): CLIENTS connections; half of them talk every TALK_EVERY for
    the whole run, the others talk 0 to QUIET_AFTER_MAX-1 times and go quiet. Checked:
    - every quiet connection is closed once (the client reads EOF) and no talker is;
    - none early: the loop runs each close at or after its deadline, and each client sees
-     EOF no sooner than IDLE_LIMIT after its last message (less the age of the time the
-     deadline was built from, when a recipe builds it from a cached time, as libuv's does:
-     the recipe reports that age with keepalive_time_lag);
+     EOF no sooner than IDLE_LIMIT after its last message;
    - lateness: the median under a tick plus a little, the worst under WORST_SLACK;
    - empty wake-ups (the timer woke the loop and advance ran nothing) are counted and
      bounded. A loop that sets its timer before every sleep wakes empty only where a
      timeout had to move down from a coarser level first: at most one per rotation of the
-     finest wheel crossed, plus one. A loop whose timer is set lazily (KEEPALIVE_LAZY_REARM:
-     hwtimer's wake_fn moves it earlier, nothing moves it later) also wakes where the
-     earliest deadline was pushed back since: once per IDLE_LIMIT - TALK_EVERY at most,
-     since the next earliest deadline is then at least that far ahead;
+     finest wheel crossed, plus one;
    - with no connection left the loop sleeps: its timer does not wake it again.
    Include after harness.h, harness_threads.h and example_util.h. */
 #ifndef HWTIMER_EXAMPLE_KEEPALIVE_H
@@ -65,8 +59,9 @@
 #define CLIENT_TYPICAL_SLACK HWTIMER_MS(10)
 #define WORST_SLACK HWTIMER_MS(100)
 
-/* How a recipe sets its loop's timer (see the top). */
-enum keepalive_rearm { KEEPALIVE_REARM_BEFORE_SLEEP, KEEPALIVE_LAZY_REARM };
+/* How the loop sets its timer: before every sleep (the kind whose empty wake-ups the
+   test bounds, see the top). */
+enum keepalive_rearm { KEEPALIVE_REARM_BEFORE_SLEEP };
 
 /* What the server saw. The counters are atomics: the test reads them while the loop runs. */
 typedef struct keepalive_server {
@@ -75,7 +70,6 @@ typedef struct keepalive_server {
     unsigned live;          /* open connections */
     unsigned closed_idle;   /* closed by their idle timeout */
     unsigned timer_wakeups; /* the loop woke because its timer said so */
-    uint64_t time_lag_max;  /* the oldest cached time a deadline was built from (ns) */
     unsigned empty_wakeups; /* ... and advance ran nothing */
     /* Written by the loop only, read after it has stopped: */
     uint64_t close_delays[CLIENTS]; /* each idle close: time past its deadline */
@@ -83,7 +77,7 @@ typedef struct keepalive_server {
     unsigned closed_early; /* closes run before their deadline */
 } keepalive_server;
 
-/* ---- for the recipes: the timer, and what the loop reports ------------------------- */
+/* ---- for the example: the timer, and what the loop reports ------------------------- */
 
 static inline void keepalive_timer_config(hwtimer_config *cfg) {
     hwtimer_config_default(cfg);
@@ -106,13 +100,6 @@ static inline void keepalive_idle_fired(keepalive_server *srv, const hwtimer_tim
     else if (srv->close_delay_count < CLIENTS)
         srv->close_delays[srv->close_delay_count++] = now - deadline;
     ATOMIC_ADD(&srv->closed_idle, 1u);
-}
-
-/* Call where a deadline is built from a cached time instead of the clock: `lag` is how old
-   that time is (the clock now minus it). A client's last message came before now, so its
-   idle close may come up to the largest lag early: the client check allows that much. */
-static inline void keepalive_time_lag(keepalive_server *srv, uint64_t lag) {
-    if (lag > ATOMIC_GET(&srv->time_lag_max)) ATOMIC_SET(&srv->time_lag_max, lag); /* one writer */
 }
 
 /* Call when the loop woke because its timer was due, with what advance then ran. */
@@ -149,12 +136,12 @@ static inline int keepalive__accept(int listen_fd) {
     }
 }
 
-/* ---- for the loops that watch file descriptors (all but libuv) ----------------------
-   The server's side of the problem, the same whatever the loop: a connection is an fd
-   and its idle timeout; accepting schedules the timeout, a read pushes it back, EOF
-   cancels it, and when it fires the connection is closed. The recipe embeds a
-   keepalive_fds first in its server struct and keepalive_conn first in its connection
-   struct, and says how its loop starts watching a connection and how it closes one. */
+/* ---- the server's side: an epoll loop's connections ---------------------------------
+   A connection is an fd and its idle timeout; accepting schedules the timeout, a read
+   pushes it back, EOF cancels it, and when it fires the connection is closed. The example
+   embeds a keepalive_epoll first in its server struct; epoll's data.ptr is a connection
+   (or a marker the example chooses for its other descriptors). */
+#include <sys/epoll.h>
 
 typedef struct keepalive_conn {
     int fd;
@@ -164,32 +151,45 @@ typedef struct keepalive_conn {
 typedef struct keepalive_fds {
     keepalive_server *ka;
     hwtimer *timer;
-    size_t conn_size; /* of the recipe's connection struct */
-    /* the loop starts watching c->fd; nonzero: it could not (c is then freed) */
-    int (*watch)(struct keepalive_fds *fds, keepalive_conn *c);
-    /* the loop stops watching c, closes c->fd, calls keepalive_closed and frees c
-       (or arranges all that, as io_uring must) */
-    void (*close)(struct keepalive_fds *fds, keepalive_conn *c);
 } keepalive_fds;
+
+typedef struct keepalive_epoll {
+    keepalive_fds fds; /* first: the calls below get it */
+    int epfd;
+} keepalive_epoll;
+
+static inline void keepalive_epoll_add(keepalive_epoll *e, int fd, void *ptr) {
+    struct epoll_event ev;
+    ev.events = EPOLLIN;
+    ev.data.ptr = ptr;
+    epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void keepalive__close(keepalive_fds *fds, keepalive_conn *c) {
+    epoll_ctl(((keepalive_epoll *)fds)->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    keepalive_closed(fds->ka);
+    free(c);
+}
 
 /* The idle timeout fired: nothing was read for IDLE_LIMIT. */
 static void keepalive__on_idle(hwtimer_timeout *to, void *arg) {
     keepalive_fds *fds = (keepalive_fds *)arg;
     keepalive_idle_fired(fds->ka, to);
-    fds->close(fds, HWTIMER_CONTAINER_OF(to, keepalive_conn, idle)); /* frees the node too */
+    keepalive__close(fds, HWTIMER_CONTAINER_OF(to, keepalive_conn, idle)); /* frees the node */
 }
 
 /* The listening socket is readable: accept every waiting connection. */
 static inline void keepalive_accept_all(keepalive_fds *fds) {
     int fd;
     while ((fd = keepalive__accept(fds->ka->listen_fd)) >= 0) {
-        keepalive_conn *c = (keepalive_conn *)calloc(1, fds->conn_size);
-        if (c) c->fd = fd;
-        if (!c || fds->watch(fds, c) != 0) {
-            free(c);
+        keepalive_conn *c = (keepalive_conn *)calloc(1, sizeof *c);
+        if (!c) {
             close(fd);
             continue;
         }
+        c->fd = fd;
+        keepalive_epoll_add((keepalive_epoll *)fds, fd, c);
         keepalive_opened(fds->ka);
         hwtimer_schedule(fds->timer, &c->idle, IDLE_LIMIT, keepalive__on_idle, fds);
     }
@@ -203,15 +203,14 @@ static inline int keepalive_conn_read(keepalive_fds *fds, keepalive_conn *c) {
         hwtimer_reschedule(fds->timer, &c->idle, IDLE_LIMIT);
     } else if (got < 0) {
         hwtimer_cancel(fds->timer, &c->idle);
-        fds->close(fds, c);
+        keepalive__close(fds, c);
         return 0;
     }
     return 1;
 }
 
 static void keepalive__close_unprocessed(hwtimer_timeout *to, void *arg) {
-    keepalive_fds *fds = (keepalive_fds *)arg;
-    fds->close(fds, HWTIMER_CONTAINER_OF(to, keepalive_conn, idle));
+    keepalive__close((keepalive_fds *)arg, HWTIMER_CONTAINER_OF(to, keepalive_conn, idle));
 }
 
 /* At shutdown: hwtimer_stop hands back each pending timeout, each a connection still
@@ -220,48 +219,16 @@ static inline void keepalive_close_all(keepalive_fds *fds) {
     hwtimer_stop(fds->timer, keepalive__close_unprocessed, fds);
 }
 
-#if defined(__linux__)
-#include <sys/epoll.h>
-/* The epoll recipes' connections: epoll's data.ptr is the connection (or a marker the
-   recipe chooses for its other descriptors). */
-typedef struct keepalive_epoll {
-    keepalive_fds fds; /* first: the hooks get it */
-    int epfd;
-} keepalive_epoll;
-
-static inline void keepalive_epoll_add(keepalive_epoll *e, int fd, void *ptr) {
-    struct epoll_event ev;
-    ev.events = EPOLLIN;
-    ev.data.ptr = ptr;
-    epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
-static int keepalive__epoll_watch(keepalive_fds *fds, keepalive_conn *c) {
-    keepalive_epoll_add((keepalive_epoll *)fds, c->fd, c);
-    return 0;
-}
-
-static void keepalive__epoll_close(keepalive_fds *fds, keepalive_conn *c) {
-    epoll_ctl(((keepalive_epoll *)fds)->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    keepalive_closed(fds->ka);
-    free(c);
-}
-
 static inline void keepalive_epoll_init(keepalive_epoll *e, keepalive_server *ka,
                                         hwtimer *timer) {
     e->fds.ka = ka;
     e->fds.timer = timer;
-    e->fds.conn_size = sizeof(keepalive_conn);
-    e->fds.watch = keepalive__epoll_watch;
-    e->fds.close = keepalive__epoll_close;
     e->epfd = epoll_create1(0);
     if (e->epfd < 0) {
         perror("epoll_create1");
         exit(1);
     }
 }
-#endif
 
 /* ---- the clients (the test's side) --------------------------------------------------- */
 
@@ -345,10 +312,9 @@ static void keepalive__run_clients(keepalive_client *clients) {
     }
 }
 
-/* The talkers are open; each quiet one was closed once, IDLE_LIMIT after its last message
-   (less time_lag: see keepalive_time_lag). */
-static void keepalive__check_clients(const char *recipe, const keepalive_client *clients,
-                                     uint64_t time_lag) {
+/* The talkers are open; each quiet one was closed once, IDLE_LIMIT after its last
+   message. */
+static void keepalive__check_clients(const char *recipe, const keepalive_client *clients) {
     uint64_t late[CLIENTS];
     size_t closed = 0;
     int i;
@@ -359,15 +325,11 @@ static void keepalive__check_clients(const char *recipe, const keepalive_client 
         } else {
             CHECK(c->eof_at != 0);
             if (c->eof_at == 0) continue;
-            CHECK(c->eof_at + time_lag >= c->last_sent + IDLE_LIMIT);
+            CHECK(c->eof_at >= c->last_sent + IDLE_LIMIT);
             late[closed++] = c->eof_at > c->last_sent + IDLE_LIMIT
                                  ? c->eof_at - c->last_sent - IDLE_LIMIT
                                  : 0;
         }
-    }
-    if (time_lag) {
-        printf("%s: deadlines built from a cached time up to %.2f ms old\n", recipe,
-               (double)time_lag / 1e6);
     }
     check_lateness(recipe, "closes seen by the client", late, closed,
                    TICK + CLIENT_TYPICAL_SLACK, TICK + WORST_SLACK);
@@ -379,23 +341,19 @@ static void keepalive__wait_until_no_connections(keepalive_server *srv) {
     CHECK_EQ(ATOMIC_GET(&srv->live), 0);
 }
 
-/* Once every connection is gone nothing is pending: the loop's timer stays quiet (a lazy
-   one may still go off once, for a deadline that is gone). Then the empty wake-ups,
-   against the bound the top of the file explains. */
-static void keepalive__check_sleeps(const char *recipe, keepalive_server *srv,
-                                    enum keepalive_rearm rearm) {
+/* Once every connection is gone nothing is pending: the loop's timer stays quiet. Then the
+   empty wake-ups, against the bound the top of the file explains. */
+static void keepalive__check_sleeps(const char *recipe, keepalive_server *srv) {
     unsigned wakeups = ATOMIC_GET(&srv->timer_wakeups), empty, bound;
     uint64_t elapsed;
     sleep_ns(IDLE_LIMIT + HWTIMER_MS(20));
-    CHECK(ATOMIC_GET(&srv->timer_wakeups) - wakeups <= (rearm == KEEPALIVE_LAZY_REARM));
+    CHECK_EQ(ATOMIC_GET(&srv->timer_wakeups), wakeups);
     wakeups = ATOMIC_GET(&srv->timer_wakeups);
     sleep_ns(HWTIMER_MS(200));
     CHECK_EQ(ATOMIC_GET(&srv->timer_wakeups), wakeups);
     empty = ATOMIC_GET(&srv->empty_wakeups);
     elapsed = now_ns() - srv->started;
     bound = (unsigned)(elapsed / (TICK * TICKS_PER_WHEEL)) + 1;
-    if (rearm == KEEPALIVE_LAZY_REARM)
-        bound += (unsigned)(elapsed / (IDLE_LIMIT - TALK_EVERY)) + 1;
     printf("%s: %u timer wake-ups, %u empty (bound %u)\n", recipe, wakeups, empty, bound);
     CHECK(empty <= bound);
 }
@@ -424,6 +382,7 @@ static void keepalive_run(const char *recipe, void (*serve)(void *srv),
     int quit_pipe[2], i;
     uint16_t port;
     test_thread loop;
+    (void)rearm; /* the one kind there is */
     keepalive__enough_descriptors();
     memset(&srv, 0, sizeof srv);
     memset(clients, 0, sizeof clients);
@@ -442,13 +401,13 @@ static void keepalive_run(const char *recipe, void (*serve)(void *srv),
         keepalive__connect(&clients[i], port);
     }
     keepalive__run_clients(clients);
-    keepalive__check_clients(recipe, clients, ATOMIC_GET(&srv.time_lag_max));
+    keepalive__check_clients(recipe, clients);
     CHECK_EQ(ATOMIC_GET(&srv.closed_idle), CLIENTS / 2);
     CHECK_EQ(ATOMIC_GET(&srv.live), CLIENTS / 2);
 
     for (i = 0; i < CLIENTS; i++) close(clients[i].fd); /* the talkers hang up */
     keepalive__wait_until_no_connections(&srv);
-    keepalive__check_sleeps(recipe, &srv, rearm);
+    keepalive__check_sleeps(recipe, &srv);
 
     CHECK_EQ(write(quit_pipe[1], "q", 1), 1);
     test_thread_join(&loop);

@@ -1,112 +1,261 @@
-/* loop_poll.c - driving hwtimer from a plain poll() loop.
+/* loop_poll.c - close idle connections from a poll() loop, with hwtimer.
 
-   The keep-alive server of keepalive.h (close connections quiet for IDLE_LIMIT) on one
-   thread with poll(): the most portable loop there is, and the simplest glue. The timer
-   is caller-driven with no locks (cfg.threads NULL): only the loop's thread touches it.
+   A keep-alive server closes each connection that has been quiet for IDLE_LIMIT (nginx's
+   keepalive_timeout, Netty's IdleStateHandler) with one hwtimer timeout per connection:
+   scheduled on accept, pushed back on every read, cancelled when the peer hangs up; when
+   it fires, the connection is closed. Only the loop's thread uses the timer (no locks).
 
-   The glue (between the GLUE markers): poll() sleeps for hwtimer_poll_timeout_ms(), which
-   is -1 when nothing is pending (sleep until an event), and hwtimer_poll() runs what is
-   due after every wake-up. A schedule made by the loop's own code needs nothing more: the
-   timeout for the next poll() is computed after it. */
-#include "../harness.h"
-#include "../harness_threads.h"
-#include "example_util.h"
-#include "keepalive.h"
+   Build:  cc -I<dir of hwtimer.h> loop_poll.c -pthread    (-pthread: the demo's clients)
 
-#define MAX_CONNS (CLIENTS + 16)
-#define FIRST_CONN 2 /* pfds[0]: the quit pipe, pfds[1]: the listening socket */
+   The glue, between the "glue" markers in serve(): poll() sleeps for
+   hwtimer_poll_timeout_ms() (-1, forever, when nothing is pending), and hwtimer_poll()
+   runs what is due after every wake-up. A timeout the loop's own code schedules needs
+   nothing more: the next poll() asks again.
 
-typedef struct conn {
-    keepalive_conn kc; /* first: the shared code's part */
-    nfds_t slot;       /* its index in the server's pfds[] */
-} conn;
+   The demo (the second half of the file) serves clients on 127.0.0.1, checks what it saw,
+   prints a summary and exits 0, or says what failed and exits 1. */
+#define HWTIMER_IMPLEMENTATION
+#include "hwtimer.h"
 
-typedef struct server {
-    keepalive_fds fds; /* first: the hooks get it */
-    struct pollfd pfds[FIRST_CONN + MAX_CONNS];
-    conn *conns[FIRST_CONN + MAX_CONNS]; /* conns[i] owns pfds[i] */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IDLE_LIMIT HWTIMER_MS(200) /* close a connection quiet for this long */
+#define CLIENTS 20
+
+static void die(const char *what) {
+    perror(what);
+    exit(1);
+}
+
+/* What the loop did, for the checks at the end. */
+static struct {
+    unsigned accepted, open, closed_idle;
+    unsigned timer_wakeups, empty_wakeups; /* poll timed out; ... and nothing was due */
+} seen;
+
+/* ---- the server --------------------------------------------------------------------- */
+
+struct conn {
+    int fd;
+    nfds_t slot;          /* its entry in pfds[] */
+    hwtimer_timeout idle; /* fires when the connection has been quiet for IDLE_LIMIT */
+};
+
+struct server {
+    hwtimer *timer;
+    struct pollfd pfds[1 + CLIENTS]; /* [0]: the listening socket; fd -1: a free entry */
+    struct conn *conns[1 + CLIENTS];
     nfds_t count;
-} server;
+};
 
-static int conn_watch(keepalive_fds *fds, keepalive_conn *kc) {
-    server *s = (server *)fds;
-    conn *c = (conn *)kc;
-    if (s->count == FIRST_CONN + MAX_CONNS) return -1;
-    c->slot = s->count++;
-    s->pfds[c->slot].fd = kc->fd;
-    s->pfds[c->slot].events = POLLIN;
-    s->conns[c->slot] = c;
-    return 0;
-}
-
-/* Closing marks the slot free (fd -1, which poll skips); compact() reuses it later. */
-static void conn_close(keepalive_fds *fds, keepalive_conn *kc) {
-    server *s = (server *)fds;
-    conn *c = (conn *)kc;
-    s->pfds[c->slot].fd = -1;
-    s->conns[c->slot] = NULL;
-    close(kc->fd);
-    keepalive_closed(fds->ka);
+static void conn_close(struct server *s, struct conn *c) {
+    hwtimer_cancel(s->timer, &c->idle); /* (nothing to do when it is the one that fired) */
+    s->pfds[c->slot].fd = -1;           /* poll skips it, and the next accept reuses it */
+    close(c->fd);
     free(c);
+    seen.open--;
 }
 
-/* Moves the last connections into the slots closed ones left. */
-static void compact(server *s) {
-    nfds_t i = FIRST_CONN;
-    while (i < s->count) {
-        if (s->conns[i]) {
-            i++;
-            continue;
-        }
-        s->count--;
-        s->pfds[i] = s->pfds[s->count];
-        s->conns[i] = s->conns[s->count];
-        if (s->conns[i]) s->conns[i]->slot = i;
+static void on_idle(hwtimer_timeout *to, void *arg) {
+    seen.closed_idle++;
+    conn_close((struct server *)arg, HWTIMER_CONTAINER_OF(to, struct conn, idle));
+}
+
+static int accept_one(struct server *s) { /* 0: nothing left to accept */
+    nfds_t slot = 1;
+    struct conn *c;
+    int fd = accept(s->pfds[0].fd, NULL, NULL);
+    if (fd < 0) return 0;
+    while (slot < s->count && s->pfds[slot].fd >= 0) slot++;
+    c = slot <= CLIENTS ? (struct conn *)calloc(1, sizeof *c) : NULL;
+    if (!c || fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+        free(c);
+        close(fd);
+        return 1;
     }
+    if (slot == s->count) s->count++;
+    c->fd = fd;
+    c->slot = slot;
+    s->pfds[slot].fd = fd;
+    s->pfds[slot].events = POLLIN;
+    s->pfds[slot].revents = 0;
+    s->conns[slot] = c;
+    seen.accepted++;
+    seen.open++;
+    hwtimer_schedule(s->timer, &c->idle, IDLE_LIMIT, on_idle, s);
+    return 1;
 }
 
-static void handle_events(server *s) {
-    nfds_t i, count = s->count; /* connections accepted now wait for the next poll */
-    if (s->pfds[1].revents) keepalive_accept_all(&s->fds);
-    for (i = FIRST_CONN; i < count; i++)
-        if (s->conns[i] && s->pfds[i].revents) keepalive_conn_read(&s->fds, &s->conns[i]->kc);
-    compact(s);
+static void on_readable(struct server *s, struct conn *c) {
+    char buf[256];
+    ssize_t n = read(c->fd, buf, sizeof buf);
+    if (n > 0) hwtimer_reschedule(s->timer, &c->idle, IDLE_LIMIT); /* push it back */
+    else if (n == 0 || errno != EAGAIN) conn_close(s, c);           /* the peer hung up */
 }
 
-static void serve(void *arg) {
-    server s;
+static void handle_events(struct server *s) {
+    nfds_t i;
+    for (i = 1; i < s->count; i++)
+        if (s->pfds[i].fd >= 0 && s->pfds[i].revents) on_readable(s, s->conns[i]);
+    if (s->pfds[0].revents)
+        while (accept_one(s)) continue;
+}
+
+static void serve(int listen_fd) {
+    struct server s;
     hwtimer_config cfg;
     memset(&s, 0, sizeof s);
-    s.fds.ka = (keepalive_server *)arg;
-    s.fds.conn_size = sizeof(conn);
-    s.fds.watch = conn_watch;
-    s.fds.close = conn_close;
-    keepalive_timer_config(&cfg);
-    s.fds.timer = create_or_die(&cfg);
-    s.pfds[0].fd = s.fds.ka->quit_fd;
-    s.pfds[1].fd = s.fds.ka->listen_fd;
-    s.pfds[0].events = s.pfds[1].events = POLLIN;
-    s.count = FIRST_CONN;
-    while (!s.pfds[0].revents) {
-        /* GLUE: sleep until the timer's next expiry or an event, then run what is due */
-        int n = poll(s.pfds, s.count, hwtimer_poll_timeout_ms(s.fds.timer));
-        if (n == 0) {
-            keepalive_timer_woke(s.fds.ka, hwtimer_poll(s.fds.timer));
-        } else if (n > 0) {
-            handle_events(&s);
-            hwtimer_poll(s.fds.timer);
-        }
-        /* END GLUE (n < 0 is EINTR: poll again) */
+    hwtimer_config_default(&cfg);
+    cfg.tick_ns = HWTIMER_MS(1); /* the default tick is 100 ms */
+    if (hwtimer_create(&s.timer, &cfg) != HWTIMER_OK) die("hwtimer_create");
+    s.pfds[0].fd = listen_fd;
+    s.pfds[0].events = POLLIN;
+    s.count = 1;
+    while (seen.accepted < CLIENTS || seen.open > 0) { /* the demo ends when all are gone */
+        /* ---- glue: sleep until an event or the timer's next expiry, run what is due ---- */
+        int n = poll(s.pfds, s.count, hwtimer_poll_timeout_ms(s.timer));
+        size_t ran;
+        if (n > 0) handle_events(&s);
+        ran = hwtimer_poll(s.timer); /* after the events: a callback may free a connection */
+        /* ---- end of glue ---- */
+        if (n == 0) seen.timer_wakeups++;
+        if (n == 0 && ran == 0) seen.empty_wakeups++;
     }
-    keepalive_close_all(&s.fds);
-    hwtimer_destroy(s.fds.timer);
+    hwtimer_destroy(s.timer);
 }
 
-static void test_poll_loop(void) {
-    keepalive_run("poll", serve, KEEPALIVE_REARM_BEFORE_SLEEP);
+/* ---- the demo: clients on 127.0.0.1 (a thread), and the checks --------------------
+   CLIENTS clients: the even ones talk every TALK_EVERY, the odd ones send 0 to 4 bytes and
+   go quiet. Checked: every quiet connection was closed and no talker was, none before
+   IDLE_LIMIT after its last byte and none much later, and the loop did not spin. */
+
+#define TALK_EVERY HWTIMER_MS(50)
+#define ROUNDS 16                  /* 0.8 s of talking */
+#define LATE_MEDIAN HWTIMER_MS(25) /* loose bounds: a busy machine may stall any thread */
+#define LATE_WORST HWTIMER_MS(150)
+#define EMPTY_WAKEUPS_MAX 20       /* a few are expected; a loop that spins has thousands */
+
+struct client {
+    int fd;
+    uint64_t last_sent; /* read before each send: never after the server saw it */
+    uint64_t closed_at; /* when it saw the server close (0: open) */
+};
+static struct client clients[CLIENTS];
+static struct sockaddr_in server_addr;
+static int failures;
+#define FAIL(...) (printf("FAILED: " __VA_ARGS__), putchar('\n'), failures++)
+
+static uint64_t now_ns(void) { /* CLOCK_MONOTONIC: the timer's default clock */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * HWTIMER_SEC(1) + (uint64_t)ts.tv_nsec;
+}
+
+static int listen_on_loopback(void) { /* 127.0.0.1, on a port the kernel picks */
+    socklen_t len = sizeof server_addr;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    server_addr.sin_family = AF_INET;
+    server_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&server_addr, sizeof server_addr) != 0 ||
+        listen(fd, CLIENTS) != 0 ||
+        getsockname(fd, (struct sockaddr *)&server_addr, &len) != 0 ||
+        fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
+        die("listen on 127.0.0.1");
+    return fd;
+}
+
+static int rounds_talked(int i) { /* the even ones talk throughout, the odd ones 0 to 4 */
+    return i % 2 == 0 ? ROUNDS : i / 2 % 5;
+}
+
+static void *run_clients(void *unused) {
+    uint64_t round_end, now;
+    int round, i;
+    (void)unused;
+    for (i = 0; i < CLIENTS; i++) {
+        clients[i].last_sent = now_ns();
+        clients[i].fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (connect(clients[i].fd, (struct sockaddr *)&server_addr, sizeof server_addr) != 0)
+            die("connect to 127.0.0.1");
+    }
+    for (round = 0, round_end = now_ns(); round < ROUNDS; round++) {
+        for (i = 0; i < CLIENTS; i++) {
+            if (clients[i].closed_at || round >= rounds_talked(i)) continue;
+            clients[i].last_sent = now_ns();
+            send(clients[i].fd, "x", 1, MSG_NOSIGNAL);
+        }
+        for (round_end += TALK_EVERY; (now = now_ns()) < round_end;) { /* watch for closes */
+            struct pollfd p[CLIENTS];
+            for (i = 0; i < CLIENTS; i++) {
+                p[i].fd = clients[i].closed_at ? -1 : clients[i].fd;
+                p[i].events = POLLIN;
+            }
+            poll(p, CLIENTS, (int)((round_end - now) / HWTIMER_MS(1)) + 1);
+            for (i = 0; i < CLIENTS; i++) /* the server never writes: readable is closed */
+                if (p[i].revents) clients[i].closed_at = now_ns();
+        }
+    }
+    for (i = 0; i < CLIENTS; i++) close(clients[i].fd); /* the talkers hang up */
+    return NULL;
+}
+
+static int by_value(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* cached_lag: how far behind the clock a loop's cached time was (0: the loop reads it) */
+static int check(const char *recipe, uint64_t cached_lag) {
+    uint64_t late[CLIENTS];
+    size_t n = 0;
+    int i;
+    for (i = 0; i < CLIENTS; i++) {
+        const struct client *c = &clients[i];
+        uint64_t due = c->last_sent + IDLE_LIMIT;
+        if (rounds_talked(i) == ROUNDS) {
+            if (c->closed_at) FAIL("talker %d was closed", i);
+        } else if (!c->closed_at) {
+            FAIL("quiet client %d was not closed", i);
+        } else if (c->closed_at + cached_lag < due) {
+            FAIL("client %d was closed %.2f ms early", i, (double)(due - c->closed_at) / 1e6);
+        } else {
+            late[n++] = c->closed_at > due ? c->closed_at - due : 0;
+        }
+    }
+    qsort(late, n, sizeof *late, by_value);
+    if (seen.closed_idle != CLIENTS / 2)
+        FAIL("%u connections closed idle, not %d", seen.closed_idle, CLIENTS / 2);
+    if (n && late[n / 2] > LATE_MEDIAN)
+        FAIL("closed late: %.1f ms (median)", (double)late[n / 2] / 1e6);
+    if (n && late[n - 1] > LATE_WORST)
+        FAIL("closed late: %.1f ms (worst)", (double)late[n - 1] / 1e6);
+    if (seen.empty_wakeups > EMPTY_WAKEUPS_MAX)
+        FAIL("%u wake-ups ran nothing", seen.empty_wakeups);
+    printf("%s: %u connections, %u closed idle, late by %.2f ms (median), %.2f ms (worst); "
+           "%u timer wake-ups, %u ran nothing\n", recipe, seen.accepted, seen.closed_idle,
+           n ? (double)late[n / 2] / 1e6 : 0.0, n ? (double)late[n - 1] / 1e6 : 0.0,
+           seen.timer_wakeups, seen.empty_wakeups);
+    return failures ? 1 : 0;
 }
 
 int main(void) {
-    RUN_TIMED_TEST(test_poll_loop);
-    return test_finish();
+    pthread_t client_thread;
+    int listen_fd = listen_on_loopback();
+    alarm(10); /* a watchdog: a demo that hangs is killed */
+    if (pthread_create(&client_thread, NULL, run_clients, NULL) != 0) die("pthread_create");
+    serve(listen_fd);
+    pthread_join(client_thread, NULL);
+    close(listen_fd);
+    return check("poll", 0);
 }

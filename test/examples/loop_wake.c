@@ -1,121 +1,189 @@
-/* loop_wake.c - a thread pool scheduling timeouts into a sleeping epoll loop.
+/* loop_wake.c - other threads set timeouts that a sleeping poll() loop runs, with hwtimer.
 
-   The problem: one thread runs the epoll loop and the timer's callbacks; worker threads
-   (a pool that runs requests, say) set timeouts on that timer: a deadline for the work
-   they hand back, a retry, a reminder. The loop sleeps in epoll_wait for as long as
-   hwtimer_poll_timeout_ms() said, or forever (-1) when nothing was pending; a timeout
-   a worker schedules for 5 ms from now must not wait for that old wake-up.
+   The problem: one thread runs an event loop and the timer's callbacks; other threads (a
+   pool that runs requests, say) set timeouts on that timer: a deadline for the reply they
+   wait for, a retry, a reminder. The loop sleeps as long as hwtimer_poll_timeout_ms()
+   said, or forever (-1) when nothing was pending: a timeout another thread sets for 5 ms
+   from now must not wait for that old wake-up.
 
-   How the timer is used: caller-driven with locks (cfg.threads = the POSIX backend), so
-   any thread may schedule, and the loop alone advances. The glue (between the GLUE
-   markers) is an eventfd the loop watches and cfg.wake_fn, which writes it: hwtimer calls
-   wake_fn on the scheduling thread, with no lock held, when that schedule's boundary is
-   earlier than what the loop was last told (or when it was told nothing was pending), at
-   most once per answer. The loop wakes, reads the eventfd, and asks the timer again.
+   Build:  cc -I<dir of hwtimer.h> loop_wake.c -pthread
 
-   The test (remote.h): 4 threads schedule 100 timeouts in all, each due 1 to 40 ms
-   later, while the loop sleeps forever, then while it sleeps until a sentinel an hour
-   away. Every timeout runs once, never early, within a tick and a few ms of its deadline
-   (median; generous worst case), not at the loop's old wake-up. */
-#include "../harness.h"
-#include "../harness_threads.h"
-#include "example_util.h"
-#include "remote.h"
+   How: the timer has locks (cfg.threads = hwtimer_threads_default()) and no worker
+   (cfg.worker 0), so any thread may schedule while the loop alone runs the callbacks, in
+   hwtimer_poll(). The glue is between the "glue" markers: an eventfd in the loop's poll
+   set, and cfg.wake_fn, which writes it. hwtimer calls wake_fn on the scheduling thread,
+   with no lock held, when that schedule's deadline is earlier than what the loop was last
+   told (or the loop was told nothing was pending), at most once per answer. The loop
+   wakes, reads the eventfd and asks the timer again. (Since wake_fn tells of changes to
+   an answer, the loop must ask once before it first sleeps: its first poll() does.)
 
-#include <sys/epoll.h>
+   The demo: WORKERS threads each schedule JOBS timeouts, a few ms apart, each due 1 to
+   40 ms later: first while the loop sleeps with nothing pending, then while it sleeps
+   until a timeout an hour away. It checks that each ran once, on the loop's thread, none
+   early and none much late, that the hour-away one did not run, and that the loop did
+   not spin; then it prints a summary and exits 0 (or says what failed, 1). */
+#define HWTIMER_IMPLEMENTATION
+#include "hwtimer.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
-typedef struct loop {
-    hwtimer *timer;
-    int epfd, wakefd, quit_pipe[2];
-    unsigned wakes; /* atomic: wake_fn calls */
-    test_thread thread;
-} loop;
+#define WORKERS 4
+#define JOBS 25 /* per worker and phase */
+#define PHASES 2 /* the loop sleeps: forever, then for an hour */
 
-static char wake_marker, quit_marker; /* epoll's data.ptr */
+static hwtimer *timer;
+static int wakefd;            /* the eventfd that wakes the loop */
+static pthread_t loop_thread; /* main's */
 
-/* GLUE: cfg.wake_fn, on any scheduling thread: make the loop's epoll_wait return. */
+static void die(const char *what) {
+    perror(what);
+    exit(1);
+}
+
+static uint64_t now_ns(void) { /* CLOCK_MONOTONIC: the timer's default clock */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * HWTIMER_SEC(1) + (uint64_t)ts.tv_nsec;
+}
+
+/* What the loop did, for the checks at the end. */
+static struct {
+    unsigned ran, wake_fn_calls;
+    unsigned timer_wakeups, empty_wakeups; /* poll timed out; ... and nothing was due */
+} seen;
+
+/* A timeout a worker sets, and what its callback saw. */
+struct job {
+    hwtimer_timeout timeout;
+    unsigned runs;
+    int on_loop_thread;
+    uint64_t ran_at;
+};
+static struct job jobs[PHASES * WORKERS * JOBS], far_away;
+
+/* ---- glue: cfg.wake_fn, on the scheduling thread: end the loop's poll() -------------- */
 static void wake_loop(void *ctx) {
-    loop *l = (loop *)ctx;
     uint64_t one = 1;
-    ATOMIC_ADD(&l->wakes, 1u);
-    if (write(l->wakefd, &one, sizeof one) < 0) {
+    (void)ctx;
+    if (write(wakefd, &one, sizeof one) < 0) {
         /* EAGAIN: the counter is full, so a wake-up is pending anyway */
     }
 }
 
-static void loop_main(void *arg) {
-    loop *l = (loop *)arg;
-    struct epoll_event events[2];
-    int quit = 0;
-    while (!quit) {
-        /* GLUE: sleep as long as the timer says; a wake_fn write ends the sleep early */
-        int n = epoll_wait(l->epfd, events, 2, hwtimer_poll_timeout_ms(l->timer)), i;
-        for (i = 0; i < n; i++) {
-            uint64_t count;
-            if (events[i].data.ptr == &quit_marker) quit = 1;
-            else if (read(l->wakefd, &count, sizeof count) < 0) continue; /* resets it */
-        }
-        hwtimer_poll(l->timer);
+static void run_loop(unsigned until) { /* until that many jobs ran */
+    struct pollfd pfd;
+    pfd.fd = wakefd;
+    pfd.events = POLLIN;
+    while (seen.ran < until) {
+        uint64_t calls;
+        size_t ran;
+        int n = poll(&pfd, 1, hwtimer_poll_timeout_ms(timer)); /* the timer's next expiry */
+        if (n > 0 && read(wakefd, &calls, sizeof calls) > 0) /* resets the eventfd */
+            seen.wake_fn_calls += (unsigned)calls;
+        ran = hwtimer_poll(timer);
+        /* ---- end of glue ---- */
+        if (n == 0) seen.timer_wakeups++;
+        if (n == 0 && ran == 0) seen.empty_wakeups++;
     }
 }
-/* END GLUE (and in loop_start: the eventfd in the epoll set, cfg.wake_fn) */
 
-static void watch(loop *l, int fd, void *ptr) {
-    struct epoll_event ev;
-    ev.events = EPOLLIN;
-    ev.data.ptr = ptr;
-    epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
+static void on_job(hwtimer_timeout *to, void *arg) { /* in hwtimer_poll(), on the loop */
+    struct job *j = HWTIMER_CONTAINER_OF(to, struct job, timeout);
+    (void)arg;
+    j->ran_at = now_ns();
+    j->runs++;
+    j->on_loop_thread = pthread_equal(pthread_self(), loop_thread);
+    seen.ran++;
 }
 
-static void loop_start(loop *l) {
-    hwtimer_config cfg;
-    memset(l, 0, sizeof *l);
-    hwtimer_config_default(&cfg);
-    cfg.tick_ns = HWTIMER_MS(1);
-    cfg.threads = hwtimer_threads_pthread(); /* locks: other threads schedule */
-    cfg.wake_fn = wake_loop;                 /* GLUE */
-    cfg.wake_ctx = l;
-    l->timer = create_or_die(&cfg);
-    l->epfd = epoll_create1(0);
-    l->wakefd = eventfd(0, EFD_NONBLOCK);
-    if (l->epfd < 0 || l->wakefd < 0 || pipe(l->quit_pipe) != 0) {
-        perror("epoll_create1/eventfd/pipe");
-        exit(1);
+static void *worker(void *arg) { /* schedules its JOBS jobs, 2 to 12 ms apart */
+    struct job *mine = (struct job *)arg;
+    int i;
+    for (i = 0; i < JOBS; i++) {
+        unsigned k = (unsigned)(mine + i - jobs); /* this job's number */
+        struct timespec pause;
+        pause.tv_sec = 0;
+        pause.tv_nsec = (long)HWTIMER_MS(2 + k * 7 % 11);
+        nanosleep(&pause, NULL);
+        if (hwtimer_schedule(timer, &mine[i].timeout, HWTIMER_MS(1 + k * 37 % 40), on_job,
+                             NULL) != HWTIMER_OK)
+            die("hwtimer_schedule");
     }
-    watch(l, l->wakefd, &wake_marker);
-    watch(l, l->quit_pipe[0], &quit_marker);
-    test_thread_start(&l->thread, loop_main, l);
+    return NULL;
 }
 
-static void loop_stop(loop *l) {
-    CHECK_EQ(write(l->quit_pipe[1], "q", 1), 1);
-    test_thread_join(&l->thread);
-    hwtimer_destroy(l->timer);
-    close(l->wakefd);
-    close(l->quit_pipe[0]);
-    close(l->quit_pipe[1]);
-    close(l->epfd);
+/* ---- the checks -------------------------------------------------------------------- */
+
+#define LATE_MEDIAN HWTIMER_MS(25) /* loose bounds: a busy machine may stall any thread */
+#define LATE_WORST HWTIMER_MS(150)
+#define EMPTY_WAKEUPS_MAX 20       /* a few are expected; a loop that spins has thousands */
+
+static int failures;
+#define FAIL(...) (printf("FAILED: " __VA_ARGS__), putchar('\n'), failures++)
+
+static int by_value(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
 }
 
-static void run(int with_sentinel) {
-    loop l;
-    loop_start(&l);
-    remote_run("epoll + eventfd", l.timer, with_sentinel, &l.wakes);
-    loop_stop(&l);
-}
-
-static void test_wake_a_loop_that_sleeps_forever(void) {
-    run(0);
-}
-
-static void test_wake_a_loop_that_sleeps_an_hour(void) {
-    run(1);
+static int check(int far_away_pending) {
+    static uint64_t late[PHASES * WORKERS * JOBS];
+    size_t n = 0, i;
+    for (i = 0; i < PHASES * WORKERS * JOBS; i++) {
+        const struct job *j = &jobs[i];
+        uint64_t deadline = hwtimer_timeout_deadline(&j->timeout);
+        if (j->runs != 1) FAIL("job %zu ran %u times", i, j->runs);
+        else if (!j->on_loop_thread) FAIL("job %zu ran on another thread", i);
+        else if (j->ran_at < deadline)
+            FAIL("job %zu ran %.2f ms early", i, (double)(deadline - j->ran_at) / 1e6);
+        else late[n++] = j->ran_at - deadline;
+    }
+    qsort(late, n, sizeof *late, by_value);
+    if (n && late[n / 2] > LATE_MEDIAN)
+        FAIL("ran late: %.1f ms (median)", (double)late[n / 2] / 1e6);
+    if (n && late[n - 1] > LATE_WORST)
+        FAIL("ran late: %.1f ms (worst)", (double)late[n - 1] / 1e6);
+    if (!far_away_pending || far_away.runs) FAIL("the timeout an hour away ran");
+    if (seen.wake_fn_calls == 0) FAIL("wake_fn was never called");
+    if (seen.empty_wakeups > EMPTY_WAKEUPS_MAX)
+        FAIL("%u wake-ups ran nothing", seen.empty_wakeups);
+    printf("wake: %zu timeouts from %d threads ran late by %.2f ms (median), %.2f ms (worst); "
+           "wake_fn called %u times; %u timer wake-ups, %u ran nothing\n", n, WORKERS,
+           n ? (double)late[n / 2] / 1e6 : 0.0, n ? (double)late[n - 1] / 1e6 : 0.0,
+           seen.wake_fn_calls, seen.timer_wakeups, seen.empty_wakeups);
+    return failures ? 1 : 0;
 }
 
 int main(void) {
-    RUN_TIMED_TEST(test_wake_a_loop_that_sleeps_forever);
-    RUN_TIMED_TEST(test_wake_a_loop_that_sleeps_an_hour);
-    return test_finish();
+    hwtimer_config cfg;
+    pthread_t workers[WORKERS];
+    int phase, w, far_away_pending;
+    alarm(10); /* a watchdog: a demo that hangs is killed */
+    loop_thread = pthread_self();
+    wakefd = eventfd(0, EFD_NONBLOCK);
+    if (wakefd < 0) die("eventfd");
+    hwtimer_config_default(&cfg);
+    cfg.tick_ns = HWTIMER_MS(1);             /* the default tick is 100 ms */
+    cfg.threads = hwtimer_threads_default(); /* glue: locks, so that any thread may schedule */
+    cfg.wake_fn = wake_loop;                 /* glue */
+    if (hwtimer_create(&timer, &cfg) != HWTIMER_OK) die("hwtimer_create");
+    for (phase = 0; phase < PHASES; phase++) {
+        if (phase == 1) /* from now on the loop sleeps for an hour, not forever */
+            hwtimer_schedule(timer, &far_away.timeout, HWTIMER_SEC(3600), on_job, NULL);
+        for (w = 0; w < WORKERS; w++)
+            if (pthread_create(&workers[w], NULL, worker, &jobs[(phase * WORKERS + w) * JOBS]))
+                die("pthread_create");
+        run_loop((unsigned)((phase + 1) * WORKERS * JOBS));
+        for (w = 0; w < WORKERS; w++) pthread_join(workers[w], NULL);
+    }
+    far_away_pending = hwtimer_cancel(timer, &far_away.timeout) == 1;
+    hwtimer_destroy(timer);
+    close(wakefd);
+    return check(far_away_pending);
 }
