@@ -162,6 +162,39 @@ static inline hwtimer *create_or_die(const hwtimer_config *cfg) {
     return t;
 }
 
+/* ---- what hwtimer_stop hands back --------------------------------------------------------
+   The `unprocessed` callback every test gives hwtimer_stop: it records each node handed
+   back, whether it was already CANCELLED in the callback (it must be), the ctx it got, and
+   the node's own arg and period (still readable there). */
+
+enum { HANDED_BACK_MAX = 256 };
+
+typedef struct handed_back {
+    unsigned calls;         /* nodes handed back */
+    unsigned not_cancelled; /* ... whose state was not CANCELLED in the callback */
+    void *ctx_seen;         /* the ctx the callback got: stop's */
+    void *arg_seen;         /* the last node's hwtimer_timeout_arg ... */
+    uint64_t period_seen;   /* ... and hwtimer_timeout_period */
+    const hwtimer_timeout *node[HANDED_BACK_MAX]; /* the first nodes handed back, in order */
+} handed_back;
+
+static inline void note_handed_back(hwtimer_timeout *to, void *ctx) {
+    handed_back *h = (handed_back *)ctx;
+    if (h->calls < HANDED_BACK_MAX) h->node[h->calls] = to;
+    h->calls++;
+    h->not_cancelled += hwtimer_timeout_state(to) != HWTIMER_CANCELLED;
+    h->ctx_seen = ctx;
+    h->arg_seen = hwtimer_timeout_arg(to);
+    h->period_seen = hwtimer_timeout_period(to);
+}
+
+/* How many times `to` was handed back (among the first HANDED_BACK_MAX). */
+static inline unsigned handed_back_times(const handed_back *h, const hwtimer_timeout *to) {
+    unsigned i, n = 0, recorded = h->calls < HANDED_BACK_MAX ? h->calls : HANDED_BACK_MAX;
+    for (i = 0; i < recorded; i++) n += h->node[i] == to;
+    return n;
+}
+
 /* ---- the fake clock ---------------------------------------------------------------------- */
 
 /* The timer reads *ctx. */

@@ -115,21 +115,7 @@ static void test_arg_and_period(void) {
 }
 
 /* A hwtimer_stop hand-back gets the stop's ctx as its arg; the node's own arg and period are
-   still there to read. */
-typedef struct handed_back {
-    int calls;
-    void *ctx_seen, *arg_seen;
-    uint64_t period_seen;
-} handed_back;
-
-static void note_hand_back(hwtimer_timeout *to, void *ctx) {
-    handed_back *h = (handed_back *)ctx;
-    h->calls++;
-    h->ctx_seen = ctx;
-    h->arg_seen = hwtimer_timeout_arg(to);
-    h->period_seen = hwtimer_timeout_period(to);
-}
-
+   still there to read (note_handed_back records them). */
 static void test_arg_in_stop_hand_back(void) {
     fixture f;
     probe p;
@@ -137,7 +123,7 @@ static void test_arg_in_stop_hand_back(void) {
     memset(&h, 0, sizeof h);
     open_with_probes(&f, &p, 1, 0, 8);
     CHECK_EQ(probe_schedule_periodic(&p, 5 * MS, 9 * MS), HWTIMER_OK);
-    CHECK_EQ(hwtimer_stop(f.t, note_hand_back, &h), 1);
+    CHECK_EQ(hwtimer_stop(f.t, note_handed_back, &h), 1);
     CHECK_EQ(h.calls, 1);
     CHECK(h.ctx_seen == &h);
     CHECK(h.arg_seen == &p);

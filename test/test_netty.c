@@ -25,7 +25,6 @@ typedef struct task {
     uint64_t scheduled_at; /* the timer's clock just before scheduling */
     uint64_t ran_at;       /* the timer's clock in the callback (atomic) */
     unsigned runs;         /* atomic */
-    unsigned handed;       /* times stop handed it back */
     unsigned *all_runs;    /* NULL, or a counter every run of a group of tasks bumps */
 } task;
 
@@ -58,18 +57,14 @@ static void wait_all_ran(task *tasks, size_t n) {
     for (i = 0; i < n; i++) CHECK(wait_for_count(&tasks[i].runs, 1, 3 * SEC));
 }
 
-/* The `unprocessed` callback of hwtimer_stop: every node handed back must be cancelled. */
-static void collect_handed(hwtimer_timeout *to, void *ctx) {
-    unsigned *not_cancelled = (unsigned *)ctx;
-    if (hwtimer_timeout_state(to) != HWTIMER_CANCELLED) (*not_cancelled)++;
-    ((task *)to)->handed++;
-}
+/* What the last stop_expecting's stop handed back. */
+static handed_back handed;
 
 /* Stops t, checks it handed back `expected` nodes, all cancelled, and destroys it. */
 static void stop_expecting(hwtimer *t, int64_t expected) {
-    unsigned not_cancelled = 0;
-    CHECK_EQ(hwtimer_stop(t, collect_handed, &not_cancelled), expected);
-    CHECK_EQ(not_cancelled, 0);
+    memset(&handed, 0, sizeof handed);
+    CHECK_EQ(hwtimer_stop(t, note_handed_back, &handed), expected);
+    CHECK_EQ(handed.not_cancelled, 0);
     CHECK_EQ(hwtimer_pending(t), 0);
     hwtimer_destroy(t);
 }
@@ -145,7 +140,7 @@ static void test_timeout_does_not_run_before_delay(void) {
     CHECK_EQ(hwtimer_timeout_state(&waits.late.node), HWTIMER_PENDING);
     CHECK_EQ(hwtimer_pending(waits.late_timer), 1);
     stop_expecting(waits.late_timer, 1);
-    CHECK_EQ(waits.late.handed, 1);
+    CHECK_EQ(handed_back_times(&handed, &waits.late.node), 1);
     CHECK_EQ(ATOMIC_GET(&waits.late.runs), 0);
 }
 
@@ -231,7 +226,7 @@ static void test_stop_hands_back_pending(void) {
     sleep_ns(100 * MS); /* the worker sleeps now */
     stop_expecting(t, 5);
     for (i = 0; i < 5; i++) {
-        CHECK_EQ(tasks[i].handed, 1);
+        CHECK_EQ(handed_back_times(&handed, &tasks[i].node), 1);
         CHECK_EQ(hwtimer_timeout_state(&tasks[i].node), HWTIMER_CANCELLED);
         CHECK_EQ(ATOMIC_GET(&tasks[i].runs), 0);
     }
@@ -314,7 +309,7 @@ static void test_stop_from_callback(void) {
     CHECK_EQ(task_schedule(t, &after, 1 * MS), HWTIMER_OK); /* still running */
     CHECK(wait_for_count(&after.runs, 1, 3 * SEC));
     stop_expecting(t, 1);
-    CHECK_EQ(far.handed, 1);
+    CHECK_EQ(handed_back_times(&handed, &far.node), 1);
 }
 
 /* ---- hwtimer_start and the lazy worker ---------------------------------------------- */
@@ -441,7 +436,7 @@ static void test_max_pending_frees_on_cancel(void) {
     CHECK_EQ(task_schedule(t, &third, 1 * MS), HWTIMER_EFULL);
     CHECK(wait_for_count(&later.runs, 1, 3 * SEC));
     stop_expecting(t, 1);
-    CHECK_EQ(far[0].handed, 1);
+    CHECK_EQ(handed_back_times(&handed, &far[0].node), 1);
     CHECK_EQ(ATOMIC_GET(&third.runs), 0);
 }
 
@@ -461,7 +456,7 @@ static void test_max_pending_frees_on_firing(void) {
     CHECK_EQ(task_schedule(t, &later, 90 * MS), HWTIMER_OK);
     CHECK(wait_for_count(&later.runs, 1, 3 * SEC));
     stop_expecting(t, 1);
-    CHECK_EQ(far.handed, 1);
+    CHECK_EQ(handed_back_times(&handed, &far.node), 1);
 }
 
 /* ---- pending counts ----------------------------------------------------------------- */

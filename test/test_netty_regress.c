@@ -236,16 +236,6 @@ static void test_netty_8277_sub_ms_tick_no_spin(void) {
    back must be CANCELLED (in the callback already), a later cancel returns 0 and it never
    runs. The nodes: Netty's five 5-second timeouts, plus a periodic one and one whose
    deadline is already past (the due list). */
-typedef struct handed {
-    unsigned count, not_cancelled;
-} handed;
-
-static void collect(hwtimer_timeout *to, void *ctx) {
-    handed *h = (handed *)ctx;
-    h->count++;
-    h->not_cancelled += hwtimer_timeout_state(to) != HWTIMER_CANCELLED;
-}
-
 enum { STOP_NODES = 7 };
 
 static void schedule_stop_nodes(hwtimer *t, counted *c) {
@@ -256,9 +246,9 @@ static void schedule_stop_nodes(hwtimer *t, counted *c) {
     CHECK_EQ(hwtimer_schedule_at(t, &c[6].to, 0, count_run, &c[6]), 0);
 }
 
-static void check_handed_back(hwtimer *t, counted *c, const handed *h) {
+static void check_handed_back(hwtimer *t, counted *c, const handed_back *h) {
     int i;
-    CHECK_EQ(h->count, STOP_NODES);
+    CHECK_EQ(h->calls, STOP_NODES);
     CHECK_EQ(h->not_cancelled, 0);
     for (i = 0; i < STOP_NODES; i++) {
         CHECK_EQ(hwtimer_timeout_state(&c[i].to), HWTIMER_CANCELLED);
@@ -271,11 +261,12 @@ static void check_handed_back(hwtimer *t, counted *c, const handed *h) {
 static void test_netty_14081_stop_cancels_what_it_returns(void) {
     fixture f;
     counted c[STOP_NODES];
-    handed h = {0, 0};
+    handed_back h;
+    memset(&h, 0, sizeof h);
     fixture_open(&f, 5 * SEC, MS, 512);
     CHECK_EQ(advance_to(&f, f.start + 10 * MS), 0);
     schedule_stop_nodes(f.t, c);
-    CHECK_EQ(hwtimer_stop(f.t, collect, &h), STOP_NODES);
+    CHECK_EQ(hwtimer_stop(f.t, note_handed_back, &h), STOP_NODES);
     check_handed_back(f.t, c, &h);
     CHECK_EQ(advance_to(&f, f.start + HOUR), 0);
     CHECK_EQ(runs_of(c, STOP_NODES), 0);
@@ -285,12 +276,13 @@ static void test_netty_14081_stop_cancels_what_it_returns(void) {
 static void test_netty_14081_worker(void) {
     hwtimer *t = worker_timer(10 * MS, 512);
     counted c[STOP_NODES];
-    handed h = {0, 0};
+    handed_back h;
+    memset(&h, 0, sizeof h);
     schedule_stop_nodes(t, c);
     sleep_ns(50 * MS);
     CHECK_EQ(ATOMIC_GET(&c[6].runs), 1); /* the past one ran: it is not handed back */
     CHECK_EQ(hwtimer_schedule_at(t, &c[6].to, UINT64_MAX, count_run, &c[6]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_stop(t, collect, &h), STOP_NODES);
+    CHECK_EQ(hwtimer_stop(t, note_handed_back, &h), STOP_NODES);
     check_handed_back(t, c, &h);
     sleep_ns(100 * MS);
     CHECK_EQ(runs_of(c, STOP_NODES), 1);

@@ -15,28 +15,13 @@ static void test_start_caller_driven(void) {
     fixture_close(&f);
 }
 
-typedef struct handed_back {
-    int calls;
-    int not_cancelled;
-    void *ctx_seen;
-} handed_back;
-
-static void collect_unprocessed(hwtimer_timeout *to, void *ctx) {
-    handed_back *h = (handed_back *)ctx;
-    h->calls++;
-    h->ctx_seen = ctx;
-    if (hwtimer_timeout_state(to) != HWTIMER_CANCELLED) {
-        h->not_cancelled++;
-    }
-    ((probe *)(void *)to)->repeats++; /* the probe embeds `to` first: count per node */
-}
-
 static void test_stop(void) {
     enum { N = 6 };
     fixture f;
     probe p[N];
-    handed_back h = {0, 0, NULL};
+    handed_back h;
     size_t i;
+    memset(&h, 0, sizeof h);
     open_with_probes(&f, p, N, 0, 4);
     for (i = 0; i < N - 1; i++) {
         CHECK_EQ(probe_schedule(&p[i], (i + 1) * 10 * MS), HWTIMER_OK);
@@ -47,12 +32,12 @@ static void test_stop(void) {
     CHECK_EQ(advance_to(&f, tick_at(&f, 10)), 2); /* p[0]; the periodic once (a jump) */
     CHECK_EQ(hwtimer_pending(f.t), 4);
 
-    CHECK_EQ(hwtimer_stop(f.t, collect_unprocessed, &h), 4);
+    CHECK_EQ(hwtimer_stop(f.t, note_handed_back, &h), 4);
     CHECK_EQ(h.calls, 4);
     CHECK_EQ(h.not_cancelled, 0);
     CHECK(h.ctx_seen == &h);
     for (i = 0; i < N; i++) {
-        CHECK_EQ(p[i].repeats, (i >= 2) ? 1 : 0);
+        CHECK_EQ(handed_back_times(&h, &p[i].to), (i >= 2) ? 1 : 0);
         if (i >= 2) {
             CHECK_EQ(hwtimer_timeout_state(&p[i].to), HWTIMER_CANCELLED);
         }
@@ -71,7 +56,7 @@ static void test_stop(void) {
     CHECK_EQ(hwtimer_reschedule(f.t, &p[3].to, MS), HWTIMER_ESTOPPED);
     CHECK_EQ(hwtimer_reschedule(f.t, &p[0].to, MS), HWTIMER_ESTOPPED);
     CHECK_EQ(hwtimer_pending(f.t), 0);
-    CHECK_EQ(hwtimer_stop(f.t, collect_unprocessed, &h), 0);
+    CHECK_EQ(hwtimer_stop(f.t, note_handed_back, &h), 0);
     CHECK_EQ(h.calls, 4);
     fixture_close(&f);
 }
@@ -133,18 +118,14 @@ static void test_stop_from_callback(void) {
     fixture_close(&f);
 }
 
-static void count_handed_back(hwtimer_timeout *to, void *ctx) {
-    (void)to;
-    (*(unsigned *)ctx)++;
-}
-
 /* After a stop everything is refused or a no-op, and further stops return 0 and hand
    back nothing. */
 static void check_stopped(fixture *r, probe *n) {
-    unsigned handed = 0;
-    CHECK_EQ(hwtimer_stop(r->t, count_handed_back, &handed), 0);
-    CHECK_EQ(hwtimer_stop(r->t, count_handed_back, &handed), 0);
-    CHECK_EQ(handed, 0);
+    handed_back h;
+    memset(&h, 0, sizeof h);
+    CHECK_EQ(hwtimer_stop(r->t, note_handed_back, &h), 0);
+    CHECK_EQ(hwtimer_stop(r->t, note_handed_back, &h), 0);
+    CHECK_EQ(h.calls, 0);
     CHECK_EQ(probe_schedule(n, MS), HWTIMER_ESTOPPED);
     CHECK_EQ(hwtimer_schedule_at(r->t, &n->to, 0, probe_fn, n), HWTIMER_ESTOPPED);
     CHECK_EQ(hwtimer_schedule_periodic(r->t, &n->to, MS, MS, probe_fn, n), HWTIMER_ESTOPPED);
@@ -160,7 +141,8 @@ static void check_stopped(fixture *r, probe *n) {
 static void test_stop_twice(void) {
     fixture r;
     probe n[3];
-    unsigned handed = 0;
+    handed_back h;
+    memset(&h, 0, sizeof h);
     open_with_probes(&r, n, 3, 0, 8);
     check_stopped(&r, &n[0]); /* never used */
     fixture_close(&r);
@@ -168,8 +150,9 @@ static void test_stop_twice(void) {
     fixture_open(&r, 0, MS, 8);
     CHECK_EQ(probe_schedule(&n[0], MS), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule_periodic(r.t, &n[1].to, MS, MS, probe_fn, &n[1]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_stop(r.t, count_handed_back, &handed), 2);
-    CHECK_EQ(handed, 2);
+    CHECK_EQ(hwtimer_stop(r.t, note_handed_back, &h), 2);
+    CHECK_EQ(h.calls, 2);
+    CHECK_EQ(h.not_cancelled, 0);
     CHECK_EQ(hwtimer_reschedule(r.t, &n[1].to, MS), HWTIMER_ESTOPPED);
     check_stopped(&r, &n[2]);
     CHECK_EQ(n[0].runs + n[1].runs, 0);
