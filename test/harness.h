@@ -20,16 +20,10 @@
 #ifndef HWTIMER_TEST_HARNESS_H
 #define HWTIMER_TEST_HARNESS_H
 
-#ifndef HWTIMER_TEST_MODE
-#define HWTIMER_TEST_MODE 1
-#endif
-#if HWTIMER_TEST_MODE == 0 && !defined(HWTIMER_NO_THREADS)
-#define HWTIMER_NO_THREADS
-#endif
-#if HWTIMER_TEST_MODE == 3 && !defined(HWTIMER_C11_THREADS)
-#define HWTIMER_C11_THREADS
-#endif
+#include "mode.h"
 
+/* With HWTIMER_TEST_NO_IMPLEMENTATION the program links the implementation built apart
+   (impl.c, once per mode: meson); without it, it is one program on its own. */
 #ifndef HWTIMER_TEST_NO_IMPLEMENTATION
 #define HWTIMER_IMPLEMENTATION
 #endif

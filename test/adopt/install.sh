@@ -1,0 +1,2 @@
+meson setup build -Dtests=false -Dbench=false
+meson install -C build
