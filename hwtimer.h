@@ -3658,7 +3658,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
 }
 
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
-    int err;
+    int err, worker_forked;
     unsigned i;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
@@ -3669,7 +3669,11 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock(t);
-    HWTIMER__STORE(&t->worker_running, 0); /* the parent's worker does not exist here */
+    /* Called from a callback that the worker runs (in worker mode only the worker runs
+       passes): the thread that forked is the worker, here too, and goes on with its pass
+       when the callback returns. A second worker would run passes beside it. */
+    worker_forked = t->worker_mode && hwtimer__in_own_callback(t);
+    if (!worker_forked) HWTIMER__STORE(&t->worker_running, 0); /* it does not exist here */
     t->worker_wake_at = 0;
     t->waiters = 0;
     t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
