@@ -58,15 +58,14 @@ const char *__tsan_default_options(void) {
 #endif
 #define TEST_WORKER_IN_CHILD !(HWTIMER_TEST_MODE == 3 && TEST_ASAN)
 
-/* AddressSanitizer's allocator (GCC 12, clang 14) takes locks of its own, also as a thread
-   starts (its stack bounds: pthread_getattr_np, malloc, free), and does not take them
-   around fork(): a fork while the parent's worker is starting can leave one held in the
-   child, whose new worker then blocks forever in its own start, before it runs anything
-   (the child's timeouts never run, and its destroy waits for that worker for ever). So
-   under a sanitizer the tests let the parent's worker start, with a first timeout run,
-   before they fork, and leave out the forks that come while it starts; every other build
-   forks right after the first schedule too. */
-#define TEST_SANITIZER (TEST_ASAN || TEST_TSAN)
+/* AddressSanitizer's allocator (GCC 12) takes locks of its own, also as a thread starts
+   (its stack bounds: pthread_getattr_np, malloc, free), and does not take them around
+   fork(): a fork while the parent's worker is starting can leave one held in the child,
+   whose new worker then blocks for ever in its own start, before it runs anything (the
+   child's timeouts never run, and its destroy waits for that worker for ever). So under
+   ASan the tests let the parent's worker start, with a first timeout run, before they
+   fork, and leave out the forks that come while it starts; every other build (TSan
+   included) forks right after the first schedule too. */
 
 /* How long a child or the parent may take to see its timeouts fire: generous, as the
    machine may be loaded. */
@@ -173,11 +172,11 @@ static void test_caller_driven(void) {
     fixture_close(&f);
 }
 
-/* Under a sanitizer, runs a timeout on t's worker and waits for it: the worker has started
-   (see TEST_SANITIZER). Static: the callback may still read it after the count. */
+/* Under ASan, runs a timeout on t's worker and waits for it: the worker has started (see
+   TEST_ASAN). Static: the callback may still read it after the count. */
 static probe started_probe;
 static void let_worker_start(hwtimer *t) {
-    if (!TEST_SANITIZER) return;
+    if (!TEST_ASAN) return;
     probe_init(&started_probe, NULL, 0);
     CHECK_EQ(hwtimer_schedule(t, &started_probe.to, 0, probe_fn, &started_probe), HWTIMER_OK);
     CHECK(wait_for_count(&started_probe.runs, 1, FIRE_LIMIT));
@@ -312,7 +311,7 @@ static void test_fork_during_periodic_callback(void) {
    the fourth anywhere in the next 2 ms (asleep, waking, in a pass). A periodic timeout
    every millisecond keeps the worker waking up, and every few rounds the fork comes right
    after the first arming on a fresh timer, whose worker has just been started (not under
-   a sanitizer: see TEST_SANITIZER). */
+   ASan: see TEST_ASAN). */
 
 enum { FORK_ROUNDS = 40, FORK_ONESHOTS = 1024, FRESH_EVERY = 4 };
 
@@ -428,7 +427,7 @@ static void test_fork_at_varied_moments(void) {
              HWTIMER_OK);
     let_worker_start(t);
     for (round = 0; round < FORK_ROUNDS; round++) {
-        if (!TEST_SANITIZER && round % FRESH_EVERY == 0) {
+        if (!TEST_ASAN && round % FRESH_EVERY == 0) {
             hwtimer *u = worker_timer(MS, 64);
             stamps_init(fresh_shots, FORK_ONESHOTS, u);
             fork_round(u, fresh_shots, NULL, &rng);
