@@ -86,8 +86,9 @@
      switched away from only at a broadcast or thread start it makes there. Others see
      (and the checks read) the state between sections, hardly ever mid-section; a fork
      (ex_fork) leaves a worker holding the lock only at those points too, and at the
-     clock reads of fork_each_point (its clock is a scheduling point). A real fork can
-     also come mid-section, with a list half relinked: no hook shows that.
+     clock reads of fork_each_point (its clock is a scheduling point). A real fork never
+     comes mid-section, with a list half relinked: hwtimer.h's fork handlers take every
+     worker's lock first (test_fork forks real processes at varied moments of passes).
    - Plain data races in general: one thread runs at a time, so a race shows only through
      its effect on the checks.
    - Spurious wake-ups, and a timed wait that ends while others could run without "time
