@@ -653,9 +653,13 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
    done (a periodic timeout is re-armed for its next period). As with any lock, it is for
    a child forked while no other thread of the parent was inside a call to t (a lock held
    by that thread would stay held in the child): fork from the thread that uses t, or
-   under your own lock around the calls. Without threads it has nothing to do. The parent
-   is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: the lock, a condition variable
-   or the worker could not be made. */
+   under your own lock around the calls. The worker may be anywhere at the fork: where the
+   POSIX thread backend is compiled in, fork() waits while a worker holds its timer's lock
+   (pthread_atfork handlers; so do not fork from a hwtimer_foreach visitor of a timer with
+   a worker, which runs under that lock). Called in a callback that the worker runs, the
+   thread that forked goes on as the child's worker. Without threads it has nothing to do.
+   The parent is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: the lock, a condition
+   variable or the worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
 /* Checks every internal invariant of t's wheel (like timeout.c's timeouts_check): each
@@ -1157,6 +1161,7 @@ struct hwtimer {
     long places_max;
     long wakes_out;  /* calls of hwtimer__shard_woke under way: not freed before they end */
     long *wake_out;  /* a shard: its timer's wakes_out (else NULL) */
+    hwtimer *fork_next; /* the next timer whose locks fork() takes (hwtimer__fork_list) */
 };
 
 /* A shard of a timer with max_pending takes a place under it before a node becomes
@@ -2035,10 +2040,13 @@ static void hwtimer__fini_thread_objects(hwtimer *t) {
     t->threads->mutex_destroy(t->mutex);
 }
 
+static void hwtimer__fork_list_remove(hwtimer *t); /* [hwtimer:platform] */
+
 /* Frees a stopped timer whose worker and passes are over. */
 static void hwtimer__finish_destroy(hwtimer *t) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     unsigned i;
+    hwtimer__fork_list_remove(t);
     while (HWTIMER__ATOMIC_ADD_SYNC(&t->wakes_out, 0) != 0) { /* see hwtimer__shard_woke */
         t->threads->mutex_lock(t->mutex); /* (waits while one holds the lock) */
         t->threads->mutex_unlock(t->mutex);
@@ -3106,6 +3114,67 @@ static const hwtimer_threads hwtimer__pthread_table = {
     hwtimer__pt_thread_is_self};
 #endif /* HWTIMER__PTHREAD */
 
+/* fork() and the worker. A worker may hold its timer's lock (or a shard's) at any moment
+   of a pass, and the child of a fork that came then would inherit the wheel half changed
+   (a slot behind `elapsed` still occupied, a list half relinked): timeouts lost or a
+   crash, whatever hwtimer_fork_child does. So every timer with a worker is on a list, and
+   fork() takes their locks first (pthread_atfork, registered at the first such timer): it
+   then comes while each worker sleeps, waits for the lock, or runs a callback, states the
+   child's hwtimer_fork_child completes. Both processes release the locks after the fork.
+   The lock order is the worker's: a timer, then its shards. */
+#if defined(HWTIMER__PTHREAD) && !defined(_WIN32)
+static pthread_mutex_t hwtimer__fork_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t hwtimer__fork_once = PTHREAD_ONCE_INIT;
+static hwtimer *hwtimer__fork_list;
+
+static void hwtimer__fork_prepare(void) {
+    hwtimer *t;
+    pthread_mutex_lock(&hwtimer__fork_mutex);
+    for (t = hwtimer__fork_list; t; t = t->fork_next) {
+        hwtimer__lock(t);
+        hwtimer__lock_shards(t);
+    }
+}
+
+static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
+    hwtimer *t;
+    for (t = hwtimer__fork_list; t; t = t->fork_next) {
+        hwtimer__unlock_shards(t);
+        hwtimer__unlock(t);
+    }
+    pthread_mutex_unlock(&hwtimer__fork_mutex);
+}
+
+static void hwtimer__fork_handlers(void) {
+    pthread_atfork(hwtimer__fork_prepare, hwtimer__fork_release, hwtimer__fork_release);
+}
+
+static void hwtimer__fork_list_add(hwtimer *t) {
+    if (!t->worker_mode || !t->threads) return;
+    pthread_once(&hwtimer__fork_once, hwtimer__fork_handlers);
+    pthread_mutex_lock(&hwtimer__fork_mutex);
+    t->fork_next = hwtimer__fork_list;
+    hwtimer__fork_list = t;
+    pthread_mutex_unlock(&hwtimer__fork_mutex);
+}
+
+static void hwtimer__fork_list_remove(hwtimer *t) {
+    hwtimer **p;
+    if (!t->worker_mode || !t->threads) return;
+    pthread_mutex_lock(&hwtimer__fork_mutex);
+    for (p = &hwtimer__fork_list; *p; p = &(*p)->fork_next) {
+        if (*p == t) {
+            *p = t->fork_next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&hwtimer__fork_mutex);
+}
+#else /* no fork() */
+static void hwtimer__fork_list_add(hwtimer *t) { (void)t; }
+static void hwtimer__fork_list_remove(hwtimer *t) { (void)t; }
+#endif
+
 #ifdef HWTIMER__C11
 #include <threads.h>
 typedef HWTIMER__THREAD_RECORD(thrd_t) hwtimer__c11thread;
@@ -3348,7 +3417,9 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     }
     err = hwtimer__check_config(cfg);
     if (err) return err;
-    return cfg->shards > 1 ? hwtimer__create_shards(out, cfg) : hwtimer__create(out, cfg, NULL);
+    err = cfg->shards > 1 ? hwtimer__create_shards(out, cfg) : hwtimer__create(out, cfg, NULL);
+    if (!err) hwtimer__fork_list_add(*out);
+    return err;
 }
 
 /* Stops t from a callback (lock held): cancels every node, the running one included, and
@@ -3697,7 +3768,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
 }
 
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
-    int err;
+    int err, worker_forked;
     unsigned i;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
@@ -3708,7 +3779,11 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock(t);
-    HWTIMER__STORE(&t->worker_running, 0); /* the parent's worker does not exist here */
+    /* Called from a callback that the worker runs (in worker mode only the worker runs
+       passes): the thread that forked is the worker, here too, and goes on with its pass
+       when the callback returns. A second worker would run passes beside it. */
+    worker_forked = t->worker_mode && hwtimer__in_own_callback(t);
+    if (!worker_forked) HWTIMER__STORE(&t->worker_running, 0); /* it does not exist here */
     t->worker_wake_at = 0;
     t->waiters = 0;
     t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */

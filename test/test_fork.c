@@ -58,6 +58,15 @@ const char *__tsan_default_options(void) {
 #endif
 #define TEST_WORKER_IN_CHILD !(HWTIMER_TEST_MODE == 3 && TEST_ASAN)
 
+/* AddressSanitizer's allocator (GCC 12) takes locks of its own, also as a thread starts
+   (its stack bounds: pthread_getattr_np, malloc, free), and does not take them around
+   fork(): a fork while the parent's worker is starting can leave one held in the child,
+   whose new worker then blocks for ever in its own start, before it runs anything (the
+   child's timeouts never run, and its destroy waits for that worker for ever). So under
+   ASan the tests let the parent's worker start, with a first timeout run, before they
+   fork, and leave out the forks that come while it starts; every other build (TSan
+   included) forks right after the first schedule too. */
+
 /* How long a child or the parent may take to see its timeouts fire: generous, as the
    machine may be loaded. */
 #define FIRE_LIMIT (5 * SEC)
@@ -81,12 +90,44 @@ static void child_exit(int checks_before) {
     _exit(test__checks_failed == checks_before ? 0 : 1);
 }
 
-/* Reaps the child and checks that it exited by itself with status 0. */
-static void check_child(pid_t pid) {
+/* Reaps the child: its exit status, -1 if it did not exit by itself. */
+static int reap_child(pid_t pid) {
     int status = 0;
     CHECK_EQ(waitpid(pid, &status, 0), pid);
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Reaps the child and checks that it exited by itself with status 0. */
+static void check_child(pid_t pid) {
+    CHECK_EQ(reap_child(pid), 0);
+}
+
+static uint64_t time_left(uint64_t until) {
+    uint64_t now = now_ns();
+    return until > now ? until - now : 0;
+}
+
+/* What a child inherited of a one-shot timeout: read before hwtimer_fork_child, without the
+   timer's lock (the parent's worker may have held it). It is pending while PENDING; the
+   one whose callback the parent's worker had claimed is EXPIRED, and counts as run. */
+typedef struct inherited {
+    int pending;
+    unsigned runs; /* its callback's count of runs */
+} inherited;
+
+static void note_inherited(inherited *in, const hwtimer_timeout *to, const unsigned *runs) {
+    in->pending = hwtimer_timeout_state(to) == HWTIMER_PENDING;
+    in->runs = ATOMIC_GET(runs);
+}
+
+/* The child waits (until give_up) for an inherited one-shot to run if it was pending... */
+static void wait_inherited(const inherited *in, const unsigned *runs, uint64_t give_up) {
+    if (in->pending) CHECK(wait_for_count(runs, in->runs + 1, time_left(give_up)));
+}
+
+/* ... and then checks that it ran exactly that once, or not at all. */
+static void check_inherited(const inherited *in, const unsigned *runs) {
+    CHECK_EQ(ATOMIC_GET(runs), in->runs + (unsigned)in->pending);
 }
 
 /* NULL is HWTIMER_EINVAL; a timer without threads has nothing to re-create. */
@@ -131,9 +172,20 @@ static void test_caller_driven(void) {
     fixture_close(&f);
 }
 
+/* Under ASan, runs a timeout on t's worker and waits for it: the worker has started (see
+   TEST_ASAN). Static: the callback may still read it after the count. */
+static probe started_probe;
+static void let_worker_start(hwtimer *t) {
+    if (!TEST_ASAN) return;
+    probe_init(&started_probe, NULL, 0);
+    CHECK_EQ(hwtimer_schedule(t, &started_probe.to, 0, probe_fn, &started_probe), HWTIMER_OK);
+    CHECK(wait_for_count(&started_probe.runs, 1, FIRE_LIMIT));
+}
+
 /* A worker timer on the real clock with two timeouts, 50 and 100 ms away. */
 static hwtimer *worker_with_two(probe *p) {
     hwtimer *t = worker_timer(MS, 64);
+    let_worker_start(t);
     probes_init(p, 2, NULL);
     CHECK_EQ(hwtimer_schedule(t, &p[0].to, 50 * MS, probe_fn, &p[0]), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule(t, &p[1].to, 100 * MS, probe_fn, &p[1]), HWTIMER_OK);
@@ -146,34 +198,53 @@ static void check_both_fire(hwtimer *t, probe *p) {
     CHECK_EQ(hwtimer_pending(t), 0);
 }
 
-/* Worker mode: the child's new worker runs both timeouts; the parent's worker runs its own. */
+/* The exit status of a child forked too late to check anything: both timeouts had run, or
+   begun, in the parent (a loaded machine can hold the parent 50 ms and more between its
+   schedule and its fork). The parent then tries again, up to WORKER_ATTEMPTS times. */
+enum { CHILD_TOO_LATE = 3, WORKER_ATTEMPTS = 5 };
+
+/* Worker mode: the child's new worker runs the timeouts pending at the fork, once each
+   (the fork is meant to come before the first is due, but that is not up to the test);
+   the parent's worker runs its own. */
 static void test_worker(void) {
-    probe p[2];
-    hwtimer *t = worker_with_two(p);
-    pid_t pid = fork_or_die();
-    if (pid == 0) {
-        int before = test__checks_failed;
-        CHECK_EQ(hwtimer_fork_child(t), HWTIMER_OK);
+    int attempt, status = CHILD_TOO_LATE;
+    for (attempt = 0; attempt < WORKER_ATTEMPTS && status == CHILD_TOO_LATE; attempt++) {
+        probe p[2];
+        hwtimer *t = worker_with_two(p);
+        pid_t pid = fork_or_die();
+        if (pid == 0) {
+            int before = test__checks_failed, i;
+            inherited in[2];
+            uint64_t give_up = now_ns() + FIRE_LIMIT;
+            for (i = 0; i < 2; i++) note_inherited(&in[i], &p[i].to, &p[i].runs);
+            if (!in[0].pending && !in[1].pending) _exit(CHILD_TOO_LATE);
+            CHECK_EQ(hwtimer_fork_child(t), HWTIMER_OK);
+            for (i = 0; i < 2; i++) wait_inherited(&in[i], &p[i].runs, give_up);
+            CHECK_EQ(hwtimer_pending(t), 0);
+            for (i = 0; i < 2; i++) check_inherited(&in[i], &p[i].runs);
+            CHECK_EQ(hwtimer_check(t), 0);
+            hwtimer_destroy(t);
+            child_exit(before);
+        }
         check_both_fire(t, p);
-        CHECK_EQ(hwtimer_check(t), 0);
+        status = reap_child(pid);
         hwtimer_destroy(t);
-        child_exit(before);
     }
-    check_both_fire(t, p);
-    check_child(pid);
-    hwtimer_destroy(t);
+    CHECK_EQ(status, 0);
 }
 
 /* Worker mode without hwtimer_fork_child: the child has no worker thread, so nothing fires
-   there (the child must not touch the timer at all: it only waits and leaves). */
+   there that had not run in the parent before the fork (the child must not touch the timer
+   at all: it only waits and leaves). */
 static void test_worker_without_fork_child(void) {
     probe p[2];
     hwtimer *t = worker_with_two(p);
     pid_t pid = fork_or_die();
     if (pid == 0) {
         int before = test__checks_failed;
+        size_t runs = probe_runs(p, 2);
         sleep_ns(200 * MS);
-        CHECK_EQ(probe_runs(p, 2), 0);
+        CHECK_EQ(probe_runs(p, 2), runs);
         child_exit(before);
     }
     check_both_fire(t, p);
@@ -224,6 +295,151 @@ static void test_fork_during_periodic_callback(void) {
     hwtimer_destroy(t);
 }
 
+/* ---- forks at varied moments of the worker's passes ----------------------------------
+   The tests above fork at one moment each. Here the parent forks again and again while its
+   worker runs passes, and every child checks what it inherited: hwtimer_check holds, each
+   one-shot pending at the fork runs exactly once more and no other runs again, none runs
+   before its deadline, the periodic timeout goes on, and none is left over.
+
+   Where a fork leaves the worker: fork() takes a while (hundreds of microseconds, more on
+   a loaded machine), and the worker goes on during it until it first writes to a page the
+   fork has already made copy-on-write: the child sees the worker as it was then. So each
+   round gives the worker a pass of about a millisecond: FORK_ONESHOTS one-shots due at
+   once, most of whose callbacks return at once (the worker then holds the lock for most of
+   the pass: claiming, unlinking, re-taking the lock), one in 64 spinning 50 us (it runs a
+   callback). Three rounds in four fork once a random number of those callbacks has begun;
+   the fourth anywhere in the next 2 ms (asleep, waking, in a pass). A periodic timeout
+   every millisecond keeps the worker waking up, and every few rounds the fork comes right
+   after the first arming on a fresh timer, whose worker has just been started (not under
+   ASan: see TEST_ASAN). */
+
+enum { FORK_ROUNDS = 40, FORK_ONESHOTS = 1024, FRESH_EVERY = 4 };
+
+/* A timeout that counts its runs and those that came before its deadline (on the clock of
+   its timer, which it reads in the callback). */
+typedef struct stamp {
+    hwtimer_timeout to;
+    hwtimer *t;
+    uint64_t spin;  /* its callback spins this long (ns) */
+    unsigned runs;  /* atomic */
+    unsigned early; /* atomic */
+} stamp;
+
+static stamp shots[FORK_ONESHOTS], fresh_shots[FORK_ONESHOTS], periodic_stamp;
+static inherited shots_inherited[FORK_ONESHOTS];
+static unsigned callbacks_entered; /* atomic: one-shot callbacks begun since the round began */
+
+/* Spins (busy, no sleep) for ns. */
+static void spin_ns(uint64_t ns) {
+    uint64_t until = now_ns() + ns;
+    while (now_ns() < until) {
+    }
+}
+
+static void stamp_fn(hwtimer_timeout *to, void *arg) {
+    stamp *s = (stamp *)arg;
+    if (hwtimer_now(s->t) < hwtimer_timeout_deadline(to)) ATOMIC_ADD(&s->early, 1u);
+    ATOMIC_ADD(&s->runs, 1u);
+    if (!hwtimer_timeout_period(to)) ATOMIC_ADD(&callbacks_entered, 1u);
+    spin_ns(s->spin);
+}
+
+static void stamps_init(stamp *s, size_t n, hwtimer *t) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        memset(&s[i], 0, sizeof s[i]);
+        hwtimer_timeout_init(&s[i].to);
+        s[i].t = t;
+        s[i].spin = i % 64 == 0 ? 50 * US : 0;
+    }
+}
+
+/* The child's part, for the one-shots `s` and `periodic` (or NULL). Runs before the
+   deadline are counted from the fork on: in the parent, a one-shot re-armed between its
+   claim and its callback reads the new deadline there; the child arms nothing. */
+static void child_checks(hwtimer *t, stamp *s, stamp *periodic, int before) {
+    unsigned periodic_runs = periodic ? ATOMIC_GET(&periodic->runs) : 0;
+    size_t i, pending = 0;
+    uint64_t give_up;
+    for (i = 0; i < FORK_ONESHOTS; i++) {
+        note_inherited(&shots_inherited[i], &s[i].to, &s[i].runs);
+        ATOMIC_SET(&s[i].early, 0u);
+        pending += (size_t)shots_inherited[i].pending;
+    }
+    CHECK_EQ(hwtimer_fork_child(t), HWTIMER_OK);
+    CHECK_EQ(hwtimer_check(t), 0);
+    give_up = now_ns() + FIRE_LIMIT; /* one limit for all of them */
+    for (i = 0; i < FORK_ONESHOTS; i++) wait_inherited(&shots_inherited[i], &s[i].runs, give_up);
+    if (periodic) CHECK(wait_for_count(&periodic->runs, periodic_runs + 2, time_left(give_up)));
+    sleep_ns(3 * MS); /* a second run would come by now */
+    for (i = 0; i < FORK_ONESHOTS; i++) {
+        check_inherited(&shots_inherited[i], &s[i].runs);
+        CHECK_EQ(ATOMIC_GET(&s[i].early), 0);
+    }
+    if (periodic) {
+        CHECK_EQ(ATOMIC_GET(&periodic->early), 0);
+        CHECK_EQ(hwtimer_cancel(t, &periodic->to), 1);
+    }
+    CHECK_EQ(hwtimer_pending(t), 0);
+    CHECK_EQ(hwtimer_check(t), 0);
+    if (test__checks_failed != before) {
+        fprintf(stderr, "the child inherited %zu pending one-shots%s\n", pending,
+                periodic ? " and the periodic one" : "");
+    }
+}
+
+/* One round: arms the one-shots that are idle, all due at once, waits, forks; the child
+   checks, the parent reaps it. */
+static void fork_round(hwtimer *t, stamp *s, stamp *periodic, uint64_t *rng) {
+    pid_t pid;
+    size_t i;
+    ATOMIC_SET(&callbacks_entered, 0u);
+    for (i = 0; i < FORK_ONESHOTS; i++) {
+        int err = hwtimer_schedule(t, &s[i].to, 0, stamp_fn, &s[i]);
+        CHECK(err == HWTIMER_OK || err == HWTIMER_EBUSY);
+    }
+    if (!periodic) {
+        /* a fresh timer: right away, its worker just started */
+    } else if (test_rng_below(rng, 4)) {
+        unsigned target = 1 + (unsigned)test_rng_below(rng, FORK_ONESHOTS);
+        uint64_t give_up = now_ns() + 100 * MS;
+        while (ATOMIC_GET(&callbacks_entered) < target && now_ns() < give_up) {
+        }
+    } else {
+        spin_ns(test_rng_below(rng, 2 * MS));
+    }
+    pid = fork_or_die();
+    if (pid == 0) {
+        int before = test__checks_failed;
+        child_checks(t, s, periodic, before);
+        child_exit(before); /* the timer is left as it is: the child ends here */
+    }
+    check_child(pid);
+}
+
+static void test_fork_at_varied_moments(void) {
+    uint64_t rng = 0x5eed;
+    hwtimer *t = worker_timer(MS, 64);
+    unsigned round;
+    stamps_init(shots, FORK_ONESHOTS, t);
+    stamps_init(&periodic_stamp, 1, t);
+    CHECK_EQ(hwtimer_schedule_periodic(t, &periodic_stamp.to, MS, MS, stamp_fn, &periodic_stamp),
+             HWTIMER_OK);
+    let_worker_start(t);
+    for (round = 0; round < FORK_ROUNDS; round++) {
+        if (!TEST_ASAN && round % FRESH_EVERY == 0) {
+            hwtimer *u = worker_timer(MS, 64);
+            stamps_init(fresh_shots, FORK_ONESHOTS, u);
+            fork_round(u, fresh_shots, NULL, &rng);
+            hwtimer_destroy(u);
+        }
+        fork_round(t, shots, &periodic_stamp, &rng);
+    }
+    CHECK_EQ(hwtimer_cancel(t, &periodic_stamp.to), 1);
+    CHECK_EQ(ATOMIC_GET(&periodic_stamp.early), 0);
+    hwtimer_destroy(t);
+}
+
 int main(void) {
     REQUIRE_THREADS("test_fork");
     RUN_TEST(test_arguments);
@@ -232,9 +448,10 @@ int main(void) {
     if (TEST_WORKER_IN_CHILD) {
         RUN_TEST(test_worker);
         RUN_TEST(test_fork_during_periodic_callback);
+        RUN_TEST(test_fork_at_varied_moments);
     } else {
         printf("skipped under ASan in the C11 mode (see TEST_ASAN): test_worker, "
-               "test_fork_during_periodic_callback\n");
+               "test_fork_during_periodic_callback, test_fork_at_varied_moments\n");
     }
     return test_finish();
 }

@@ -52,6 +52,11 @@
      more often than the loop was told a time.
    - fork: after ex_fork (the other threads never run again, holding what they hold) and
      hwtimer_fork_child, the child runs what was pending and the periodic goes on.
+     fork_each_point forks at each scheduling point of the worker in turn (asleep, waiting
+     for a lock, holding it at a clock read, in a pass, in a callback; on a timer of
+     shards also between the shards' steps and in its answer), fork_in_callback from a
+     callback on the worker; every arming runs once, at or after its deadline.
+   - Every callback on a worker runs at or after its deadline (the fake clock).
    - Liveness. Deadlock: every thread blocked, none with a timeout. Lost wake-up: every
      thread blocked, and a worker sleeps although work is due by the clock the timer last
      read, an event loop sleeps past work due earlier than the time it was told (wake_fn
@@ -80,7 +85,10 @@
    - Inside a locked section: the hooks are the points, so a thread that holds a lock is
      switched away from only at a broadcast or thread start it makes there. Others see
      (and the checks read) the state between sections, hardly ever mid-section; a fork
-     (ex_fork) leaves a worker holding the lock only at those points too.
+     (ex_fork) leaves a worker holding the lock only at those points too, and at the
+     clock reads of fork_each_point (its clock is a scheduling point). A real fork never
+     comes mid-section, with a list half relinked: hwtimer.h's fork handlers take every
+     worker's lock first (test_fork forks real processes at varied moments of passes).
    - Plain data races in general: one thread runs at a time, so a race shows only through
      its effect on the checks.
    - Spurious wake-ups, and a timed wait that ends while others could run without "time
@@ -99,6 +107,8 @@
    explore --scenario NAME [--bound B] [--max-runs N] [--pct N --seed S --depth D]
    explore --shards N ...       every timer a timer of N shards (cfg.shards): the CI runs
                                 the whole search again with 2
+   explore --scenario fork_each_point --fork-point K   only the fork at the worker's K-th
+                                point (a failure's replay line names K)
    A long run (hours; a new seed each time):
        explore --bound 4 --max-runs 2000000 --pct 200000 --seed "$RANDOM"
    A failure prints the event trace, and its schedule as "decision:option,..." (option 0,
@@ -366,6 +376,14 @@ static void node_fire(hwtimer_timeout *to, void *arg) {
     if (n->quiet) ex_fail("node %d: its callback runs after hwtimer_cancel returned", i);
     if (!n->period && n->armed < 1) ex_fail("node %d: runs more often than it was armed", i);
     if (!n->period) n->armed--;
+    /* At or after its deadline, on a worker (advance runs at the time it is given); while
+       its state is EXPIRED, the deadline is the one that fired (an arming since moved it) */
+    if (w.worker[n->timer] && hwtimer_timeout_state(to) == HWTIMER_EXPIRED &&
+        ex_clock_peek() < hwtimer_timeout_deadline(to)) {
+        ex_fail("node %d: runs at %llu ns, before its deadline %llu ns", i,
+                (unsigned long long)ex_clock_peek(),
+                (unsigned long long)hwtimer_timeout_deadline(to));
+    }
     n->running++;
     n->runner = ex_self();
     n->runs++;
@@ -927,18 +945,30 @@ static void sc_wake_fn(void) {
 
 /* The run the worker had claimed at the fork is over for the child (hwtimer_fork_child):
    in the ledger too. The worker stopped inside the callback, or before it entered it (just
-   after the unlock that precedes it), or after it left (in the lock that follows it). */
+   after the unlock that precedes it), or after it left (in the lock that follows it).
+   Inside the callback its body may have stopped in a call of the timer's (an arming, a
+   cancel), made or not: each node's armings are then what its state says (the scenarios
+   that fork keep at most one arming per node). */
+static int node_pending_by_state(const node *n) {
+    int state = hwtimer_timeout_state(n->to);
+    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && n->period);
+}
 static void ledger_after_fork_by(int timer, int worker) {
-    int i;
+    int i, in_body = 0;
     for (i = 0; i < w.nnodes; i++) {
         node *n = &w.nodes[i];
         if (!n->to || n->to != timer_running(w.t[timer])) continue;
         if (n->running) {
             n->running = 0;
+            in_body = 1;
         } else if (!ex_wants_mutex(worker)) {
             n->runs++; /* claimed, never entered: counted as run */
             if (!n->period) n->armed--;
         }
+    }
+    for (i = 0; in_body && i < w.nnodes; i++) {
+        node *n = &w.nodes[i];
+        if (n->to && n->timer == timer) n->armed = node_pending_by_state(n);
     }
 }
 
@@ -967,6 +997,135 @@ static void sc_fork_child(void) {
     periodic->result = periodic->runs;
     ex_await(node_ran, once);            /* nothing pending is lost */
     ex_await(ran_again, periodic);       /* and the new worker runs the periodic on */
+    world_end();
+}
+
+
+/* The fork at every point of the worker. Execution K forks the moment the worker reaches
+   its K-th scheduling point after the main thread armed the nodes (ex_await_urgent), so
+   the search runs K = 0, 1, 2 ... until the worker goes idle first. The timer's clock is
+   a point too (clock_point): the worker reads it holding the lock, after its answer and
+   mid-pass once it has claimed a periodic node, so the fork also leaves it holding the
+   lock there, pass marks set, and not only at the lock hooks around its sections. The
+   nodes give the worker every kind of pass: a periodic node that cancels itself from its
+   third run, a one-shot whose callback re-arms it once, a one-shot at 3 ms, one an hour
+   away, and one whose callback arms a fresh node (on a timer of shards it goes to the
+   worker's own shard, which may be out of its pass: a wake-up of the worker, from it). In the child every arming left runs exactly once, at or after its deadline
+   (node_fire), the periodic goes on until it cancels itself, and the new worker sleeps
+   with nothing left; a lost node or a hung worker is a deadlock (every thread blocked). */
+static unsigned fork_point;     /* K, of the execution under way (--fork-point) */
+static unsigned long fork_point_reached; /* executions that forked at point K */
+
+static uint64_t clock_point(void *ctx) {
+    ex_yield();
+    return ex_clock(ctx);
+}
+
+/* Where the forks of the search left the parent's worker (a fork counts in each that
+   applies), for the summary. */
+enum { AT_ASLEEP, AT_WANTS_LOCK, AT_HOLDS_LOCK, AT_IN_PASS, AT_IN_CALLBACK, AT_KINDS };
+static const char *const at_names[AT_KINDS] = {"asleep", "wants a lock", "holds a lock",
+                                               "in a pass", "callback claimed"};
+static unsigned long fork_states[AT_KINDS];
+
+static void note_fork_state(hwtimer *t, int worker) {
+    int holds = 0, in_pass = t->in_pass;
+    unsigned k;
+    for (k = 0; k < parts_of(t); k++) in_pass |= part_of(t, k)->in_pass;
+    if (ex_mutex_owner(t->mutex) == worker) holds = 1;
+    for (k = 0; k < parts_of(t); k++) holds |= ex_mutex_owner(part_of(t, k)->mutex) == worker;
+    fork_states[AT_ASLEEP] += ex_waits_on(worker) == t->wake_cond;
+    fork_states[AT_WANTS_LOCK] += (unsigned long)ex_wants_mutex(worker);
+    fork_states[AT_HOLDS_LOCK] += (unsigned long)holds;
+    fork_states[AT_IN_PASS] += (unsigned long)in_pass;
+    fork_states[AT_IN_CALLBACK] += timer_running(t) != NULL;
+}
+
+static void cancel_self_from_third_run(node *n) {
+    if (n->runs >= 3) node_cancel(n, KEEP_IT);
+}
+static void rearm_once(node *n) {
+    if (n->runs == 1) node_must_schedule(n, MS, 0);
+}
+static void arm_peer_once(node *n) { /* on a timer of shards: the worker's own shard */
+    if (n->runs == 1) node_must_schedule(&w.nodes[n->peer], 0, 0);
+}
+
+typedef struct fork_target {
+    int worker;
+    unsigned point;
+} fork_target;
+static int fork_due(void *arg) {
+    const fork_target *f = (const fork_target *)arg;
+    return ex_points(f->worker) >= f->point || ex_waits_forever(f->worker);
+}
+static int all_settled(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < w.nnodes; i++) {
+        if (w.nodes[i].armed) return 0;
+    }
+    return 1;
+}
+static void sc_fork_each_point(void) {
+    hwtimer_config cfg;
+    fork_target f;
+    node *arms_peer;
+    config_for_explore(&cfg, 1);
+    cfg.clock_fn = clock_point;
+    timer_create_with(0, &cfg);
+    armed_node(cancel_self_from_third_run, MS, 2 * MS);
+    armed_node(rearm_once, 2 * MS, 0);
+    armed_node(NULL, 3 * MS, 0);
+    armed_node(NULL, HOUR, 0);
+    arms_peer = node_new(0, arm_peer_once);
+    arms_peer->peer = node_index(node_new(0, NULL));
+    node_must_schedule(arms_peer, 2 * MS, 0);
+    f.worker = ex_thread_started_with(w.t[0]);
+    if (f.worker < 0) ex_fail("no worker after the first arming");
+    f.point = ex_points(f.worker) + fork_point;
+    ex_await_urgent(fork_due, &f);
+    if (ex_points(f.worker) >= f.point) {
+        fork_point_reached++;
+        note_fork_state(w.t[0], f.worker);
+        fork_here(0);
+    }
+    ex_await(all_settled, NULL);
+    world_end();
+}
+
+/* A callback forks, and its child calls hwtimer_fork_child from it: the worker of the
+   child is the thread that forked, which goes on with its pass when the callback returns
+   (no second worker). Another thread of the child then waits for the rest to run. */
+static void child_checks(void *arg) {
+    (void)arg;
+    ex_await(all_settled, NULL);
+    timer_stop(0);
+    timer_destroy(0);
+}
+static int main_armed_all; /* the main thread is out of its calls of the timer */
+static int main_is_out(void *arg) {
+    (void)arg;
+    return main_armed_all;
+}
+static void fork_from_callback(node *n) {
+    int err;
+    if (n->runs != 1) return;
+    ex_await(main_is_out, NULL);
+    ex_fork();
+    err = hwtimer_fork_child(w.t[0]);
+    if (err) ex_fail("hwtimer_fork_child: %s", hwtimer_strerror(err));
+    ex_spawn(child_checks, NULL);
+}
+static void sc_fork_in_callback(void) {
+    main_armed_all = 0;
+    timer_open(0, 1);
+    armed_node(cancel_self_from_third_run, MS, MS);
+    armed_node(fork_from_callback, 2 * MS, 0);
+    armed_node(NULL, 2 * MS, 0);
+    armed_node(NULL, 3 * MS, 0);
+    main_armed_all = 1;
+    ex_await(all_settled, NULL); /* in the parent; the child ends in child_checks */
     world_end();
 }
 
@@ -1014,29 +1173,32 @@ typedef struct scenario {
     unsigned bound;    /* preemption bound of the CI run */
     unsigned pct_runs; /* PCT schedules of the CI run */
     int expect_fail;   /* the search must find a failure (a documented deadlock, a known gap) */
+    int each_point;    /* searched once per fork point K = 0, 1, ... (sc_fork_each_point) */
 } scenario;
 
 static const scenario scenarios[] = {
-    {"cancel_vs_fire", sc_cancel_vs_fire, 3, 500, 0},
-    {"rearm_vs_waiting_cancel", sc_rearm_vs_waiting_cancel, 2, 2000, 0},
-    {"periodic_cancel_self", sc_periodic_cancel_self, 3, 500, 0},
-    {"periodic_cancel_other", sc_periodic_cancel_other, 1, 2000, 0},
-    {"stop_vs_schedule_vs_callback", sc_stop_vs_schedule_vs_callback, 1, 2000, 0},
-    {"stop_vs_advance", sc_stop_vs_advance, 3, 500, 0},
-    {"destroy_from_callback", sc_destroy_from_callback, 3, 500, 0},
-    {"destroy_from_advance", sc_destroy_from_advance, 3, 500, 0},
-    {"reschedule_vs_fire", sc_reschedule_vs_fire, 2, 2000, 0},
-    {"callbacks_cancel_each_other", sc_callbacks_cancel_each_other, 3, 500, 0},
-    {"cross_timer_cancel", sc_cross_timer_cancel, 2, 2000, 0},
-    {"move_between_timers", sc_move_between_timers, 1, 2000, 0},
-    {"clock_jump", sc_clock_jump, 3, 500, 0},
-    {"wake_fn", sc_wake_fn, 2, 1000, 0},
-    {"fork_child", sc_fork_child, 1, 1000, 0},
-    {"destroy_from_callback_then_free", sc_destroy_then_free, 3, 500, 0},
-    {"periodic_moved_by_its_callback", sc_periodic_move, 2, 500, 0},
-    {"cross_timer_cycle_deadlocks", sc_cross_timer_cycle, 2, 0, 1},
-    {"move_then_cancel_at_once", sc_move_then_cancel, 2, 0, 1},
-    {"inspect_vs_freeing_callback", sc_inspect_vs_freeing, 2, 0, 0},
+    {"cancel_vs_fire", sc_cancel_vs_fire, 3, 500, 0, 0},
+    {"rearm_vs_waiting_cancel", sc_rearm_vs_waiting_cancel, 2, 2000, 0, 0},
+    {"periodic_cancel_self", sc_periodic_cancel_self, 3, 500, 0, 0},
+    {"periodic_cancel_other", sc_periodic_cancel_other, 1, 2000, 0, 0},
+    {"stop_vs_schedule_vs_callback", sc_stop_vs_schedule_vs_callback, 1, 2000, 0, 0},
+    {"stop_vs_advance", sc_stop_vs_advance, 3, 500, 0, 0},
+    {"destroy_from_callback", sc_destroy_from_callback, 3, 500, 0, 0},
+    {"destroy_from_advance", sc_destroy_from_advance, 3, 500, 0, 0},
+    {"reschedule_vs_fire", sc_reschedule_vs_fire, 2, 2000, 0, 0},
+    {"callbacks_cancel_each_other", sc_callbacks_cancel_each_other, 3, 500, 0, 0},
+    {"cross_timer_cancel", sc_cross_timer_cancel, 2, 2000, 0, 0},
+    {"move_between_timers", sc_move_between_timers, 1, 2000, 0, 0},
+    {"clock_jump", sc_clock_jump, 3, 500, 0, 0},
+    {"wake_fn", sc_wake_fn, 2, 1000, 0, 0},
+    {"fork_child", sc_fork_child, 1, 1000, 0, 0},
+    {"fork_each_point", sc_fork_each_point, 1, 0, 0, 1},
+    {"fork_in_callback", sc_fork_in_callback, 2, 1000, 0, 0},
+    {"destroy_from_callback_then_free", sc_destroy_then_free, 3, 500, 0, 0},
+    {"periodic_moved_by_its_callback", sc_periodic_move, 2, 500, 0, 0},
+    {"cross_timer_cycle_deadlocks", sc_cross_timer_cycle, 2, 0, 1, 0},
+    {"move_then_cancel_at_once", sc_move_then_cancel, 2, 0, 1, 0},
+    {"inspect_vs_freeing_callback", sc_inspect_vs_freeing, 2, 0, 0, 0},
 };
 enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
 
@@ -1058,9 +1220,18 @@ static void world_main(void) {
     current_scenario->fn();
 }
 
+/* The scenario as its replay command names it: with the options that shape it. */
 static ex_world world_of(const scenario *s) {
+    static char name[128];
     ex_world wd;
-    wd.scenario = s->name;
+    int used = snprintf(name, sizeof name, "%s", s->name);
+    if (s->each_point && used > 0 && (size_t)used < sizeof name) {
+        used += snprintf(name + used, sizeof name - (size_t)used, " --fork-point %u", fork_point);
+    }
+    if (explore_shards && used > 0 && (size_t)used < sizeof name) {
+        snprintf(name + used, sizeof name - (size_t)used, " --shards %u", explore_shards);
+    }
+    wd.scenario = name;
     wd.main_fn = world_main;
     wd.check_step = check_step;
     wd.check_quiet = check_quiet;
@@ -1158,12 +1329,44 @@ typedef struct options {
     int pct_seed_given;
     uint64_t pct_seed;
     unsigned len;
+    int fork_point_given;
+    unsigned fork_point;
 } options;
 
 static double seconds_since(const struct timespec *t0) {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* A scenario searched once per fork point: K = 0, 1, ... until no schedule of the search
+   reaches point K (the worker went idle before it), or only K with --fork-point. */
+static void explore_each_point(const scenario *s, const options *o, unsigned bound,
+                               const struct timespec *t0) {
+    unsigned long runs = 0, forks = 0;
+    size_t decisions = 0;
+    int complete = 1, i;
+    unsigned k = o->fork_point_given ? o->fork_point : 0;
+    memset(fork_states, 0, sizeof fork_states);
+    for (;; k++) {
+        search_stats b;
+        fork_point = k;
+        fork_point_reached = 0;
+        b = search_bounded(s, bound, o->max_runs);
+        runs += b.runs;
+        forks += fork_point_reached;
+        complete &= b.complete;
+        if (b.max_decisions > decisions) decisions = b.max_decisions;
+        if (!fork_point_reached || o->fork_point_given) break;
+    }
+    printf("%-30s bound %u: %7lu schedules%s, forks at worker points 0-%u: %lu, "
+           "<= %4zu decisions, %6.1f s\n",
+           s->name, bound, runs, complete ? " (all)" : " (capped)",
+           fork_point_reached ? k : k - 1, forks, decisions, seconds_since(t0));
+    printf("%-30s the worker at those forks:", "");
+    for (i = 0; i < AT_KINDS; i++) printf("%s %s %lu", i ? "," : "", at_names[i], fork_states[i]);
+    printf("\n");
+    fflush(stdout);
 }
 
 /* The bounded search, then PCT with a length taken from it. */
@@ -1174,6 +1377,10 @@ static void explore_scenario(const scenario *s, const options *o) {
     search_stats b, p;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     current_scenario = s;
+    if (s->each_point) {
+        explore_each_point(s, o, bound, &t0);
+        return;
+    }
     b = search_bounded(s, bound, o->max_runs);
     p = search_pct(s, pct, o->seed, o->depth, (unsigned)b.max_decisions);
     printf("%-30s bound %u: %7lu schedules%s, PCT %5lu (depth %u, seed %llu), "
@@ -1243,6 +1450,10 @@ static int parse_options(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--replay")) o->replay = v;
         else if (!strcmp(a, "--len")) o->len = (unsigned)atoi(v);
         else if (!strcmp(a, "--shards")) explore_shards = (unsigned)atoi(v);
+        else if (!strcmp(a, "--fork-point")) {
+            o->fork_point = (unsigned)atoi(v);
+            o->fork_point_given = 1;
+        }
         else if (!strcmp(a, "--pct-seed")) {
             o->pct_seed = strtoull(v, NULL, 10);
             o->pct_seed_given = 1;
@@ -1259,6 +1470,7 @@ static int replay_one(const scenario *s, const options *o) {
     ex_plan plan;
     ex_world wd;
     current_scenario = s;
+    fork_point = o->fork_point;
     if (o->pct_seed_given) {
         pct_plan(&plan, o->pct_seed, o->depth, o->len);
     } else {
@@ -1284,7 +1496,7 @@ int main(int argc, char **argv) {
     if (parse_options(argc, argv, &o)) {
         fprintf(stderr, "usage: explore [--list] [--scenario NAME] [--bound B] [--max-runs N]"
                         " [--pct N] [--seed S] [--depth D] [--replay CHOICES]"
-                        " [--pct-seed S --len L] [--shards N] [--trace]\n");
+                        " [--pct-seed S --len L] [--shards N] [--fork-point K] [--trace]\n");
         return 2;
     }
     if (o.replay || o.pct_seed_given) {

@@ -55,6 +55,8 @@ typedef struct vthread {
     void *arg;
     int by_timer; /* started by the timer's thread_start */
     int frozen;   /* left behind by a simulated fork: never runs again */
+    int urgent;   /* TS_AWAIT by ex_await_urgent: runs the moment it is ready */
+    unsigned points; /* scheduling points it has reached (hook calls, yields, its end) */
     unsigned starved;
     unsigned priority; /* EX_PCT */
 } vthread;
@@ -378,6 +380,15 @@ static void ex_count_starvation(int chosen) {
     }
 }
 
+/* A thread in ex_await_urgent whose condition holds: it runs now, whatever the plan. */
+static int ex_urgent(void) {
+    int i;
+    for (i = 0; i < ex.n; i++) {
+        if (ex.th[i].urgent && ex.th[i].state == TS_AWAIT && ex_enabled(i)) return i;
+    }
+    return -1;
+}
+
 /* The next thread to run, or EX_TIME. */
 static int ex_decide(void) {
     int opts[EX_MAX_THREADS + 1], cur_enabled, forced, chosen;
@@ -388,7 +399,8 @@ static int ex_decide(void) {
     if (ex.world->check_step) ex.world->check_step();
     n = ex_options(opts, &cur_enabled);
     if (n == 0) ex_fail("deadlock: every thread is blocked and none waits with a timeout");
-    forced = ex_starving(opts, n);
+    forced = ex_urgent();
+    if (forced < 0) forced = ex_starving(opts, n);
     if (forced >= 0) {
         ex_record(1, 0, 0);
         chosen = forced;
@@ -446,6 +458,7 @@ static void ex_wait_for_token(int me) {
 /* A scheduling point (g held): decide, hand the token over, wait to get it back. */
 static void ex_switch(void) {
     int me = ex.current, next;
+    ex.th[me].points++;
     for (;;) {
         next = ex_decide();
         if (next != EX_TIME) break;
@@ -628,6 +641,18 @@ void ex_await(int (*ready)(void *), void *arg) {
     pthread_mutex_unlock(&ex.g);
 }
 
+void ex_await_urgent(int (*ready)(void *), void *arg) {
+    pthread_mutex_lock(&ex.g);
+    ex.th[ex.current].state = TS_AWAIT;
+    ex.th[ex.current].urgent = 1;
+    ex.th[ex.current].ready = ready;
+    ex.th[ex.current].ready_arg = arg;
+    ex_trace("awaits, urgent", -1);
+    ex_switch();
+    ex.th[ex.current].urgent = 0;
+    pthread_mutex_unlock(&ex.g);
+}
+
 int ex_spawn(void (*fn)(void *), void *arg) {
     int id;
     pthread_mutex_lock(&ex.g);
@@ -652,6 +677,7 @@ const void *ex_waits_on(int id) {
 }
 int ex_mutex_is_free(const void *m) { return ((const ex_mutex *)m)->owner < 0; }
 int ex_mutex_is_mine(const void *m) { return ((const ex_mutex *)m)->owner == ex.current; }
+int ex_mutex_owner(const void *m) { return ((const ex_mutex *)m)->owner; }
 unsigned ex_mutex_releases(const void *m) { return ((const ex_mutex *)m)->releases; }
 
 /* What a fork leaves the child: only the calling thread. The others stop where they are,
@@ -669,6 +695,10 @@ void ex_fork(void) {
     pthread_mutex_unlock(&ex.g);
 }
 int ex_is_frozen(int id) { return ex.th[id].frozen; }
+unsigned ex_points(int id) { return ex.th[id].points; }
+int ex_waits_forever(int id) {
+    return ex.th[id].state == TS_COND && ex.th[id].wake_at == UINT64_MAX && !ex.th[id].frozen;
+}
 int ex_wants_mutex(int id) { return ex.th[id].state == TS_LOCK; }
 
 int ex_thread_started_with(const void *arg) {
@@ -689,6 +719,7 @@ uint64_t ex_clock(void *ctx) {
     return now;
 }
 uint64_t ex_clock_seen(void) { return ex.clock_seen; }
+uint64_t ex_clock_peek(void) { return ex.os_time + ex.offset; }
 void ex_clock_jump(uint64_t ns) { ex.offset += ns; }
 
 /* ---- one execution ---- */

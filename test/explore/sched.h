@@ -64,6 +64,9 @@ const hwtimer_threads *ex_threads(void);
 /* For the code that runs inside an execution. */
 void ex_yield(void);                                   /* a scheduling point */
 void ex_await(int (*ready)(void *), void *arg);        /* blocks until ready(arg) */
+/* Blocks until ready(arg), and runs at the first scheduling point where it holds, whatever
+   the plan: a decision with one option (the search does not branch on it). */
+void ex_await_urgent(int (*ready)(void *), void *arg);
 int ex_spawn(void (*fn)(void *), void *arg);           /* a test thread; its id */
 void ex_join(int id);
 int ex_self(void);
@@ -73,12 +76,16 @@ int ex_thread_count(void);
 const void *ex_waits_on(int id);                       /* its cond in cond_wait, or NULL */
 int ex_mutex_is_free(const void *mutex);
 int ex_mutex_is_mine(const void *mutex);               /* the calling thread holds it */
+int ex_mutex_owner(const void *mutex);                 /* the thread that holds it, or -1 */
 unsigned ex_mutex_releases(const void *mutex); /* unlocks so far: a locked section ended */
 void ex_fork(void);        /* as in a forked child: the other threads never run again */
 int ex_is_frozen(int id);  /* left behind by ex_fork */
 int ex_wants_mutex(int id); /* stopped in a lock hook, before it took the mutex */
+unsigned ex_points(int id); /* scheduling points thread id has reached so far */
+int ex_waits_forever(int id); /* in cond_wait without a timeout (and not frozen) */
 uint64_t ex_clock(void *ctx);                          /* the fake clock, a clock_fn */
 uint64_t ex_clock_seen(void);                          /* the latest time ex_clock returned */
+uint64_t ex_clock_peek(void); /* the fake clock now, without counting as a read */
 void ex_clock_jump(uint64_t ns); /* the clock jumps forward; OS timeouts do not move */
 void ex_fail(const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
