@@ -645,6 +645,9 @@ typedef struct hwtimer_stats {
     uint64_t cascaded; /* timeouts moved down a level */
     size_t pending;    /* same as hwtimer_pending */
     size_t bytes;      /* memory hwtimer_create allocated */
+    uint64_t refiled;  /* timeouts a pass filed again because they had been pushed later
+                          than the slot where they waited (see "Pushing a deadline later"
+                          in THE DESIGN; never more than such pushes) */
 } hwtimer_stats;
 
 /* ---------------------------------------------------------------------------------
@@ -1715,6 +1718,22 @@ HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
     }
 }
 
+/* A pending node pushed later may stay where it is filed (see "Pushing a deadline later" in
+   THE DESIGN): it waits in a wheel slot (not in `due` or `ready`, whose order and pass
+   are exact), its new deadline is not earlier (so its slot still starts at or before its
+   new tick: the pass reaches the slot first and files it by that deadline), and no pass
+   is under way (whose target the new deadline might not pass: it would then run in the
+   same pass, and must go to `due`). Then only the deadline is written: no list, no bitmap,
+   no division, and no wake-up, as the boundary only moves later. Returns 1 if so. */
+HWTIMER__HOT int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL ||
+        deadline < to->deadline || t->in_pass) {
+        return 0;
+    }
+    HWTIMER__STORE64(&to->deadline, deadline);
+    return 1;
+}
+
 /* Gives a filed node a new deadline that is due in the wheel past near_upto: moves it to
    its new slot, or leaves it where it is if the slot is the same (a slot does not care
    about the exact deadline). Returns the tick it will run at (> 0, as it is past
@@ -1734,51 +1753,87 @@ HWTIMER__HOT uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
     return tick;
 }
 
-/* The first occupied slot after elapsed's position, in the lowest level that has one (all
-   of a lower level is due before anything in a higher one), and the tick it starts at. */
+/* The tick at which slot `slot` of level `level` starts, for a slot after elapsed's position
+   (in elapsed's rotation of that level). */
+static uint64_t hwtimer__slot_start(const hwtimer *t, unsigned level, uint32_t slot) {
+    unsigned shift = level * t->bits;
+    return hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits), shift + t->bits) |
+           hwtimer__shl(slot, shift);
+}
+
+/* The first occupied slot after elapsed's position, in the lowest level that has one (every
+   slot of a lower level starts before any of a higher one), and the tick it starts at. */
 static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *slot_out,
                               uint64_t *start_out) {
     unsigned level;
     for (level = 0; level < t->levels; level++) {
-        unsigned shift = level * t->bits;
-        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, shift) & t->mask);
+        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, level * t->bits) & t->mask);
         uint32_t slot = hwtimer__level_next_occupied(t, &t->level[level], pos + 1);
         if (slot < t->width) {
-            uint64_t rotation = hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits),
-                                             shift + t->bits);
             *level_out = level;
             *slot_out = slot;
-            *start_out = rotation | hwtimer__shl(slot, shift);
+            *start_out = hwtimer__slot_start(t, level, slot);
             return 1;
         }
     }
     return 0;
 }
 
-/* Re-files one node of a slot being emptied: due now, to `ready`; else to a lower level. */
-static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
-    uint64_t tick = level ? hwtimer__node_tick(t, to, to->deadline) : t->elapsed;
-    if (tick <= t->elapsed) {
-        to->where = HWTIMER__WHERE_LIST;
-        hwtimer__list_append(&t->ready, &to->link);
-    } else {
-        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-        t->stats.cascaded++;
-    }
-}
-
+/* Emptying a slot that starts at elapsed: the slot's level, and for level 0 the time of its
+   boundary, S + elapsed * tick_ns. */
 typedef struct hwtimer__refiling {
     hwtimer *t;
     unsigned level;
+    uint64_t boundary;
 } hwtimer__refiling;
 
-static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
-    hwtimer__refiling *r = (hwtimer__refiling *)ctx;
-    hwtimer__refile(r->t, r->level, to);
+/* Files a node of a slot being emptied again by its deadline, in a later slot (tick >
+   elapsed): a move down a level, or a re-filing of a node pushed later than the slot where
+   it waited (one that lands in the same level or a higher one: a node filed by its
+   deadline lands in a lower one). */
+static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to, uint64_t tick) {
+    uint32_t where = hwtimer__wheel_where(t, tick);
+    hwtimer__file_in_wheel(t, to, where);
+    if ((where - HWTIMER__WHERE_WHEEL) >> t->bits < level) {
+        t->stats.cascaded++;
+    } else {
+        t->stats.refiled++;
+    }
 }
 
-/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
-   coarse slot is re-filed, which puts it in a lower level, never back in this slot (so the
+static void hwtimer__to_ready(hwtimer *t, hwtimer_timeout *to) {
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_append(&t->ready, &to->link);
+}
+
+/* A node of a level-0 slot: it runs now, unless it was pushed later. Its slot starts at or
+   before its tick, so a deadline at or before the slot's boundary is due exactly now (with
+   a leeway too: the slot's tick is on the node's grid, or the last tick, and the node's
+   grid tick is the first at or after its due tick), and a later one is due later: one
+   comparison instead of a division. */
+static void hwtimer__visit_due(void *ctx, hwtimer_timeout *to) {
+    hwtimer__refiling *r = (hwtimer__refiling *)ctx;
+    if (to->deadline <= r->boundary) {
+        hwtimer__to_ready(r->t, to);
+    } else {
+        hwtimer__refile(r->t, 0, to, hwtimer__node_tick(r->t, to, to->deadline));
+    }
+}
+
+/* A node of a coarse slot: due now, to `ready`; else filed by its deadline. */
+static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
+    hwtimer__refiling *r = (hwtimer__refiling *)ctx;
+    hwtimer *t = r->t;
+    uint64_t tick = hwtimer__node_tick(t, to, to->deadline);
+    if (tick <= t->elapsed) {
+        hwtimer__to_ready(t, to);
+    } else {
+        hwtimer__refile(t, r->level, to, tick);
+    }
+}
+
+/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest is filed
+   again by its deadline, which puts it in a later slot, never back in this one (so the
    walk never meets a node it re-filed). Order within a slot does not matter: its nodes are
    re-filed by their own deadlines. */
 static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
@@ -1791,7 +1846,12 @@ static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     r.level = level;
     /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
-    hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+    if (level == 0) {
+        r.boundary = t->start + t->elapsed * t->tick_ns; /* a tick the pass reaches: no overflow */
+        hwtimer__walk_lists(lists, used, hwtimer__visit_due, &r);
+    } else {
+        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+    }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
     hwtimer__level_unmark(t, lv, slot);
 }
@@ -2198,6 +2258,10 @@ HWTIMER__HOT uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_
 static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
                                  uint64_t deadline) {
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
+    if (hwtimer__push_later(t, to, deadline)) {
+        hwtimer__wake_worker_for(t, UINT64_MAX, now); /* only for a clock past its wake-up */
+        return;
+    }
     if (to->state == HWTIMER_PENDING) {
         uint64_t tick = hwtimer__move_in_wheel(t, to, deadline);
         if (tick) {
@@ -2254,6 +2318,15 @@ static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
 }
 
+/* A node due at `tick` may wait in wheel slot `slot_where` if the slot starts at or before
+   that tick (so the pass reaches it in time): the slot its deadline names, or one an
+   earlier deadline named before it was pushed later. Returns 0 if so. (The slot starts
+   after elapsed: hwtimer__check_level checks that no slot at or behind it is occupied.) */
+static int hwtimer__check_slot(const hwtimer *t, uint32_t slot_where, uint64_t tick) {
+    uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
+    return tick <= t->elapsed || hwtimer__slot_start(t, id >> t->bits, id & t->mask) > tick;
+}
+
 /* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
    the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
 static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
@@ -2271,8 +2344,7 @@ static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
             return HWTIMER_CHECK_NODE;
         }
         tick = hwtimer__node_tick(t, to, to->deadline);
-        if (slot_where >= HWTIMER__WHERE_WHEEL &&
-            (tick <= t->elapsed || hwtimer__wheel_where(t, tick) != slot_where)) {
+        if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(t, slot_where, tick)) {
             return HWTIMER_CHECK_SLOT;
         }
         if (head == &t->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
@@ -2762,13 +2834,15 @@ static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err,
                                     arm_when)
      hwtimer_schedule_at          arm (refusal, arm_node)        arm_sync > arm_locked
      hwtimer_schedule_periodic_at
-     hwtimer_reschedule           reschedule_to: move_in_wheel,  reschedule_sync
-     hwtimer_reschedule_at          else reschedule_locked         > reschedule_locked
+     hwtimer_reschedule           pushed_here (a store), else    reschedule_rest
+     hwtimer_reschedule_at          reschedule_rest: move_in_    > reschedule_sync
+                                    wheel, else reschedule_locked  > reschedule_locked
      hwtimer_cancel               cancel_locked                  cancel_sync > cancel_locked
 
    arm_locked = refusal + start the worker + arm_node + wake the worker; reschedule_locked
-   moves a pending node (move_locked) or arms it again with its last callback. Every
-   filing may call wake_fn (hwtimer__note_arming, in the wheel section).
+   moves a pending node (move_locked: a push later is a store there too) or arms it again
+   with its last callback. Every filing may call wake_fn (hwtimer__note_arming, in the
+   wheel section).
    ================================================================================= */
 
 /* Arms a node on a timer with threads, starting and waking its worker (lock held). */
@@ -2886,17 +2960,32 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeou
     return hwtimer__reschedule_unlocked(t, to, now, deadline);
 }
 
-/* Both reschedule forms (`now`: the clock, or 0 where it was not read). Without threads,
-   the usual case first: a node filed here (not running its callback) pushed later within
-   the wheel, like an idle connection's timeout on every read. */
-HWTIMER__HOT int hwtimer__reschedule_to(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                        uint64_t deadline) {
+/* The usual reschedule, an idle connection's timeout pushed later on every read, on a timer
+   without threads: one store (hwtimer__push_later). Both forms try it first, inline and
+   with no call, so that the public function needs no stack frame for it. */
+HWTIMER__HOT int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    return !t->threads && to->owner == t && hwtimer__push_later(t, to, deadline);
+}
+
+/* Both reschedule forms once that failed (`now`: the clock, or 0 where it was not read).
+   Without threads, a node filed here and moved within the wheel first (not running its
+   callback). */
+static HWTIMER__NOINLINE int hwtimer__reschedule_rest(hwtimer *t, hwtimer_timeout *to,
+                                                      uint64_t now, uint64_t deadline) {
     if (t->threads) return hwtimer__reschedule_sync(t, to, now, deadline);
     if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
         hwtimer__move_in_wheel(t, to, deadline) != 0) {
         return HWTIMER_OK;
     }
     return hwtimer__reschedule_locked(t, to, now, deadline);
+}
+
+/* hwtimer_reschedule_at once the push failed: the clock is read only on the threaded path
+   (see hwtimer__arm). */
+static HWTIMER__NOINLINE int hwtimer__reschedule_at_rest(hwtimer *t, hwtimer_timeout *to,
+                                                         uint64_t deadline) {
+    return hwtimer__reschedule_rest(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
+                                    deadline);
 }
 
 /* Cancel on a timer with threads: locks, and waits for the node's callback if it runs on
@@ -3420,17 +3509,18 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
 }
 
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
-    uint64_t now;
+    uint64_t now, deadline;
     if (!t || !to) return HWTIMER_EINVAL;
     now = t->clock_fn(t->clock_ctx);
-    return hwtimer__reschedule_to(t, to, now, hwtimer__add_sat(now, delay_ns));
+    deadline = hwtimer__add_sat(now, delay_ns);
+    if (hwtimer__pushed_here(t, to, deadline)) return HWTIMER_OK;
+    return hwtimer__reschedule_rest(t, to, now, deadline);
 }
 
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
     if (!t || !to) return HWTIMER_EINVAL;
-    /* (the clock read only on the threaded path: see hwtimer__arm) */
-    return hwtimer__reschedule_to(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
-                                  deadline_ns);
+    if (hwtimer__pushed_here(t, to, deadline_ns)) return HWTIMER_OK;
+    return hwtimer__reschedule_at_rest(t, to, deadline_ns);
 }
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
@@ -3644,6 +3734,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
         hwtimer_stats_get(t->shard[i], &s);
         out->fired += s.fired;
         out->cascaded += s.cascaded;
+        out->refiled += s.refiled;
         out->pending += s.pending;
         out->bytes += s.bytes;
     }
@@ -3652,6 +3743,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     out->passes = t->stats.passes;
     out->fired += t->stats.fired;
     out->cascaded += t->stats.cascaded;
+    out->refiled += t->stats.refiled;
     out->pending += t->pending;
     out->bytes += t->bytes;
     hwtimer__unlock(t);
