@@ -147,8 +147,9 @@ THE DESIGN (read this before the code)
    re-filed relative to the new elapsed, which puts them in a lower level (or runs them
    if due exactly now). Every occupied slot between the old and new elapsed is visited
    once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
-   ticks: that is when timeouts move down, and the only time hwtimer_next_expiry may name
-   with nothing to run (see USING IT FROM AN EVENT LOOP).
+   ticks: that is when timeouts move down (or, pushed later, are re-filed: see below), and
+   the only time hwtimer_next_expiry may name with nothing to run (see USING IT FROM AN
+   EVENT LOOP).
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
    while that is empty, else to the lists in turn, 1024 filings to a list before the next:
@@ -179,11 +180,46 @@ THE DESIGN (read this before the code)
    bit scan on the path from the deadline to the slot, which measured 7% of a schedule
    more (bench scenario 9, a schedule whose clock costs nothing).
 
+   Pushing a deadline later. A server pushes each connection's idle timeout back on every
+   read, so most reschedules move a pending timeout later. When the timeout waits in a
+   coarse level (level 1 or up: due past the end of level 0's current rotation, as one
+   due W ticks or more ahead always is) and no pass is under way, such a reschedule only
+   stores the new deadline: no list, no bitmap, no division, no wake-up. The timeout stays
+   in the coarse slot its earlier deadline chose, which starts at or before its new
+   boundary, and when the pass reaches that slot it files the timeout by its exact
+   deadline, as it files every timeout of a coarse slot (lazy re-filing: HAProxy requeues
+   a task whose expiry moved later when it is woken, Go's runtime fixes a timer moved
+   later when it reaches the top of its heap, Linux's mod_timer only writes the expiry
+   while the bucket stays the same). Every other move re-files at once: a move earlier
+   (which may have to wake the loop or the worker), a move of a timeout in level 0 or in
+   `due`, and a move during a pass (the new deadline might be due in the pass under way,
+   and must then wait for the next one). What a caller sees of it: hwtimer_next_expiry may
+   be the start of a coarse slot where only pushed timeouts wait, earlier than the next
+   boundary with work; a wake-up there re-files them and runs nothing, and the next answer
+   is later. Never early, at the boundary of the newest deadline, in order of B, the
+   counts, due_in, foreach and stop's hand-back: all as if it had been re-filed at once.
+   What it costs, from the wheel's geometry:
+   - Wake-ups. Coarse slots start only at multiples of W ticks, where timeouts move down
+     too: still at most one wake-up for nothing per rotation of level 0 (W ticks: 512 ms
+     with 512 slots of 1 ms), whatever the number of timeouts pushed or moving down. That
+     is why a timeout in level 0 is moved at once: left in its slot, a single tick, it
+     could wake a loop or the worker for nothing at every tick.
+   - Re-filings (hwtimer_stats.refiled). A timeout is re-filed only when the pass reaches
+     the coarse slot where it waits and its deadline lies past that slot's end: only if it
+     was pushed since it was filed there, so never more often than it is pushed. For a
+     timeout of length T pushed to now + T at least every g, that slot is at most w = W^k
+     ticks wide, W^k <= T / tick_ns < W^(k+1), and starts less than w before the tick of
+     the deadline it was filed for, which lay at least T - g after the last re-filing: so
+     its re-filings are more than T - g - w apart. With 512 slots of 1 ms, a 30 s idle
+     timeout read at least once a second is re-filed at most once per 28.4 s, once per
+     idle period; a timeout that is never pushed is never re-filed.
+
    Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
    161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
-   one list per slot; it is allocated once, by hwtimer_create. A timeout is re-filed at
-   most L-1 times, and re-filing needs its due tick, which is recomputed from its deadline
-   (one multiply-high division, since the 64-byte node has no room to cache it).
+   one list per slot; it is allocated once, by hwtimer_create. A timeout moves down at
+   most L-1 times (and is re-filed once more each time the pass reaches a coarse slot it
+   was pushed past), and re-filing needs its due tick, which is recomputed from its
+   deadline (one multiply-high division, since the 64-byte node has no room to cache it).
    Timeouts scheduled while the timer is running callbacks for tick T, or scheduled with a
    deadline at or before the last tick advanced to, wait in a short `due` list sorted by
    deadline and run at the start of the next advance: this keeps "never run in the same
@@ -266,9 +302,10 @@ SEMANTICS
 
    Next expiry and waking the loop. hwtimer_next_expiry is UINT64_MAX when nothing is
    pending, else a time never later than the next boundary B that has work. It is earlier
-   only while the first timeouts still have to move from a coarse level to a finer one, so
-   a loop that sleeps until then and calls advance makes progress on every wake-up (how
-   many such wake-ups: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while
+   only at the start of a coarse slot whose timeouts still have to move to a finer level,
+   or to be re-filed since they were pushed later (see "Pushing a deadline later" in THE
+   DESIGN), so a loop that sleeps until then and calls advance makes progress on every
+   wake-up (how many: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while
    timeouts are pending, once the next one has its boundary at or past UINT64_MAX (it
    never runs). hwtimer_poll_timeout_ms is the same as a relative timeout for poll or
    epoll_wait: -1 when nothing is pending (and only then), else milliseconds rounded up
@@ -358,15 +395,16 @@ USING IT FROM AN EVENT LOOP (what users trip on)
      TIMER_ABSTIME, ...), an io_uring timeout with IORING_TIMEOUT_ABS (tv_sec = next /
      HWTIMER_SEC(1), tv_nsec = next % HWTIMER_SEC(1)). UINT64_MAX means: disarm.
    - Early wake-ups. While the first pending timeout waits in a coarse level,
-     hwtimer_next_expiry is the start of its coarse slot, where it moves down a level, not
-     its boundary; a wake-up there may run nothing. Coarse slots start only at multiples
-     of W ticks, so there is at most one such wake-up per coarse slot a timeout passes
-     through (at most L-1 in its life, see THE DESIGN) and, whatever the number of
-     timeouts, at most one per rotation of the finest level (512 ms with 512 slots of
-     1 ms). The event-loop examples of this project (test/examples) measured 1 empty
-     wake-up in a workload of 200 ms idle timeouts on a 1 ms tick. A loop that moves its
-     own timer only when wake_fn asks (a lazy loop) also wakes for deadlines that were
-     cancelled or pushed back since; it runs nothing and asks again.
+     hwtimer_next_expiry is the start of its coarse slot, where it moves down a level (or,
+     pushed later since, is re-filed), not its boundary; a wake-up there may run nothing.
+     Coarse slots start only at multiples of W ticks, so there is at most one such wake-up
+     per coarse slot a timeout passes through (at most L-1 in its life, plus one per
+     re-filing, see THE DESIGN) and, whatever the number of timeouts, at most one per
+     rotation of the finest level (512 ms with 512 slots of 1 ms). The event-loop
+     examples of this project (test/examples) measured 1 empty wake-up in a workload of
+     200 ms idle timeouts on a 1 ms tick. A loop that moves its own timer only when
+     wake_fn asks (a lazy loop) also wakes for deadlines that were cancelled or pushed
+     back since; it runs nothing and asks again.
    - The callback's time. A callback runs during advance(now), maybe well after its
      deadline if the loop was busy, and a long gap runs many at once. A callback that needs
      its own time reads it from the node, hwtimer_timeout_deadline(to), not from the clock:
@@ -645,9 +683,9 @@ typedef struct hwtimer_stats {
     uint64_t cascaded; /* timeouts moved down a level */
     size_t pending;    /* same as hwtimer_pending */
     size_t bytes;      /* memory hwtimer_create allocated */
-    uint64_t refiled;  /* timeouts a pass filed again because they had been pushed later
-                          than the slot where they waited (see "Pushing a deadline later"
-                          in THE DESIGN; never more than such pushes) */
+    uint64_t refiled;  /* timeouts a pass filed again because they had been pushed past the
+                          end of the coarse slot where they waited (see "Pushing a deadline
+                          later" in THE DESIGN; never more than such pushes) */
 } hwtimer_stats;
 
 /* ---------------------------------------------------------------------------------
@@ -728,13 +766,23 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              hwtimer_fn fn, void *arg);
 
 /* Pending timeout: sets its deadline to now + delay_ns (same callback, period and pending
-   count; O(1), and no list is touched when it stays in its slot). Not pending: schedules it
-   again with its last callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was
-   never scheduled. HWTIMER_EBUSY: pending on another timer. Otherwise as schedule. */
+   count; O(1)). A push to a later deadline of a timeout that waits in a coarse level (as
+   one due a rotation of the finest level or more ahead does: 512 ms with 512 slots of
+   1 ms) only stores the deadline: the timeout stays where it is filed, and the pass files
+   it by its new deadline when it reaches that slot (lazy re-filing: see "Pushing a
+   deadline later" in THE DESIGN). All a caller can see of it is hwtimer_next_expiry,
+   which may then be that slot's start, earlier than the next boundary; the timeout runs
+   at the boundary of its newest deadline, never early. Any other move files it at once
+   (no list is touched if it stays in its slot), and a move earlier wakes the loop
+   (cfg.wake_fn) or the worker as a schedule does; a move later wakes neither. Not
+   pending: schedules it again with its last callback, arg and period. HWTIMER_EINVAL: t
+   or to NULL, or to was never scheduled. HWTIMER_EBUSY: pending on another timer.
+   Otherwise as schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read, as
-   hwtimer_schedule_at). */
+   hwtimer_schedule_at): a push later is then a store and a few comparisons, what a loop
+   that pushes a connection's idle timeout to its cached time + T on every read pays. */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
 /* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
@@ -838,11 +886,12 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    absolute time for a TFD_TIMER_ABSTIME timerfd, clock_nanosleep or IORING_TIMEOUT_ABS).
    UINT64_MAX when nothing is pending, else a time never later than the next boundary B
    that has work. It is earlier only when the first occupied slot is a coarse one whose
-   timeouts must still move to a finer level, so a loop that sleeps until it and calls
-   advance makes progress on every wake-up (at most one such wake-up per rotation of the
-   finest level: see USING IT FROM AN EVENT LOOP). It can be UINT64_MAX while timeouts are
-   pending, once the next one's boundary lies at or past UINT64_MAX (it never runs); and
-   for NULL.
+   timeouts must still move to a finer level, or were pushed later than it (a reschedule
+   that only stored a later deadline: see hwtimer_reschedule) and must be re-filed, so a
+   loop that sleeps until it and calls advance makes progress on every wake-up (at most
+   one such wake-up per rotation of the finest level: see USING IT FROM AN EVENT LOOP).
+   It can be UINT64_MAX while timeouts are pending, once the next one's boundary lies at
+   or past UINT64_MAX (it never runs); and for NULL.
 
    Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
    hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
@@ -902,18 +951,19 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
 /* Checks every internal invariant of t's wheel (like timeout.c's timeouts_check): each
-   level's occupancy bit tree matches its lists, every filed node is in the slot its due
-   tick names and is pending on t, no slot at or behind a level's position holds a node,
-   the list of due nodes is in order, and the nodes filed (plus a periodic inside its own
-   callback) are exactly hwtimer_pending, and a schedule that must go to the due list or
-   wake the loop (cfg.wake_fn) takes the way that does. O(pending + occupied slots + bitmap
+   level's occupancy bit tree matches its lists, every filed node is pending on t and in
+   the slot its due tick names (or, pushed later, in a coarse slot that starts at or
+   before that tick), no slot at or behind a level's position holds a node, the list of
+   due nodes is in order, and the nodes filed (plus a periodic inside its own callback)
+   are exactly hwtimer_pending, and a schedule that must go to the due list or wake the
+   loop (cfg.wake_fn) takes the way that does. O(pending + occupied slots + bitmap
    words): for tests and debugging. Returns 0, or the first broken invariant:
    HWTIMER_CHECK_LINKS, _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT, _NEAR. During a pass
    (from a callback) only the count is checked. 0 for NULL. */
 enum {
     HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
-    HWTIMER_CHECK_SLOT = -103,   /* a node is not in the slot its due tick names */
+    HWTIMER_CHECK_SLOT = -103,   /* a node is in a slot its due tick does not allow */
     HWTIMER_CHECK_BEHIND = -104, /* a slot at or behind its level's position is occupied */
     HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is out of order */
     HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
@@ -1719,14 +1769,15 @@ HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
 }
 
 /* A pending node pushed later may stay where it is filed (see "Pushing a deadline later" in
-   THE DESIGN): it waits in a wheel slot (not in `due` or `ready`, whose order and pass
-   are exact), its new deadline is not earlier (so its slot still starts at or before its
-   new tick: the pass reaches the slot first and files it by that deadline), and no pass
-   is under way (whose target the new deadline might not pass: it would then run in the
-   same pass, and must go to `due`). Then only the deadline is written: no list, no bitmap,
-   no division, and no wake-up, as the boundary only moves later. Returns 1 if so. */
+   THE DESIGN) if it waits in a coarse slot (level 1 or up: not in `due` or `ready`, whose
+   order and pass are exact, nor in a level-0 slot, a single tick where a loop would wake
+   for nothing), its new deadline is not earlier (so its slot still starts at or before
+   its new tick: the pass reaches the slot first and files it by that deadline), and no
+   pass is under way (whose target the new deadline might not pass: it would then run in
+   the same pass, and must go to `due`). Then only the deadline is written: no list, no
+   bitmap, no division, and no wake-up, as the boundary only moves later. Returns 1 if so. */
 HWTIMER__HOT int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
-    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL ||
+    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + t->width ||
         deadline < to->deadline || t->in_pass) {
         return 0;
     }
@@ -1779,20 +1830,20 @@ static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *s
     return 0;
 }
 
-/* Emptying a slot that starts at elapsed: the slot's level, and for level 0 the time of its
-   boundary, S + elapsed * tick_ns. */
-typedef struct hwtimer__refiling {
-    hwtimer *t;
-    unsigned level;
-    uint64_t boundary;
-} hwtimer__refiling;
-
-/* Files a node of a slot being emptied again by its deadline, in a later slot (tick >
-   elapsed): a move down a level, or a re-filing of a node pushed later than the slot where
-   it waited (one that lands in the same level or a higher one: a node filed by its
-   deadline lands in a lower one). */
-static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to, uint64_t tick) {
-    uint32_t where = hwtimer__wheel_where(t, tick);
+/* Re-files one node of a slot being emptied: due now, to `ready`; else by its deadline to a
+   later slot: a move down a level, or a re-filing of a node pushed later than the coarse
+   slot where it waited (it lands in the same level or a higher one, as its deadline lies
+   past the slot's end; a node filed by its deadline lands in a lower one). A level-0 slot
+   holds only nodes due at its tick (none waits there pushed: see hwtimer__push_later). */
+static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
+    uint64_t tick = level ? hwtimer__node_tick(t, to, to->deadline) : t->elapsed;
+    uint32_t where;
+    if (tick <= t->elapsed) {
+        to->where = HWTIMER__WHERE_LIST;
+        hwtimer__list_append(&t->ready, &to->link);
+        return;
+    }
+    where = hwtimer__wheel_where(t, tick);
     hwtimer__file_in_wheel(t, to, where);
     if ((where - HWTIMER__WHERE_WHEEL) >> t->bits < level) {
         t->stats.cascaded++;
@@ -1801,41 +1852,20 @@ static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to, uin
     }
 }
 
-static void hwtimer__to_ready(hwtimer *t, hwtimer_timeout *to) {
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_append(&t->ready, &to->link);
-}
+typedef struct hwtimer__refiling {
+    hwtimer *t;
+    unsigned level;
+} hwtimer__refiling;
 
-/* A node of a level-0 slot: it runs now, unless it was pushed later. Its slot starts at or
-   before its tick, so a deadline at or before the slot's boundary is due exactly now (with
-   a leeway too: the slot's tick is on the node's grid, or the last tick, and the node's
-   grid tick is the first at or after its due tick), and a later one is due later: one
-   comparison instead of a division. */
-static void hwtimer__visit_due(void *ctx, hwtimer_timeout *to) {
-    hwtimer__refiling *r = (hwtimer__refiling *)ctx;
-    if (to->deadline <= r->boundary) {
-        hwtimer__to_ready(r->t, to);
-    } else {
-        hwtimer__refile(r->t, 0, to, hwtimer__node_tick(r->t, to, to->deadline));
-    }
-}
-
-/* A node of a coarse slot: due now, to `ready`; else filed by its deadline. */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__refiling *r = (hwtimer__refiling *)ctx;
-    hwtimer *t = r->t;
-    uint64_t tick = hwtimer__node_tick(t, to, to->deadline);
-    if (tick <= t->elapsed) {
-        hwtimer__to_ready(t, to);
-    } else {
-        hwtimer__refile(t, r->level, to, tick);
-    }
+    hwtimer__refile(r->t, r->level, to);
 }
 
-/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest is filed
-   again by its deadline, which puts it in a later slot, never back in this one (so the
-   walk never meets a node it re-filed). Order within a slot does not matter: its nodes are
-   re-filed by their own deadlines. */
+/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
+   coarse slot is re-filed by its deadline, which puts it in a later slot, never back in
+   this one (so the walk never meets a node it re-filed). Order within a slot does not
+   matter: its nodes are re-filed by their own deadlines. */
 static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     hwtimer__level *lv = &t->level[level];
     struct hwtimer__link *lists = hwtimer__slot(lv, slot);
@@ -1846,12 +1876,7 @@ static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     r.level = level;
     /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
-    if (level == 0) {
-        r.boundary = t->start + t->elapsed * t->tick_ns; /* a tick the pass reaches: no overflow */
-        hwtimer__walk_lists(lists, used, hwtimer__visit_due, &r);
-    } else {
-        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
-    }
+    hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
     hwtimer__level_unmark(t, lv, slot);
 }
@@ -2318,13 +2343,15 @@ static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
 }
 
-/* A node due at `tick` may wait in wheel slot `slot_where` if the slot starts at or before
-   that tick (so the pass reaches it in time): the slot its deadline names, or one an
-   earlier deadline named before it was pushed later. Returns 0 if so. (The slot starts
-   after elapsed: hwtimer__check_level checks that no slot at or behind it is occupied.) */
+/* May a node due at `tick` wait in wheel slot `slot_where`? In the slot its tick names; or,
+   pushed later, in a coarse slot an earlier deadline named, which starts at or before its
+   tick (so the pass reaches the slot first). Returns 0 if so. (The slot starts after
+   elapsed: hwtimer__check_level checks that no slot at or behind it is occupied.) */
 static int hwtimer__check_slot(const hwtimer *t, uint32_t slot_where, uint64_t tick) {
     uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
-    return tick <= t->elapsed || hwtimer__slot_start(t, id >> t->bits, id & t->mask) > tick;
+    if (tick <= t->elapsed) return 1;
+    if (hwtimer__wheel_where(t, tick) == slot_where) return 0;
+    return id < t->width || hwtimer__slot_start(t, id >> t->bits, id & t->mask) > tick;
 }
 
 /* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is

@@ -371,9 +371,10 @@ static void keepalive(const bench_options *o) {
                    "nothing expires.", READS_PER_MS, READS_PER_MS, IDLE_MS / 1000u,
                (unsigned long long)o->keepalive_warm_ms,
                (unsigned long long)o->keepalive_span_ms);
-    bench_note(10, "hwtimer: hwtimer_reschedule_at; a push later only stores the deadline, "
-                   "and the pass re-files a timeout when it reaches the slot where it "
-                   "waited (re-filings: hwtimer_stats.refiled). hwtimer worker: the same on "
+    bench_note(10, "hwtimer: hwtimer_reschedule_at; a push later of a timeout in a coarse "
+                   "level (30 s ahead: level 1) only stores the deadline, and the pass "
+                   "re-files the timeout when it reaches the slot where it waited "
+                   "(re-filings: hwtimer_stats.refiled). hwtimer worker: the same on "
                    "a fake clock that the reads move on, far faster than real time (each "
                    "read checks the worker's wake-up, so it wakes on time in fake time); "
                    "its wake-ups per second of that time. timeout.c: timeouts_add on the "
