@@ -1773,8 +1773,9 @@ HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
    order and pass are exact, nor in a level-0 slot, a single tick where a loop would wake
    for nothing), its new deadline is not earlier (so its slot still starts at or before
    its new tick: the pass reaches the slot first and files it by that deadline), and no
-   pass is under way (whose target the new deadline might not pass: it would then run in
-   the same pass, and must go to `due`). Then only the deadline is written: no list, no
+   pass of this wheel is under way (whose target the new deadline might not pass: it would
+   then run in the same pass, and must go to `due`; a shard whose pass has ended while its
+   timer's goes on has no slot left before that target). Then only the deadline is written: no list, no
    bitmap, no division, and no wake-up, as the boundary only moves later. Returns 1 if so. */
 HWTIMER__HOT int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
     if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + t->width ||
