@@ -1775,8 +1775,9 @@ HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
    its new tick: the pass reaches the slot first and files it by that deadline), and no
    pass of this wheel is under way (whose target the new deadline might not pass: it would
    then run in the same pass, and must go to `due`; a shard whose pass has ended while its
-   timer's goes on has no slot left before that target). Then only the deadline is written: no list, no
-   bitmap, no division, and no wake-up, as the boundary only moves later. Returns 1 if so. */
+   timer's goes on has no slot left before that target). Then only the deadline is
+   written: no list, no bitmap, no division, and no wake-up, as the boundary only moves
+   later. Returns 1 if so. */
 HWTIMER__HOT int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
     if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + t->width ||
         deadline < to->deadline || t->in_pass) {
