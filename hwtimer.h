@@ -1806,10 +1806,9 @@ HWTIMER__HOT uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
     return tick;
 }
 
-/* The tick at which slot `slot` of level `level` starts, for a slot after elapsed's position
-   (in elapsed's rotation of that level). */
-static uint64_t hwtimer__slot_start(const hwtimer *t, unsigned level, uint32_t slot) {
-    unsigned shift = level * t->bits;
+/* The tick at which slot `slot` of a level starts (the level's digit at bit `shift`: level
+   * bits), for a slot after elapsed's position (in elapsed's rotation of that level). */
+HWTIMER__HOT uint64_t hwtimer__slot_start(const hwtimer *t, unsigned shift, uint32_t slot) {
     return hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits), shift + t->bits) |
            hwtimer__shl(slot, shift);
 }
@@ -1820,48 +1819,52 @@ static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *s
                               uint64_t *start_out) {
     unsigned level;
     for (level = 0; level < t->levels; level++) {
-        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, level * t->bits) & t->mask);
+        unsigned shift = level * t->bits;
+        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, shift) & t->mask);
         uint32_t slot = hwtimer__level_next_occupied(t, &t->level[level], pos + 1);
         if (slot < t->width) {
             *level_out = level;
             *slot_out = slot;
-            *start_out = hwtimer__slot_start(t, level, slot);
+            *start_out = hwtimer__slot_start(t, shift, slot);
             return 1;
         }
     }
     return 0;
 }
 
-/* Re-files one node of a slot being emptied: due now, to `ready`; else by its deadline to a
-   later slot: a move down a level, or a re-filing of a node pushed later than the coarse
-   slot where it waited (it lands in the same level or a higher one, as its deadline lies
-   past the slot's end; a node filed by its deadline lands in a lower one). A level-0 slot
-   holds only nodes due at its tick (none waits there pushed: see hwtimer__push_later). */
-static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
-    uint64_t tick = level ? hwtimer__node_tick(t, to, to->deadline) : t->elapsed;
-    uint32_t where;
-    if (tick <= t->elapsed) {
-        to->where = HWTIMER__WHERE_LIST;
-        hwtimer__list_append(&t->ready, &to->link);
-        return;
-    }
-    where = hwtimer__wheel_where(t, tick);
-    hwtimer__file_in_wheel(t, to, where);
-    if ((where - HWTIMER__WHERE_WHEEL) >> t->bits < level) {
-        t->stats.cascaded++;
-    } else {
-        t->stats.refiled++;
-    }
+static void hwtimer__to_ready(hwtimer *t, hwtimer_timeout *to) {
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_append(&t->ready, &to->link);
 }
 
+/* Emptying a slot that starts at elapsed (a coarse one: and how many ticks it spans,
+   UINT64_MAX for one that reaches past the last tick). */
 typedef struct hwtimer__refiling {
     hwtimer *t;
-    unsigned level;
+    uint64_t span;
 } hwtimer__refiling;
 
+/* A node of a level-0 slot is due at its tick (none waits there pushed later: see
+   hwtimer__push_later): it runs. */
+static void hwtimer__visit_due(void *ctx, hwtimer_timeout *to) {
+    hwtimer__to_ready(((hwtimer__refiling *)ctx)->t, to);
+}
+
+/* A node of a coarse slot: due now, to `ready`; else filed by its deadline in a later slot.
+   Counted as a move down a level (stats.cascaded), and apart as a re-filing if the node was
+   pushed later than the slot where it waited, which its tick past the slot's end shows
+   (hwtimer_stats_get reports cascaded without those). */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__refiling *r = (hwtimer__refiling *)ctx;
-    hwtimer__refile(r->t, r->level, to);
+    hwtimer *t = r->t;
+    uint64_t tick = hwtimer__node_tick(t, to, to->deadline);
+    if (tick <= t->elapsed) {
+        hwtimer__to_ready(t, to);
+        return;
+    }
+    if (tick - t->elapsed >= r->span) t->stats.refiled++;
+    hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+    t->stats.cascaded++;
 }
 
 /* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
@@ -1875,10 +1878,14 @@ static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     unsigned k, used;
     HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
     r.t = t;
-    r.level = level;
     /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
-    hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+    if (level == 0) {
+        hwtimer__walk_lists(lists, used, hwtimer__visit_due, &r);
+    } else {
+        r.span = level * t->bits < 64 ? (uint64_t)1 << (level * t->bits) : UINT64_MAX;
+        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+    }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
     hwtimer__level_unmark(t, lv, slot);
 }
@@ -2353,7 +2360,7 @@ static int hwtimer__check_slot(const hwtimer *t, uint32_t slot_where, uint64_t t
     uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
     if (tick <= t->elapsed) return 1;
     if (hwtimer__wheel_where(t, tick) == slot_where) return 0;
-    return id < t->width || hwtimer__slot_start(t, id >> t->bits, id & t->mask) > tick;
+    return id < t->width || hwtimer__slot_start(t, (id >> t->bits) * t->bits, id & t->mask) > tick;
 }
 
 /* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
@@ -3762,7 +3769,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
         hwtimer_stats s;
         hwtimer_stats_get(t->shard[i], &s);
         out->fired += s.fired;
-        out->cascaded += s.cascaded;
+        out->cascaded += s.cascaded; /* (each shard's is already without its re-filings) */
         out->refiled += s.refiled;
         out->pending += s.pending;
         out->bytes += s.bytes;
@@ -3771,7 +3778,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     out->wakeups = t->stats.wakeups;
     out->passes = t->stats.passes;
     out->fired += t->stats.fired;
-    out->cascaded += t->stats.cascaded;
+    out->cascaded += t->stats.cascaded - t->stats.refiled; /* see hwtimer__visit_refile */
     out->refiled += t->stats.refiled;
     out->pending += t->pending;
     out->bytes += t->bytes;
