@@ -393,6 +393,9 @@ typedef struct hwtimer_stats {
     uint64_t cascaded; /* timeouts moved down a level */
     size_t pending;    /* same as hwtimer_pending */
     size_t bytes;      /* memory hwtimer_create allocated */
+    uint64_t refiled;  /* timeouts a pass filed again because they had been pushed past the
+                          end of the coarse slot where they waited (see "Pushing a deadline
+                          later" in THE DESIGN; never more than such pushes) */
 } hwtimer_stats;
 
 /* ---------------------------------------------------------------------------------
@@ -474,13 +477,23 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              hwtimer_fn fn, void *arg);
 
 /* Pending timeout: sets its deadline to now + delay_ns (same callback, period and pending
-   count; O(1), and no list is touched when it stays in its slot). Not pending: schedules it
-   again with its last callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was
-   never scheduled. HWTIMER_EBUSY: pending on another timer. Otherwise as schedule. */
+   count; O(1)). A push to a later deadline of a timeout that waits in a coarse level (as
+   one due a rotation of the finest level or more ahead does: 512 ms with 512 slots of
+   1 ms) only stores the deadline: the timeout stays where it is filed, and the pass files
+   it by its new deadline when it reaches that slot (lazy re-filing: see "Pushing a
+   deadline later" in THE DESIGN). All a caller can see of it is hwtimer_next_expiry,
+   which may then be that slot's start, earlier than the next boundary; the timeout runs
+   at the boundary of its newest deadline, never early. Any other move files it at once
+   (no list is touched if it stays in its slot), and a move earlier wakes the loop
+   (cfg.wake_fn) or the worker as a schedule does; a move later wakes neither. Not
+   pending: schedules it again with its last callback, arg and period. HWTIMER_EINVAL: t
+   or to NULL, or to was never scheduled. HWTIMER_EBUSY: pending on another timer.
+   Otherwise as schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read, as
-   hwtimer_schedule_at). */
+   hwtimer_schedule_at): a push later is then a store and a few comparisons, what a loop
+   that pushes a connection's idle timeout to its cached time + T on every read pays. */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
 /* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
@@ -592,14 +605,15 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    absolute time for a TFD_TIMER_ABSTIME timerfd, clock_nanosleep or IORING_TIMEOUT_ABS).
    UINT64_MAX when nothing is pending, else a time never later than the next boundary B
    that has work. It is earlier only when the first occupied slot is a coarse one whose
-   timeouts must still move to a finer level, so a loop that sleeps until it and calls
-   advance makes progress on every wake-up. Coarse slots start only at multiples of
-   ticks_per_wheel ticks, so such a wake-up that runs nothing comes at most once per coarse
-   slot a timeout passes through (a few in its life: one per level it moves down) and,
-   whatever the number of timeouts, at most once per rotation of the finest level
-   (ticks_per_wheel ticks: 512 ms with 512 slots of 1 ms). It can be UINT64_MAX while
-   timeouts are pending, once the next one's boundary lies at or past UINT64_MAX (it never
-   runs); and for NULL.
+   timeouts must still move to a finer level, or were pushed later than it (a reschedule
+   that only stored a later deadline: see hwtimer_reschedule) and must be re-filed, so a
+   loop that sleeps until it and calls advance makes progress on every wake-up. Coarse
+   slots start only at multiples of ticks_per_wheel ticks, so such a wake-up that runs
+   nothing comes at most once per coarse slot a timeout passes through (one per level it
+   moves down, plus one per re-filing after a push) and, whatever the number of timeouts,
+   at most once per rotation of the finest level (ticks_per_wheel ticks: 512 ms with 512
+   slots of 1 ms). It can be UINT64_MAX while timeouts are pending, once the next one's
+   boundary lies at or past UINT64_MAX (it never runs); and for NULL.
 
    Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
    hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
@@ -663,18 +677,19 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
 /* Checks every internal invariant of t's wheel (like timeout.c's timeouts_check): each
-   level's occupancy bit tree matches its lists, every filed node is in the slot its due
-   tick names and is pending on t, no slot at or behind a level's position holds a node,
-   the list of due nodes is in order, and the nodes filed (plus a periodic inside its own
-   callback) are exactly hwtimer_pending, and a schedule that must go to the due list or
-   wake the loop (cfg.wake_fn) takes the way that does. O(pending + occupied slots + bitmap
+   level's occupancy bit tree matches its lists, every filed node is pending on t and in
+   the slot its due tick names (or, pushed later, in a coarse slot that starts at or
+   before that tick), no slot at or behind a level's position holds a node, the list of
+   due nodes is in order, and the nodes filed (plus a periodic inside its own callback)
+   are exactly hwtimer_pending, and a schedule that must go to the due list or wake the
+   loop (cfg.wake_fn) takes the way that does. O(pending + occupied slots + bitmap
    words): for tests and debugging. Returns 0, or the first broken invariant:
    HWTIMER_CHECK_LINKS, _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT, _NEAR. During a pass
    (from a callback) only the count is checked. 0 for NULL. */
 enum {
     HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
-    HWTIMER_CHECK_SLOT = -103,   /* a node is not in the slot its due tick names */
+    HWTIMER_CHECK_SLOT = -103,   /* a node is in a slot its due tick does not allow */
     HWTIMER_CHECK_BEHIND = -104, /* a slot at or behind its level's position is occupied */
     HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is out of order */
     HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
@@ -735,8 +750,9 @@ THE DESIGN (for maintainers: read this before the code)
    re-filed relative to the new elapsed, which puts them in a lower level (or runs them
    if due exactly now). Every occupied slot between the old and new elapsed is visited
    once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
-   ticks: that is when timeouts move down, and the only time hwtimer_next_expiry may name
-   with nothing to run (see EVENT LOOPS at the top).
+   ticks: that is when timeouts move down (or, pushed later, are re-filed: see below), and
+   the only time hwtimer_next_expiry may name with nothing to run (see EVENT LOOPS at the
+   top).
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
    while that is empty, else to the lists in turn, 1024 filings to a list before the next:
@@ -764,11 +780,46 @@ THE DESIGN (for maintainers: read this before the code)
    zero bits, which batches a little more across different leeways): finding that takes a
    bit scan on the path from the deadline to the slot (bench scenario 9 measures it).
 
+   Pushing a deadline later. A server pushes each connection's idle timeout back on every
+   read, so most reschedules move a pending timeout later. When the timeout waits in a
+   coarse level (level 1 or up: due past the end of level 0's current rotation, as one
+   due W ticks or more ahead always is) and no pass is under way, such a reschedule only
+   stores the new deadline: no list, no bitmap, no division, no wake-up. The timeout stays
+   in the coarse slot its earlier deadline chose, which starts at or before its new
+   boundary, and when the pass reaches that slot it files the timeout by its exact
+   deadline, as it files every timeout of a coarse slot (lazy re-filing: HAProxy requeues
+   a task whose expiry moved later when it is woken, Go's runtime fixes a timer moved
+   later when it reaches the top of its heap, Linux's mod_timer only writes the expiry
+   while the bucket stays the same). Every other move re-files at once: a move earlier
+   (which may have to wake the loop or the worker), a move of a timeout in level 0 or in
+   `due`, and a move during a pass (the new deadline might be due in the pass under way,
+   and must then wait for the next one). What a caller sees of it: hwtimer_next_expiry may
+   be the start of a coarse slot where only pushed timeouts wait, earlier than the next
+   boundary with work; a wake-up there re-files them and runs nothing, and the next answer
+   is later. Never early, at the boundary of the newest deadline, in order of B, the
+   counts, due_in, foreach and stop's hand-back: all as if it had been re-filed at once.
+   What it costs, from the wheel's geometry:
+   - Wake-ups. Coarse slots start only at multiples of W ticks, where timeouts move down
+     too: still at most one wake-up for nothing per rotation of level 0 (W ticks: 512 ms
+     with 512 slots of 1 ms), whatever the number of timeouts pushed or moving down. That
+     is why a timeout in level 0 is moved at once: left in its slot, a single tick, it
+     could wake a loop or the worker for nothing at every tick.
+   - Re-filings (hwtimer_stats.refiled). A timeout is re-filed only when the pass reaches
+     the coarse slot where it waits and its deadline lies past that slot's end: only if it
+     was pushed since it was filed there, so never more often than it is pushed. For a
+     timeout of length T pushed to now + T at least every g, that slot is at most w = W^k
+     ticks wide, W^k <= T / tick_ns < W^(k+1), and starts less than w before the tick of
+     the deadline it was filed for, which lay at least T - g after the last re-filing: so
+     its re-filings are more than T - g - w apart. With 512 slots of 1 ms, a 30 s idle
+     timeout read at least once a second is re-filed at most once per 28.4 s, once per
+     idle period; a timeout that is never pushed is never re-filed.
+
    Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
    161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
-   one list per slot; it is allocated once, by hwtimer_create. A timeout is re-filed at
-   most L-1 times, and re-filing needs its due tick, which is recomputed from its deadline
-   (one multiply-high division, since the 64-byte node has no room to cache it).
+   one list per slot; it is allocated once, by hwtimer_create. A timeout moves down at
+   most L-1 times (and is re-filed once more each time the pass reaches a coarse slot it
+   was pushed past), and re-filing needs its due tick, which is recomputed from its
+   deadline (one multiply-high division, since the 64-byte node has no room to cache it).
    Timeouts scheduled while the timer is running callbacks for tick T, or scheduled with a
    deadline at or before the last tick advanced to, wait in a short `due` list sorted by
    deadline and run at the start of the next advance: this keeps "never run in the same
@@ -779,7 +830,8 @@ THE DESIGN (for maintainers: read this before the code)
    its operations), and HWTIMER_ASSERT states them where they are relied on:
    - a level's occupancy bits are set exactly for its slots whose lists hold a node;
    - a filed node is pending on this timer and sits in the slot that its due tick names, at
-     the level of the highest digit in which that tick and `elapsed` differ;
+     the level of the highest digit in which that tick and `elapsed` differ, or, pushed
+     later since it was filed, in a coarse slot that starts at or before that tick;
    - no slot at or behind a level's current position holds a node: passing a slot empties it;
    - the `due` list is sorted by deadline;
    - the nodes filed, plus a periodic node inside its own callback, are exactly `pending`;
@@ -1589,6 +1641,25 @@ HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
     }
 }
 
+/* A pending node pushed later may stay where it is filed (see "Pushing a deadline later" in
+   THE DESIGN) if it waits in a coarse slot (level 1 or up: not in `due` or `ready`, whose
+   order and pass are exact, nor in a level-0 slot, a single tick where a loop would wake
+   for nothing), its new deadline is not earlier (so its slot still starts at or before
+   its new tick: the pass reaches the slot first and files it by that deadline), and no
+   pass of this wheel is under way (whose target the new deadline might not pass: it would
+   then run in the same pass, and must go to `due`; a shard whose pass has ended while its
+   timer's goes on has no slot left before that target). Then only the deadline is
+   written: no list, no bitmap, no division, and no wake-up, as the boundary only moves
+   later. Returns 1 if so. */
+HWTIMER__HOT int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + t->width ||
+        deadline < to->deadline || t->in_pass) {
+        return 0;
+    }
+    HWTIMER__STORE64(&to->deadline, deadline);
+    return 1;
+}
+
 /* Gives a filed node a new deadline that is due in the wheel past near_upto: moves it to
    its new slot, or leaves it where it is if the slot is the same (a slot does not care
    about the exact deadline). Returns the tick it will run at (> 0, as it is past
@@ -1608,8 +1679,15 @@ HWTIMER__HOT uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
     return tick;
 }
 
-/* The first occupied slot after elapsed's position, in the lowest level that has one (all
-   of a lower level is due before anything in a higher one), and the tick it starts at. */
+/* The tick at which slot `slot` of a level starts (the level's digit at bit `shift`: level
+   * bits), for a slot after elapsed's position (in elapsed's rotation of that level). */
+HWTIMER__HOT uint64_t hwtimer__slot_start(const hwtimer *t, unsigned shift, uint32_t slot) {
+    return hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits), shift + t->bits) |
+           hwtimer__shl(slot, shift);
+}
+
+/* The first occupied slot after elapsed's position, in the lowest level that has one (every
+   slot of a lower level starts before any of a higher one), and the tick it starts at. */
 static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *slot_out,
                               uint64_t *start_out) {
     unsigned level;
@@ -1618,43 +1696,54 @@ static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *s
         uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, shift) & t->mask);
         uint32_t slot = hwtimer__level_next_occupied(t, &t->level[level], pos + 1);
         if (slot < t->width) {
-            uint64_t rotation = hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits),
-                                             shift + t->bits);
             *level_out = level;
             *slot_out = slot;
-            *start_out = rotation | hwtimer__shl(slot, shift);
+            *start_out = hwtimer__slot_start(t, shift, slot);
             return 1;
         }
     }
     return 0;
 }
 
-/* Re-files one node of a slot being emptied: due now, to `ready`; else to a lower level. */
-static void hwtimer__refile(hwtimer *t, unsigned level, hwtimer_timeout *to) {
-    uint64_t tick = level ? hwtimer__node_tick(t, to, to->deadline) : t->elapsed;
-    if (tick <= t->elapsed) {
-        to->where = HWTIMER__WHERE_LIST;
-        hwtimer__list_append(&t->ready, &to->link);
-    } else {
-        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-        t->stats.cascaded++;
-    }
+static void hwtimer__to_ready(hwtimer *t, hwtimer_timeout *to) {
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_append(&t->ready, &to->link);
 }
 
+/* Emptying a slot that starts at elapsed (a coarse one: and how many ticks it spans,
+   UINT64_MAX for one that reaches past the last tick). */
 typedef struct hwtimer__refiling {
     hwtimer *t;
-    unsigned level;
+    uint64_t span;
 } hwtimer__refiling;
 
+/* A node of a level-0 slot is due at its tick (none waits there pushed later: see
+   hwtimer__push_later): it runs. */
+static void hwtimer__visit_due(void *ctx, hwtimer_timeout *to) {
+    hwtimer__to_ready(((hwtimer__refiling *)ctx)->t, to);
+}
+
+/* A node of a coarse slot: due now, to `ready`; else filed by its deadline in a later slot.
+   Counted as a move down a level (stats.cascaded), and apart as a re-filing if the node was
+   pushed later than the slot where it waited, which its tick past the slot's end shows
+   (hwtimer_stats_get reports cascaded without those). */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__refiling *r = (hwtimer__refiling *)ctx;
-    hwtimer__refile(r->t, r->level, to);
+    hwtimer *t = r->t;
+    uint64_t tick = hwtimer__node_tick(t, to, to->deadline);
+    if (tick <= t->elapsed) {
+        hwtimer__to_ready(t, to);
+        return;
+    }
+    if (tick - t->elapsed >= r->span) t->stats.refiled++;
+    hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+    t->stats.cascaded++;
 }
 
 /* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
-   coarse slot is re-filed, which puts it in a lower level, never back in this slot (so the
-   walk never meets a node it re-filed). Order within a slot does not matter: its nodes are
-   re-filed by their own deadlines. */
+   coarse slot is re-filed by its deadline, which puts it in a later slot, never back in
+   this one (so the walk never meets a node it re-filed). Order within a slot does not
+   matter: its nodes are re-filed by their own deadlines. */
 static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     hwtimer__level *lv = &t->level[level];
     struct hwtimer__link *lists = hwtimer__slot(lv, slot);
@@ -1662,10 +1751,14 @@ static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     unsigned k, used;
     HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
     r.t = t;
-    r.level = level;
     /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
-    hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+    if (level == 0) {
+        hwtimer__walk_lists(lists, used, hwtimer__visit_due, &r);
+    } else {
+        r.span = level * t->bits < 64 ? (uint64_t)1 << (level * t->bits) : UINT64_MAX;
+        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+    }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
     hwtimer__level_unmark(t, lv, slot);
 }
@@ -2191,6 +2284,10 @@ HWTIMER__HOT uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_
 static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
                                  uint64_t deadline) {
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
+    if (hwtimer__push_later(t, to, deadline)) {
+        hwtimer__wake_worker_for(t, UINT64_MAX, now); /* only for a clock past its wake-up */
+        return;
+    }
     if (to->state == HWTIMER_PENDING) {
         uint64_t tick = hwtimer__move_in_wheel(t, to, deadline);
         if (tick) {
@@ -2247,6 +2344,17 @@ static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
 }
 
+/* May a node due at `tick` wait in wheel slot `slot_where`? In the slot its tick names; or,
+   pushed later, in a coarse slot an earlier deadline named, which starts at or before its
+   tick (so the pass reaches the slot first). Returns 0 if so. (The slot starts after
+   elapsed: hwtimer__check_level checks that no slot at or behind it is occupied.) */
+static int hwtimer__check_slot(const hwtimer *t, uint32_t slot_where, uint64_t tick) {
+    uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
+    if (tick <= t->elapsed) return 1;
+    if (hwtimer__wheel_where(t, tick) == slot_where) return 0;
+    return id < t->width || hwtimer__slot_start(t, (id >> t->bits) * t->bits, id & t->mask) > tick;
+}
+
 /* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
    the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
 static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
@@ -2264,8 +2372,7 @@ static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
             return HWTIMER_CHECK_NODE;
         }
         tick = hwtimer__node_tick(t, to, to->deadline);
-        if (slot_where >= HWTIMER__WHERE_WHEEL &&
-            (tick <= t->elapsed || hwtimer__wheel_where(t, tick) != slot_where)) {
+        if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(t, slot_where, tick)) {
             return HWTIMER_CHECK_SLOT;
         }
         if (head == &t->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
@@ -2777,13 +2884,15 @@ static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err,
                                     arm_when)
      hwtimer_schedule_at          arm (refusal, arm_node)        arm_sync > arm_locked
      hwtimer_schedule_periodic_at
-     hwtimer_reschedule           reschedule_to: move_in_wheel,  reschedule_sync
-     hwtimer_reschedule_at          else reschedule_locked         > reschedule_locked
+     hwtimer_reschedule           pushed_here (a store), else    reschedule_rest
+     hwtimer_reschedule_at          reschedule_rest: move_in_    > reschedule_sync
+                                    wheel, else reschedule_locked  > reschedule_locked
      hwtimer_cancel               cancel_locked                  cancel_sync > cancel_locked
 
    arm_locked = refusal + start the worker + arm_node + wake the worker; reschedule_locked
-   moves a pending node (move_locked) or arms it again with its last callback. Every
-   filing may call wake_fn (hwtimer__note_arming, in the wheel section).
+   moves a pending node (move_locked: a push later is a store there too) or arms it again
+   with its last callback. Every filing may call wake_fn (hwtimer__note_arming, in the
+   wheel section).
    ================================================================================= */
 
 /* Arms a node on a timer with threads, starting and waking its worker (lock held). */
@@ -2901,17 +3010,32 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeou
     return hwtimer__reschedule_unlocked(t, to, now, deadline);
 }
 
-/* Both reschedule forms (`now`: the clock, or 0 where it was not read). Without threads,
-   the usual case first: a node filed here (not running its callback) pushed later within
-   the wheel, like an idle connection's timeout on every read. */
-HWTIMER__HOT int hwtimer__reschedule_to(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                        uint64_t deadline) {
+/* The usual reschedule, an idle connection's timeout pushed later on every read, on a timer
+   without threads: one store (hwtimer__push_later). Both forms try it first, inline and
+   with no call, so that the public function needs no stack frame for it. */
+HWTIMER__HOT int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+    return !t->threads && to->owner == t && hwtimer__push_later(t, to, deadline);
+}
+
+/* Both reschedule forms once that failed (`now`: the clock, or 0 where it was not read).
+   Without threads, a node filed here and moved within the wheel first (not running its
+   callback). */
+static HWTIMER__NOINLINE int hwtimer__reschedule_rest(hwtimer *t, hwtimer_timeout *to,
+                                                      uint64_t now, uint64_t deadline) {
     if (t->threads) return hwtimer__reschedule_sync(t, to, now, deadline);
     if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
         hwtimer__move_in_wheel(t, to, deadline) != 0) {
         return HWTIMER_OK;
     }
     return hwtimer__reschedule_locked(t, to, now, deadline);
+}
+
+/* hwtimer_reschedule_at once the push failed: the clock is read only on the threaded path
+   (see hwtimer__arm). */
+static HWTIMER__NOINLINE int hwtimer__reschedule_at_rest(hwtimer *t, hwtimer_timeout *to,
+                                                         uint64_t deadline) {
+    return hwtimer__reschedule_rest(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
+                                    deadline);
 }
 
 /* Cancel on a timer with threads: locks, and waits for the node's callback if it runs on
@@ -3514,17 +3638,18 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
 }
 
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
-    uint64_t now;
+    uint64_t now, deadline;
     if (!t || !to) return HWTIMER_EINVAL;
     now = t->clock_fn(t->clock_ctx);
-    return hwtimer__reschedule_to(t, to, now, hwtimer__add_sat(now, delay_ns));
+    deadline = hwtimer__add_sat(now, delay_ns);
+    if (hwtimer__pushed_here(t, to, deadline)) return HWTIMER_OK;
+    return hwtimer__reschedule_rest(t, to, now, deadline);
 }
 
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
     if (!t || !to) return HWTIMER_EINVAL;
-    /* (the clock read only on the threaded path: see hwtimer__arm) */
-    return hwtimer__reschedule_to(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
-                                  deadline_ns);
+    if (hwtimer__pushed_here(t, to, deadline_ns)) return HWTIMER_OK;
+    return hwtimer__reschedule_at_rest(t, to, deadline_ns);
 }
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
@@ -3753,7 +3878,8 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
         hwtimer_stats s;
         hwtimer_stats_get(t->shard[i], &s);
         out->fired += s.fired;
-        out->cascaded += s.cascaded;
+        out->cascaded += s.cascaded; /* (each shard's is already without its re-filings) */
+        out->refiled += s.refiled;
         out->pending += s.pending;
         out->bytes += s.bytes;
     }
@@ -3761,7 +3887,8 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     out->wakeups = t->stats.wakeups;
     out->passes = t->stats.passes;
     out->fired += t->stats.fired;
-    out->cascaded += t->stats.cascaded;
+    out->cascaded += t->stats.cascaded - t->stats.refiled; /* see hwtimer__visit_refile */
+    out->refiled += t->stats.refiled;
     out->pending += t->pending;
     out->bytes += t->bytes;
     hwtimer__unlock(t);

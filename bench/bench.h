@@ -33,9 +33,47 @@ void bench_prefault(void *p, size_t bytes);
    map fake time onto their real clocks (see their files), which holds up to this limit. */
 #define BENCH_MAX_FAKE_MS 100000u
 
-/* ---- caller-driven peers (scenarios 1-4 and 8) ---- */
+/* ---- caller-driven peers (scenarios 1-4, 8 and 10) ---- */
 
 typedef void (*bench_body_fn)(void *arg);
+
+/* Scenario 10, keep-alive: n connections, each with an idle timeout of idle_ms, the first
+   one due at first_ms[i]. Then, every millisecond now_ms from 1 on, the loop advances to
+   now_ms (running what is due), then makes reads_per_ms reads, read k pushing connection
+   order[k mod n]'s timeout to now_ms + idle_ms (the loop's cached time, as a server that
+   rearms on every read does). The first warm_ms are not timed; the next span_ms are. */
+typedef struct bench_keepalive {
+    size_t n;
+    const uint32_t *order, *first_ms;
+    uint32_t idle_ms, reads_per_ms;
+    uint64_t warm_ms, span_ms;
+    /* out */
+    uint64_t ns;      /* wall time of the timed span */
+    size_t fired;     /* callbacks run (0: every connection is read well within idle_ms) */
+    uint64_t refiled; /* hwtimer: timeouts re-filed in the timed span (hwtimer_stats) */
+    uint64_t wakeups; /* hwtimer's worker: its wake-ups in the timed span */
+} bench_keepalive;
+
+/* The loop of scenario 10, written out in each peer's file so that the push is inlined as
+   every peer's batch loop is: ADVANCE runs with `now_ms` set, PUSH with `i`, the connection
+   read, and `now_ms`. Sets k->ns. */
+#define BENCH_KEEPALIVE_LOOP(k, ADVANCE, PUSH)                                          \
+    do {                                                                                 \
+        size_t bench_next = 0;                                                           \
+        uint64_t bench_t0 = bench_wall_ns();                                             \
+        for (uint64_t now_ms = 1; now_ms <= (k)->warm_ms + (k)->span_ms; now_ms++) {     \
+            if (now_ms == (k)->warm_ms + 1) {                                            \
+                bench_t0 = bench_wall_ns();                                              \
+            }                                                                            \
+            ADVANCE;                                                                     \
+            for (uint32_t bench_r = 0; bench_r < (k)->reads_per_ms; bench_r++) {         \
+                size_t i = (k)->order[bench_next];                                       \
+                bench_next = bench_next + 1 == (k)->n ? 0 : bench_next + 1;              \
+                PUSH;                                                                    \
+            }                                                                            \
+        }                                                                                \
+        (k)->ns = bench_wall_ns() - bench_t0;                                            \
+    } while (0)
 
 /* A fresh peer holds n idle nodes and a frozen clock reading 0 ms (worker peers: the
    real clock). Delays are relative to that frozen clock. A NULL function means the peer
@@ -64,6 +102,8 @@ typedef struct bench_peer {
     size_t (*node_bytes)(void *ctx);
     size_t (*overhead_bytes)(void *ctx, size_t n);
     const char *skip_reason; /* why the NULL phases are missing */
+    /* Scenario 10 on a fresh peer of k->n nodes; fills k's outputs. */
+    void (*keepalive)(void *ctx, bench_keepalive *k);
 } bench_peer;
 
 extern const bench_peer bench_peer_hwtimer;
@@ -117,6 +157,9 @@ typedef struct bench_options {
     size_t leeway_timers;  /* scenario 9: timeouts spread over leeway_span_ms */
     uint64_t leeway_span_ms;
     size_t leeway_cost_timers; /* scenario 9: N of the schedule and cancel costs */
+    const uint64_t *keepalive_sizes; /* scenario 10: connections */
+    size_t nkeepalive;
+    uint64_t keepalive_warm_ms, keepalive_span_ms;
     int java;
     int smoke;
 } bench_options;

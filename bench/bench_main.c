@@ -20,7 +20,8 @@
 
    Scenarios: 1-3 and 8 every caller-driven peer (peer_*.c); 4 those that can step a fake
    clock; 5-7 hwtimer with threads (scenario_threads.c) and Netty; 9 hwtimer's leeway
-   (scenario_leeway.c). */
+   (scenario_leeway.c); 10 keep-alive, the peers that have its loop (and hwtimer's worker on a
+   fake clock). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
@@ -48,6 +49,8 @@
 #define RESCHEDULES 10u   /* scenario 3: each timer moved 10 times, 1 s later each time */
 #define LONG_MIN_MS 1000u /* scenario 4 delays: 1 s .. 1 h */
 #define MAX_SIZES 16      /* N values --sizes takes */
+#define IDLE_MS 30000u    /* scenario 10: the idle timeout each read pushes back */
+#define READS_PER_MS 1000u
 /* Scenario 3 expires at RPC_MAX_MS + (RESCHEDULES + 1) s: it must stay in the fake time
    libuv and libevent can map (a negative array size stops the build otherwise). */
 typedef char bench_fake_time_fits[RPC_MAX_MS + (RESCHEDULES + 1) * 1000u <= BENCH_MAX_FAKE_MS ? 1 : -1];
@@ -302,6 +305,84 @@ static void long_timers(const bench_options *o) {
     free(d);
 }
 
+/* ---- scenario 10: keep-alive ---- */
+
+/* The best of 3 runs (one with --smoke), each on a fresh peer; the counts of the last. */
+static void keepalive_runs(const bench_peer *p, bench_keepalive *k, unsigned runs) {
+    uint64_t best = UINT64_MAX;
+    for (unsigned r = 0; r < runs; r++) {
+        void *ctx = p->create(k->n);
+        k->fired = 0;
+        k->refiled = k->wakeups = 0;
+        p->keepalive(ctx, k);
+        p->destroy(ctx);
+        best = k->ns < best ? k->ns : best;
+    }
+    k->ns = best;
+}
+
+static void keepalive(const bench_options *o) {
+    for (size_t s = 0; s < o->nkeepalive; s++) {
+        size_t n = (size_t)o->keepalive_sizes[s];
+        uint32_t *order = bench_permutation(n, BENCH_SEED + 10);
+        uint32_t *first = bench_delays_ms(n, 2000, IDLE_MS, BENCH_SEED + 11);
+        for (size_t j = 0; j < NCALLER_PEERS; j++) {
+            const bench_peer *p = caller_peers[j];
+            bench_keepalive k;
+            if (!selected(p->key)) {
+                continue;
+            }
+            if (!p->keepalive) {
+                if (s == 0) bench_note(10, "%s: n/a (%s)", p->title, p->skip_reason);
+                continue;
+            }
+            fprintf(stderr, "  scenario 10: %s, N = %zu\n", p->title, n);
+            memset(&k, 0, sizeof k);
+            k.n = n;
+            k.order = order;
+            k.first_ms = first;
+            k.idle_ms = IDLE_MS;
+            k.reads_per_ms = READS_PER_MS;
+            k.warm_ms = o->keepalive_warm_ms;
+            k.span_ms = o->keepalive_span_ms;
+            keepalive_runs(p, &k, o->smoke ? 1 : 3);
+            check_fired(10, p, 0, k.fired);
+            bench_record(10, p->key, n, "push, advances included",
+                         per_op(0, k.ns, (size_t)(k.span_ms * READS_PER_MS)), "ns/op");
+            if (strncmp(p->key, "hwtimer", 7) == 0) {
+                bench_record(10, p->key, n, "re-filings per timeout and idle period",
+                             (double)k.refiled / (double)n * IDLE_MS / (double)k.span_ms,
+                             "count");
+            }
+            if (p == &bench_peer_hwtimer_worker) {
+                bench_record(10, p->key, n, "worker wake-ups per second",
+                             (double)k.wakeups * 1000.0 / (double)k.span_ms, "count");
+            }
+        }
+        free(order);
+        free(first);
+    }
+    bench_note(10, "%u reads per ms over N connections in a fixed random order (each read "
+                   "every N/%u ms), each pushing its connection's idle timeout to the loop's "
+                   "time + %u s; the loop advances every 1 ms. The first %llu ms are not "
+                   "timed (every timeout is pushed through a full idle period first), the "
+                   "next %llu ms are: ns per push, the advances included. First deadlines "
+                   "spread over 2-30 s (connections opened over the last idle period); "
+                   "nothing expires.", READS_PER_MS, READS_PER_MS, IDLE_MS / 1000u,
+               (unsigned long long)o->keepalive_warm_ms,
+               (unsigned long long)o->keepalive_span_ms);
+    bench_note(10, "hwtimer: hwtimer_reschedule_at; a push later of a timeout in a coarse "
+                   "level (30 s ahead: level 1) only stores the deadline, and the pass "
+                   "re-files the timeout when it reaches the slot where it waited "
+                   "(re-filings: hwtimer_stats.refiled). hwtimer worker: the same on "
+                   "a fake clock that the reads move on, far faster than real time (each "
+                   "read checks the worker's wake-up, so it wakes on time in fake time); "
+                   "its wake-ups per second of that time. timeout.c: timeouts_add on the "
+                   "pending timeout. Binary heap: heap_update. libuv: uv_timer_start, its "
+                   "cached loop->time set every 1 ms, no uv_run (it would read the real "
+                   "clock): it pays no advance.");
+}
+
 /* ---- scenario 8: memory ---- */
 
 static void memory(const bench_options *o, const uint32_t *d) {
@@ -366,6 +447,26 @@ static void pair_vs_timeout_line(uint64_t n) {
         bench_lookup(0, "floor", n, "unlink + state + count", &unlink)) {
         printf("  (the floor under them with 512 slots, no timer: %.1f ns; see scenario 1)\n",
                file + unlink);
+    }
+}
+
+/* Keep-alive pushes against timeout.c and the binary heap (target: at most 0.5 of each). */
+static void keepalive_lines(const bench_options *o) {
+    static const char *const peers[] = {"timeout_c", "heap"};
+    static const char *const names[] = {"timeout.c", "binary heap"};
+    for (size_t s = 0; s < o->nkeepalive; s++) {
+        uint64_t n = o->keepalive_sizes[s];
+        double hw, other;
+        if (!bench_lookup(10, "hwtimer", n, "push, advances included", &hw)) {
+            continue;
+        }
+        for (int k = 0; k < 2; k++) {
+            if (bench_lookup(10, peers[k], n, "push, advances included", &other)) {
+                printf("- keep-alive push at N = %llu: hwtimer %.2f ns, %s %.2f = x%.2f "
+                       "(target <= 0.5: %s)\n", (unsigned long long)n, hw, names[k], other,
+                       hw / other, hw <= 0.5 * other ? "met" : "MISSED");
+            }
+        }
     }
 }
 
@@ -444,6 +545,7 @@ static void print_summary(const bench_options *o) {
     growth_line(2, "schedule+expire", big);
     leeway_line(o);
     leeway_cost_line(o);
+    keepalive_lines(o);
     for (int k = 0; k < 2; k++) {
         double hw, netty;
         if (bench_lookup(5, "hwtimer_worker", 0, producers[k], &hw) &&
@@ -474,6 +576,7 @@ static void print_summary(const bench_options *o) {
 /* ---- options and the run ---- */
 
 static const uint64_t default_sizes[] = {1000, 10000, 100000, 1000000, 10000000};
+static const uint64_t keepalive_sizes[] = {100000, 1000000};
 
 static void usage(FILE *f) {
     fprintf(f, "usage: hwtimer_bench [--full] [--smoke] [--no-java] [--scenarios 1,2,...] "
@@ -481,9 +584,10 @@ static void usage(FILE *f) {
                "  --full       add N = 10^7 to scenarios 1-3 and 10x the producer operations\n"
                "  --smoke      tiny sizes: checks callbacks, not speed (meson test)\n"
                "  --no-java    skip Netty's HashedWheelTimer\n"
-               "  --scenarios  run only these (1-9)\n"
+               "  --scenarios  run only these (1-10), e.g. 3,10\n"
                "  --peers      only these columns, e.g. hwtimer,heap,timeout_c (CSV keys)\n"
-               "  --sizes      N values of scenarios 1-3, e.g. 1e4,1e6\n"
+               "  --sizes      N values of scenarios 1-3 and 10, e.g. 1e4,1e6 (default "
+               "10^3-10^6; 10^5 and 10^6 connections for 10)\n"
                "  --out FILE   CSV path; the SVG chart goes next to it (.svg)\n");
 }
 
@@ -501,6 +605,10 @@ static void set_defaults(bench_options *o, int full, int smoke) {
     o->leeway_timers = smoke ? 1000 : 10000;
     o->leeway_span_ms = smoke ? 1000 : 10000;
     o->leeway_cost_timers = smoke ? 1000 : 1000000;
+    o->keepalive_sizes = smoke ? default_sizes : keepalive_sizes;
+    o->nkeepalive = smoke ? 1 : 2;
+    o->keepalive_warm_ms = smoke ? 2000 : IDLE_MS;
+    o->keepalive_span_ms = smoke ? 2000 : 2 * IDLE_MS;
     o->java = !smoke;
     o->smoke = smoke;
 }
@@ -553,13 +661,20 @@ static void print_environment(const bench_options *o) {
     printf("; best of 3 runs for N <= 10^6, one run above.\n");
 }
 
-/* Parses "1,2,5" into a mask of scenarios. */
+/* Parses "1,2,10" into a mask of scenarios. */
 static unsigned parse_scenarios(const char *list) {
     unsigned mask = 0;
-    for (const char *c = list; *c; c++) {
-        if (*c >= '1' && *c <= '9') {
-            mask |= 1u << (*c - '0');
+    for (const char *c = list; *c;) {
+        char *end;
+        unsigned long k = strtoul(c, &end, 10);
+        if (end == c) {
+            c++;
+            continue;
         }
+        if (k >= 1 && k <= 10) {
+            mask |= 1u << k;
+        }
+        c = end;
     }
     return mask;
 }
@@ -609,7 +724,7 @@ int main(int argc, char **argv) {
     int full = 0, smoke = 0, no_java = 0;
     uint64_t sizes[MAX_SIZES];
     size_t nsizes = 0;
-    unsigned mask = 0x3feu; /* scenarios 1-9 */
+    unsigned mask = 0x7feu; /* scenarios 1-10 */
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0) {
@@ -638,8 +753,8 @@ int main(int argc, char **argv) {
     set_defaults(&o, full, smoke);
     o.java = o.java && !no_java && selected("netty");
     if (nsizes) {
-        o.sizes = sizes;
-        o.nsizes = nsizes;
+        o.sizes = o.keepalive_sizes = sizes;
+        o.nsizes = o.nkeepalive = nsizes;
     }
     uint64_t start = bench_wall_ns();
     print_environment(&o);
@@ -731,6 +846,12 @@ int main(int argc, char **argv) {
         failures += bench_leeway(&o, delays, o.leeway_cost_timers);
         bench_print_table(9, "Leeway: passes that ran callbacks (caller-driven), worker "
                              "wake-ups, and the cost of schedule and cancel", BENCH_BASELINE);
+    }
+    if (mask & (1u << 10)) {
+        keepalive(&o);
+        bench_print_table(10, "Keep-alive: idle timeouts of 30 s pushed back on every read, "
+                              "1000 reads per ms from the loop's cached time (ns per push, "
+                              "lower is better)", BENCH_BASELINE);
     }
     free(delays);
     if (!o.smoke) {

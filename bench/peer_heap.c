@@ -104,6 +104,21 @@ static size_t hp_step(void *ctx, uint64_t end_ms) {
     return fired;
 }
 
+/* Scenario 10: heap_update of the pending node to the loop's time + the idle timeout. */
+static void hp_keepalive(void *ctx, bench_keepalive *k) {
+    heap_peer *p = (heap_peer *)ctx;
+    for (size_t i = 0; i < k->n; i++) {
+        heap_timer *x = &p->timers[i];
+        x->node.deadline = k->first_ms[i];
+        x->fn = heap_on_fire;
+        x->arg = &p->fired;
+        heap_push(&p->queue, &x->node);
+    }
+    BENCH_KEEPALIVE_LOOP(k, (p->now_ms = now_ms, hp_run_due(p)),
+                         heap_update(&p->queue, &p->timers[i].node, now_ms + k->idle_ms));
+    k->fired = p->fired;
+}
+
 static size_t hp_node_bytes(void *ctx) {
     (void)ctx;
     return sizeof(heap_timer);
@@ -117,5 +132,5 @@ static size_t hp_overhead_bytes(void *ctx, size_t n) {
 const bench_peer bench_peer_heap = {
     "heap", "binary heap", hp_create, hp_destroy, NULL, hp_schedule, hp_cancel,
     hp_cancel_order, hp_reschedule, hp_expire, hp_step, NULL, hp_node_bytes,
-    hp_overhead_bytes, NULL,
+    hp_overhead_bytes, NULL, hp_keepalive,
 };

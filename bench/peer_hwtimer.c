@@ -26,6 +26,11 @@ static uint64_t hw_fake_clock(void *ctx) {
     return *(const uint64_t *)ctx;
 }
 
+/* The fake clock of a worker, which reads it on its own thread. */
+static uint64_t hw_shared_fake_clock(void *ctx) {
+    return __atomic_load_n((const uint64_t *)ctx, __ATOMIC_RELAXED);
+}
+
 static void hw_on_fire(hwtimer_timeout *to, void *arg) {
     (void)to;
     ++*(size_t *)arg;
@@ -133,6 +138,62 @@ static size_t hw_step(void *ctx, uint64_t end_ms) {
     return fired;
 }
 
+static uint64_t hw_refiled(hwtimer *t) {
+    hwtimer_stats s;
+    hwtimer_stats_get(t, &s);
+    return s.refiled;
+}
+
+/* Scenario 10: the loop's advance every millisecond, and hwtimer_reschedule_at from its
+   cached time for every read. */
+static void hw_keepalive(void *ctx, bench_keepalive *k) {
+    hw_peer *p = (hw_peer *)ctx;
+    uint64_t idle_ns = k->idle_ms * BENCH_MS, refiled = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        hwtimer_schedule_at(p->timer, &p->nodes[i], k->first_ms[i] * BENCH_MS, hw_on_fire,
+                            &p->fired);
+    }
+    BENCH_KEEPALIVE_LOOP(k,
+                         (p->clock_ns = now_ms * BENCH_MS,
+                          refiled = now_ms == k->warm_ms + 1 ? hw_refiled(p->timer) : refiled,
+                          hwtimer_advance(p->timer, p->clock_ns)),
+                         hwtimer_reschedule_at(p->timer, &p->nodes[i], p->clock_ns + idle_ns));
+    k->fired = p->fired;
+    k->refiled = hw_refiled(p->timer) - refiled;
+}
+
+/* Scenario 10 with the worker: its timer (made here, in place of the peer's, which runs on
+   the real clock) runs on a fake clock that the reads move on, 1000 reads to the
+   millisecond, far faster than real time. The worker sleeps on the OS's clock, so a sleep
+   would outlast its fake wake-up; the reads wake it instead, as each read checks the clock
+   against the worker's wake-up (a clock_fn of the user's may jump: see hwtimer.h's
+   CLOCKS). So it wakes when the fake clock reaches its wake-up, give or take one read, and
+   the wake-ups it counts are those of a worker on a real clock. */
+static void hw_keepalive_worker(void *ctx, bench_keepalive *k) {
+    hw_peer *p = (hw_peer *)ctx;
+    uint64_t idle_ns = k->idle_ms * BENCH_MS, refiled = 0, wakeups = 0;
+    hwtimer_stats s;
+    hwtimer_destroy(p->timer);
+    p->clock_ns = 0;
+    p->timer = bench_hwtimer_make(hwtimer_threads_pthread(), 1, hw_shared_fake_clock,
+                                  &p->clock_ns, 512, 0);
+    for (size_t i = 0; i < k->n; i++) {
+        hwtimer_schedule_at(p->timer, &p->nodes[i], k->first_ms[i] * BENCH_MS, hw_on_fire,
+                            &p->fired);
+    }
+    BENCH_KEEPALIVE_LOOP(k,
+                         (__atomic_store_n(&p->clock_ns, now_ms * BENCH_MS, __ATOMIC_RELAXED),
+                          now_ms == k->warm_ms + 1
+                              ? (hwtimer_stats_get(p->timer, &s), refiled = s.refiled,
+                                 wakeups = s.wakeups)
+                              : 0),
+                         hwtimer_reschedule_at(p->timer, &p->nodes[i], now_ms * BENCH_MS + idle_ns));
+    hwtimer_stats_get(p->timer, &s);
+    k->fired = __atomic_load_n(&p->fired, __ATOMIC_RELAXED);
+    k->refiled = s.refiled - refiled;
+    k->wakeups = s.wakeups - wakeups;
+}
+
 static uint64_t hw_visits(void *ctx) {
     hwtimer_stats s;
     hwtimer_stats_get(((hw_peer *)ctx)->timer, &s);
@@ -154,19 +215,19 @@ static size_t hw_overhead_bytes(void *ctx, size_t n) {
 const bench_peer bench_peer_hwtimer = {
     "hwtimer", "hwtimer", hw_create, hw_destroy, NULL, hw_schedule, hw_cancel,
     hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
-    hw_overhead_bytes, NULL,
+    hw_overhead_bytes, NULL, hw_keepalive,
 };
 
 const bench_peer bench_peer_hwtimer_64 = {
     "hwtimer_64", "hwtimer 64 slots", hw_create_64, hw_destroy, NULL, hw_schedule, hw_cancel,
     hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
-    hw_overhead_bytes, NULL,
+    hw_overhead_bytes, NULL, hw_keepalive,
 };
 
 const bench_peer bench_peer_hwtimer_locked = {
     "hwtimer_lock", "hwtimer+lock", hw_create_locked, hw_destroy, NULL, hw_schedule,
     hw_cancel, hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
-    hw_overhead_bytes, NULL,
+    hw_overhead_bytes, NULL, hw_keepalive,
 };
 
 const bench_peer bench_peer_hwtimer_worker = {
@@ -174,6 +235,7 @@ const bench_peer bench_peer_hwtimer_worker = {
     hw_cancel, hw_cancel_order, hw_reschedule, NULL, NULL, NULL, hw_node_bytes,
     hw_overhead_bytes,
     "worker mode runs on the real clock; its expiry is measured in scenarios 6-7",
+    hw_keepalive_worker,
 };
 
 void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,

@@ -156,4 +156,5 @@ const bench_peer bench_peer_libevent = {
     lev_overhead_bytes,
     "its loop reads the real clock, so libevent cannot step a fake hour (its min_heap is "
     "the binary heap's algorithm)",
+    NULL,
 };

@@ -108,6 +108,20 @@ static size_t luv_expire(void *ctx, uint64_t now_ms) {
     return p->fired - before;
 }
 
+/* Scenario 10: uv_timer_start on the active timer from the loop's cached time, which the
+   loop moves on every millisecond (loop->time, as uv_update_time would). Its advance runs
+   nothing: uv_run would read the real clock, and nothing is due in this scenario (the
+   fired count checks that) -- so libuv pays no advance here, the others do. */
+static void luv_keepalive(void *ctx, bench_keepalive *k) {
+    uv_peer *p = (uv_peer *)ctx;
+    for (size_t i = 0; i < k->n; i++) {
+        uv_timer_start(&p->timers[i], uv_on_fire, k->first_ms[i], 0);
+    }
+    BENCH_KEEPALIVE_LOOP(k, p->loop.time = now_ms,
+                         uv_timer_start(&p->timers[i], uv_on_fire, k->idle_ms, 0));
+    k->fired = p->fired;
+}
+
 static size_t luv_node_bytes(void *ctx) {
     (void)ctx;
     return sizeof(uv_timer_t);
@@ -126,4 +140,5 @@ const bench_peer bench_peer_libuv = {
     luv_overhead_bytes,
     "uv_run reads the real clock, so libuv cannot step a fake hour (its heap is the "
     "binary heap's algorithm)",
+    luv_keepalive,
 };

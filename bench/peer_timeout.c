@@ -120,6 +120,19 @@ static size_t to_step(void *ctx, uint64_t end_ms) {
     return fired;
 }
 
+/* Scenario 10: timeouts_add on the pending timeout, relative to its clock (the loop's). */
+static void to_keepalive(void *ctx, bench_keepalive *k) {
+    to_peer *p = (to_peer *)ctx;
+    for (size_t i = 0; i < k->n; i++) {
+        p->nodes[i].callback.fn = to_on_fire;
+        p->nodes[i].callback.arg = &p->fired;
+        timeouts_add(p->wheel, &p->nodes[i], k->first_ms[i]);
+    }
+    BENCH_KEEPALIVE_LOOP(k, to_advance(p, now_ms),
+                         timeouts_add(p->wheel, &p->nodes[i], k->idle_ms));
+    k->fired = p->fired;
+}
+
 static size_t to_node_bytes(void *ctx) {
     (void)ctx;
     return sizeof(struct timeout);
@@ -134,7 +147,7 @@ static size_t to_overhead_bytes(void *ctx, size_t n) {
 const bench_peer bench_peer_timeout = {
     "timeout_c", "timeout.c", to_create, to_destroy, NULL, to_schedule, to_cancel,
     to_cancel_order, to_reschedule, to_expire, to_step, NULL, to_node_bytes,
-    to_overhead_bytes, NULL,
+    to_overhead_bytes, NULL, to_keepalive,
 };
 
 const char *bench_timeout_version(void) {

@@ -11,8 +11,11 @@
                  arguments: schedule, schedule_periodic and reschedule in their relative
                  and _at forms (each maybe after a set_leeway), set_leeway on any node,
                  cancel, advance (forwards, backwards, by years, to UINT64_MAX), an event
-                 loop that sleeps until next_expiry, a clock that wanders, poll, queries
-                 (with a hwtimer_foreach walk), NULL arguments, re-initializing a node;
+                 loop that sleeps until next_expiry, a push of a pending deadline later
+                 or earlier, keep-alive rounds (the clock steps, reads push idle timeouts
+                 to the clock + their length, the loop advances), a clock that wanders,
+                 poll, queries (with a hwtimer_foreach walk), NULL arguments,
+                 re-initializing a node;
                  100 = stop, 101 = destroy this timer and create the next one (the nodes
                  and their leeways carry over). Callbacks draw their own mutations of the
                  timer from the input as they run.

@@ -15,8 +15,10 @@
    and reschedule in their relative and absolute (_at) forms, set_leeway before an
    arming and on any node, pending or inside a callback, cancel, advance forwards,
    backwards and by years, a clock that wanders away from the advances, an event loop
-   that sleeps until next_expiry), sometimes stops the timer with an `unprocessed`
-   callback, and destroys it. Leeways are drawn as 0, a few ns, about a tick, many
+   that sleeps until next_expiry, pushes of pending deadlines later or earlier by a tick,
+   a rotation, a coarse slot or any amount, and keep-alive rounds: the clock steps on,
+   reads push idle timeouts to the clock + their length, the loop advances or sleeps),
+   sometimes stops the timer with an `unprocessed` callback, and destroys it. Leeways are drawn as 0, a few ns, about a tick, many
    ticks, near UINT64_MAX, log-uniform and round decimals, and stay with a node across
    schedulings and timers. Callbacks mutate the timer as drawn: re-arm themselves,
    schedule others with delay 0, cancel others that are due in the same pass, cancel
@@ -26,6 +28,15 @@
    operation and callback acts as one of several threads (the thread number that picks a
    fresh node's shard is drawn), so nodes spread over the shards and every check above
    holds across them: firing order over shards, counts, max_pending, wake_fn.
+
+   A push later may leave a timeout where it is filed (see "Pushing a deadline later" in
+   hwtimer.h): the model knows nothing of that, so every check above holds for pushed
+   timeouts as for any (never early, at the boundary of the newest deadline, in order, the
+   counts, due_in, foreach, stop's hand-back); next_expiry may be earlier than the next B,
+   and the event loop checks that each wake-up there makes progress. hwtimer_stats.refiled
+   never exceeds the pushes later, a push later outside a pass leaves a node filed in a
+   coarse slot where it is (its links and place: the one look inside hwtimer), and a model
+   that keeps the old boundary of a pushed timeout is caught (MODEL_IGNORES_PUSH).
 
    Ties in B may run in any order, so the model does not predict the firing order: it
    follows the real one and checks every callback as it happens (pending, due at its
@@ -64,6 +75,8 @@
 #define MODEL_PRINTF(f, a)
 #endif
 
+/* MAX_WAKEUPS: empty wake-ups an event loop may make before something runs, beyond one per
+   node (each timeout pushed later may add one, where its old coarse slot is re-filed). */
 enum { MAX_NODES = 256, LOG_SIZE = 24, MAX_WAKEUPS = 200 };
 #define NS_PER_YEAR 31557600000000000u
 
@@ -128,7 +141,8 @@ typedef struct model {
 
 /* Set by the self-checks: a model that ignores the tick grid, or the leeway, must be
    caught. */
-enum { MODEL_EXACT, MODEL_IGNORES_GRID, MODEL_IGNORES_LEEWAY, MODEL_NEVER_WAKES };
+enum { MODEL_EXACT, MODEL_IGNORES_GRID, MODEL_IGNORES_LEEWAY, MODEL_NEVER_WAKES,
+       MODEL_IGNORES_PUSH };
 static int model_sabotage;
 
 /* The tick a deadline is due at: the first k >= 0 with S + k*tick >= d. */
@@ -302,7 +316,12 @@ static struct {
         uint64_t woke, did_not_wake;
         /* episodes on a timer of shards, and their armings in a shard other than shard 0 */
         uint64_t sharded_episodes, armed_off_shard0;
+        /* reschedules of a pending node to a later deadline (of which those outside a pass
+           that left it in its coarse slot), and to an earlier one; keep-alive rounds;
+           re-filings the timers counted (stats.refiled) */
+        uint64_t pushed_later, pushed_in_place, pushed_earlier, keepalive_rounds, refiled;
     } seen;
+    uint64_t episode_pushes; /* pushed_later in this episode: stats.refiled's bound */
     log_entry log[LOG_SIZE];
     jmp_buf diverged;
 } sim;
@@ -818,14 +837,44 @@ static void op_schedule_periodic(int id, int form, uint64_t when, uint64_t perio
               deadline_of(form, when), period, arg);
 }
 
-/* Keeps the period and arg (and callback) of the last scheduling, pending or not. */
+/* Was `to` filed in a coarse slot of its timer (level 1 or up)? The one place the model
+   looks inside hwtimer: such a node pushed later must stay where it is. */
+static int filed_coarse(const hwtimer_timeout *to) {
+    return hwtimer_timeout_state(to) == HWTIMER_PENDING &&
+           to->where >= HWTIMER__WHERE_WHEEL + to->owner->width;
+}
+
+/* Keeps the period and arg (and callback) of the last scheduling, pending or not. A pending
+   node's move is counted: later (what may be left where it is filed, and re-filed later:
+   stats.refiled's bound; from a callback too, as a shard whose pass has ended takes it so
+   while the timer's pass goes on), or earlier. A push later outside a pass of a node filed
+   in a coarse slot touches no list: its links and place stay as they were. */
 static void op_reschedule(int id, int form, uint64_t when) {
     hwtimer_timeout *to = &sim.nodes[id].to;
-    int want = model_reschedule_result(&sim.m, id);
+    model_timeout *mt = &sim.m.to[id];
+    int want = model_reschedule_result(&sim.m, id), pending = mt->pending;
+    uint64_t deadline = deadline_of(form, when), old_boundary = mt->boundary;
+    int old_never = mt->never, coarse = pending && filed_coarse(to);
+    struct hwtimer__link links = to->link;
+    uint32_t where = to->where;
     int got = form == ARM_ABSOLUTE ? hwtimer_reschedule_at(sim.t, to, when)
                                : hwtimer_reschedule(sim.t, to, when);
-    check_arm(form == ARM_ABSOLUTE ? "reschedule_at" : "reschedule", id, got, want,
-              deadline_of(form, when), sim.m.to[id].period, sim.m.to[id].arg);
+    int later = pending && deadline >= mt->deadline;
+    check_arm(form == ARM_ABSOLUTE ? "reschedule_at" : "reschedule", id, got, want, deadline,
+              mt->period, mt->arg);
+    if (!pending) return;
+    if (later && !sim.in_pass && coarse) {
+        if (to->where != where || to->link.next != links.next || to->link.prev != links.prev)
+            diverge("node %d, filed in a coarse slot, was moved by a push later", id);
+        sim.seen.pushed_in_place++;
+    }
+    sim.seen.pushed_later += (uint64_t)later;
+    sim.episode_pushes += (uint64_t)later;
+    sim.seen.pushed_earlier += !later;
+    if (later && model_sabotage == MODEL_IGNORES_PUSH) { /* the old boundary */
+        mt->boundary = old_boundary;
+        mt->never = old_never;
+    }
 }
 
 /* Refused while the node is pending (a periodic inside its own callback too); otherwise
@@ -867,6 +916,29 @@ static uint64_t random_when(int form) {
 static void op_random_reschedule(int id) {
     int form = random_form();
     op_reschedule(id, form, random_when(form));
+}
+
+/* How far a push moves a deadline: within a tick, a few ticks, about a rotation of level 0,
+   about a slot of level 1 or a few, or any amount. */
+static uint64_t random_shift(void) {
+    uint64_t tick = sim.m.tick, width = sim.ticks_per_wheel;
+    switch (draw_below(6)) {
+    case 0: return draw_below(tick + 1);
+    case 1: return sat_mul(tick, 1 + draw_below(4));
+    case 2: return around(sat_mul(tick, width));
+    case 3: return around(sat_mul(sat_mul(tick, width), 1 + draw_below(2 * width)));
+    case 4: return draw_log_bits(64);
+    default: return sat_mul(tick, draw_log_bits(24));
+    }
+}
+
+/* Moves a pending node's deadline later (mostly) or earlier, in either form (the relative
+   one from the clock: a deadline behind it becomes the clock). */
+static void op_push(int id) {
+    int form = random_form();
+    uint64_t d = sim.m.to[id].deadline, shift = random_shift();
+    d = draw_percent(80) ? sat_add(d, shift) : sat_sub(d, shift);
+    op_reschedule(id, form, form == ARM_ABSOLUTE ? d : sat_sub(d, sim.clock));
 }
 
 /* Any arming, in either form; a node that is not pending may get a new leeway first. */
@@ -929,26 +1001,73 @@ static void op_poll(void) {
     pass_end(hwtimer_poll(sim.t));
 }
 
-/* An event loop: sleep until next_expiry, advance, repeat until something runs. Every
-   wake-up that runs nothing must move next_expiry strictly later. */
+/* An event loop: sleep until next_expiry, advance, repeat until something ran on 1-3
+   wake-ups. Every wake-up that runs nothing must move next_expiry strictly later, and
+   there are at most MAX_WAKEUPS + one per node of them before something runs: so the loop
+   reaches every boundary, pushed timeouts or not. */
 static void op_event_loop(void) {
-    int wakeups;
-    for (wakeups = 0; wakeups < MAX_WAKEUPS; wakeups++) {
+    int empty = 0, ran_on = 0, runs_wanted = 1 + (int)draw_below(3);
+    while (ran_on < runs_wanted) {
         uint64_t expiry = hwtimer_next_expiry(sim.t), after;
-        size_t ran;
         loop_asked(expiry);
         if (expiry == UINT64_MAX || !reachable(expiry)) return;
         op_advance(expiry > sim.m.last_now ? expiry : sim.m.last_now);
-        ran = sim.pass_runs;
         check_next_expiry();
-        if (ran > 0) return;
+        if (sim.pass_runs > 0) {
+            ran_on++;
+            empty = 0;
+            continue;
+        }
+        if (++empty > MAX_WAKEUPS + sim.n)
+            diverge("an event loop woke %d times at next_expiry without running anything",
+                    empty);
         after = hwtimer_next_expiry(sim.t);
         loop_asked(after);
         if (after <= expiry)
             diverge("no progress: advance to next_expiry %llu ran nothing, and next_expiry "
                     "is now %llu", (unsigned long long)expiry, (unsigned long long)after);
     }
-    diverge("an event loop woke %d times at next_expiry without running anything", MAX_WAKEUPS);
+}
+
+/* A length for keep-alive's idle timeouts: a few ticks, about a rotation of level 0 (on
+   either side of the coarse levels), a few slots of level 1, or any. */
+static uint64_t random_idle_length(void) {
+    uint64_t tick = sim.m.tick, width = sim.ticks_per_wheel;
+    switch (draw_below(4)) {
+    case 0: return sat_mul(tick, 1 + draw_below(8));
+    case 1: return around(sat_mul(tick, width));
+    case 2: return sat_mul(sat_mul(tick, width), 1 + draw_below(8));
+    default: return draw_log_bits(40);
+    }
+}
+
+/* Keep-alive, as a server keeps idle timeouts: a few connections (nodes first .. first +
+   count - 1, those pending), and from the loop's time (mostly) rounds in which the clock
+   steps on, each connection is read or not, a read pushing its timeout to the clock + the
+   idle length (reschedule_at from the clock as the loop caches it, or reschedule), and
+   the loop polls or sleeps until next_expiry. */
+static void op_keepalive(void) {
+    uint64_t length = random_idle_length(), step;
+    int rounds = 1 + (int)draw_below(16), first = random_node();
+    int count = 1 + (int)draw_below(8), k;
+    step = sat_add(length / (1 + draw_below((uint64_t)rounds)), sim.m.tick); /* rounds span it */
+    if (draw_percent(80)) sim.clock = sim.m.last_now;
+    while (rounds-- > 0) {
+        if (!reachable(sat_add(sim.clock, step))) return;
+        sim.clock = sat_add(sim.clock, step);
+        note("clock", -1, sim.clock, 0, 0);
+        for (k = 0; k < count && first + k < sim.n; k++) {
+            int id = first + k, form = random_form();
+            if (!sim.m.to[id].pending || draw_percent(25)) continue;
+            op_reschedule(id, form, form == ARM_ABSOLUTE ? sat_add(sim.clock, length) : length);
+        }
+        if (draw_percent(75)) {
+            op_poll();
+        } else {
+            op_event_loop();
+        }
+        sim.seen.keepalive_rounds++;
+    }
 }
 
 static void op_move_clock(void) {
@@ -967,6 +1086,13 @@ static void op_move_clock(void) {
     note("clock", -1, sim.clock, 0, 0);
 }
 
+/* A timeout is re-filed only if it was pushed later (outside a pass) since it was filed. */
+static void check_refiled(const hwtimer_stats *stats) {
+    if (stats->refiled > sim.episode_pushes)
+        diverge("stats.refiled %llu, but only %llu pushes later were made",
+                (unsigned long long)stats->refiled, (unsigned long long)sim.episode_pushes);
+}
+
 static void op_queries(void) {
     uint64_t now = hwtimer_now(sim.t);
     hwtimer_stats stats;
@@ -977,6 +1103,7 @@ static void op_queries(void) {
     hwtimer_stats_get(sim.t, &stats);
     if (stats.pending != sim.m.pending)
         diverge("stats.pending %zu, the model has %zu", stats.pending, sim.m.pending);
+    check_refiled(&stats);
     check_foreach();
 }
 
@@ -1113,7 +1240,7 @@ static void check_from_callback(int self) {
 static void mutate_from_callback(int self) {
     int rounds = (int)draw_below(4);
     while (rounds-- > 0) {
-        switch (draw_below(12)) {
+        switch (draw_below(13)) {
         case 0:
         case 1: op_random_arm(self); break; /* the usual way to re-arm */
         case 2: op_schedule(random_node(), ARM_RELATIVE, 0); break; /* must wait for the next pass */
@@ -1125,6 +1252,7 @@ static void mutate_from_callback(int self) {
         case 8: check_advance_refused(); break;
         case 9: op_set_leeway(draw_percent(50) ? self : random_node(), random_leeway()); break;
         case 10: check_from_callback(self); break;
+        case 11: op_push(draw_percent(50) ? self : random_node_where(is_pending)); break;
         default: check_pending(); break;
         }
     }
@@ -1171,9 +1299,11 @@ static void model_op(unsigned r) {
         op_random_arm(random_node());
     }
     else if (r < 40) op_cancel(draw_percent(50) ? random_node_where(is_pending) : random_node());
-    else if (r < 64) op_advance(random_now());
+    else if (r < 59) op_advance(random_now());
+    else if (r < 64) op_push(random_node_where(is_pending));
     else if (r < 69) op_event_loop();
-    else if (r < 80) op_move_clock();
+    else if (r < 77) op_move_clock();
+    else if (r < 80) op_keepalive();
     else if (r < 84) op_poll();
     else if (r < 90) op_queries();
     else if (r < 94) op_set_leeway(random_node(), random_leeway()); /* EBUSY if pending */
@@ -1211,6 +1341,7 @@ static void episode_begin(void) {
     sim.shards = cfg.threads && draw_percent(50) ? 2 + (unsigned)draw_below(3) : 0;
     cfg.shards = sim.shards;
     sim.seen.sharded_episodes += sim.shards != 0;
+    sim.episode_pushes = 0;
     err = hwtimer_create(&sim.t, &cfg);
     note("create", -1, sim.m.tick, sim.m.start, err);
     expect_result("hwtimer_create", -1, err, HWTIMER_OK);
@@ -1220,6 +1351,10 @@ static void episode_begin(void) {
    so the next episode may reschedule them on its new timer. */
 static void episode_end(void) {
     int i;
+    hwtimer_stats stats;
+    hwtimer_stats_get(sim.t, &stats);
+    check_refiled(&stats);
+    sim.seen.refiled += stats.refiled;
     note("destroy", -1, 0, 0, 0);
     hwtimer_destroy(sim.t);
     sim.t = NULL;

@@ -8,6 +8,13 @@
      hwtimer__leeway_tick           a node's due tick e and leeway -> the tick its window's
                                     grid of 2^k ticks puts it at
 
+   and the push to a later deadline (hwtimer__push_later): in every mode this build has (no
+   threads; locks, a worker, shards), a push later of a node filed in a coarse slot, in
+   either form, leaves its links, its place and every bit tree as they were, and the pass
+   re-files it when it reaches that slot; a push earlier, or of a node in level 0, moves it
+   at once. And hwtimer_check's rule for such nodes: a node may wait in a coarse slot that
+   starts at or before its due tick, never after, and in level 0 only in its own slot.
+
    Each runs on a real timer (made by hwtimer_create on a fake clock) whose geometry the
    helpers read; the brute-force side uses only the geometry hwtimer.h documents (ticks per
    wheel rounded up to a power of two) and plain division and shifts. This file needs the
@@ -204,10 +211,139 @@ static void test_leeway_tick(void) {
     fixture_close(&f);
 }
 
+/* ---- pushing a deadline later ------------------------------------------------------------ */
+
+/* Where a node is filed and every bit tree of its wheel: what a push later may not touch. */
+typedef struct filing {
+    struct hwtimer__link link;
+    uint32_t where;
+    size_t words;
+    uint64_t bits[64];
+} filing;
+
+/* The wheel that files `to`: t, or on a timer of shards the shard that holds it. */
+static hwtimer *wheel_of(hwtimer *t, const hwtimer_timeout *to) {
+    return t->shards ? to->owner : t;
+}
+
+static void take_filing(hwtimer *t, const hwtimer_timeout *to, filing *f) {
+    hwtimer *w = wheel_of(t, to);
+    hwtimer__lock(w); /* a worker may be in a pass */
+    f->link = to->link;
+    f->where = to->where;
+    f->words = (size_t)w->levels * (w->layer_offset[w->bit_layers - 1] + 1);
+    CHECK(f->words <= sizeof f->bits / sizeof f->bits[0]);
+    memcpy(f->bits, w->level[0].occupied, f->words * sizeof(uint64_t)); /* levels in a row */
+    hwtimer__unlock(w);
+}
+
+static int same_filing(const filing *a, const filing *b) {
+    return a->link.next == b->link.next && a->link.prev == b->link.prev &&
+           a->where == b->where && a->words == b->words &&
+           memcmp(a->bits, b->bits, a->words * sizeof(uint64_t)) == 0;
+}
+
+static uint64_t refiled_of(hwtimer *t) {
+    hwtimer_stats s;
+    hwtimer_stats_get(t, &s);
+    return s.refiled;
+}
+
+static void on_push_fire(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    ++*(int *)arg;
+}
+
+/* One timer: 1 ms tick, 64 slots per level (slots of 64 ms in level 1, 4.096 s in level 2),
+   on a fake clock at 0. A node due at 10 s waits in level 2's slot [8.192 s, 12.288 s). */
+static void check_push_later(int worker, unsigned shards) {
+    uint64_t clock = 0;
+    hwtimer_config cfg;
+    hwtimer *t;
+    hwtimer_timeout far = HWTIMER_TIMEOUT_INIT, near = HWTIMER_TIMEOUT_INIT;
+    filing before, after;
+    int fired = 0;
+    test_fake_config(&cfg, &clock, MS, 64);
+    cfg.worker = worker;
+    cfg.shards = shards;
+    t = create_or_die(&cfg);
+    CHECK_EQ(hwtimer_schedule_at(t, &far, 10 * SEC, on_push_fire, &fired), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(t, &near, 20 * MS, on_push_fire, &fired), HWTIMER_OK);
+    CHECK(far.where >= HWTIMER__WHERE_WHEEL + wheel_of(t, &far)->width); /* coarse */
+    /* later, both forms: only the deadline changes */
+    take_filing(t, &far, &before);
+    CHECK_EQ(hwtimer_reschedule_at(t, &far, 11 * SEC), HWTIMER_OK);
+    CHECK_EQ(hwtimer_reschedule(t, &far, 13 * SEC), HWTIMER_OK); /* past the slot's end */
+    take_filing(t, &far, &after);
+    CHECK(same_filing(&before, &after));
+    CHECK_EQ(hwtimer_timeout_deadline(&far), 13 * SEC);
+    CHECK_EQ(hwtimer_timeout_due_in(t, &far), 13 * SEC);
+    CHECK_EQ(hwtimer_pending(t), 2);
+    CHECK_EQ(hwtimer_check(t), 0);
+    /* a node in level 0 moves at once, later or earlier */
+    take_filing(t, &near, &before);
+    CHECK_EQ(hwtimer_reschedule_at(t, &near, 30 * MS), HWTIMER_OK);
+    take_filing(t, &near, &after);
+    CHECK(before.where != after.where);
+    if (!worker) {
+        /* the pass reaches the old slot: the node is re-filed by its deadline, exactly */
+        CHECK_EQ(hwtimer_advance(t, 9 * SEC), 1); /* near ran */
+        CHECK_EQ(refiled_of(t), 1);
+        CHECK_EQ(hwtimer__wheel_where(wheel_of(t, &far), 13000), far.where);
+        CHECK_EQ(hwtimer_advance(t, 13 * SEC - 1), 0);
+        CHECK_EQ(hwtimer_advance(t, 13 * SEC), 1);
+        CHECK_EQ(fired, 2);
+    } else {
+        /* earlier: moved at once, and the worker is woken for it */
+        take_filing(t, &far, &before);
+        CHECK_EQ(hwtimer_reschedule_at(t, &far, 5 * SEC), HWTIMER_OK);
+        take_filing(t, &far, &after);
+        CHECK(before.where != after.where);
+    }
+    CHECK_EQ(hwtimer_check(t), 0);
+    hwtimer_destroy(t);
+}
+
+/* In every mode this build has; the worker and shards only with threads. */
+static void test_push_later(void) {
+    check_push_later(0, 0);
+    if (!test_threads()) return;
+    check_push_later(1, 0);
+    check_push_later(0, 2);
+    check_push_later(1, 2);
+}
+
+/* hwtimer_check lets a node wait in a coarse slot that starts at or before its tick (a push
+   later leaves it there), never in one that starts after, and in level 0 only in its own
+   slot. The deadlines are set behind the timer's back to break the rule. */
+static void test_check_filed_early(void) {
+    fixture f;
+    hwtimer_timeout far = HWTIMER_TIMEOUT_INIT, near = HWTIMER_TIMEOUT_INIT;
+    int fired = 0;
+    fixture_open(&f, 0, MS, 64);
+    CHECK_EQ(hwtimer_schedule_at(f.t, &far, 10 * SEC, on_push_fire, &fired), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(f.t, &near, 20 * MS, on_push_fire, &fired), HWTIMER_OK);
+    CHECK_EQ(hwtimer_check(f.t), 0);
+    far.deadline = 8192 * MS;     /* the slot's start: allowed */
+    CHECK_EQ(hwtimer_check(f.t), 0);
+    far.deadline = 8191 * MS; /* a tick before it: the pass would reach it late */
+    CHECK_EQ(hwtimer_check(f.t), HWTIMER_CHECK_SLOT);
+    far.deadline = 10 * SEC;
+    CHECK_EQ(hwtimer_reschedule_at(f.t, &far, 100 * SEC), HWTIMER_OK); /* left in its slot */
+    CHECK_EQ(hwtimer_check(f.t), 0);
+    near.deadline = 21 * MS; /* level 0: only the node's own tick */
+    CHECK_EQ(hwtimer_check(f.t), HWTIMER_CHECK_SLOT);
+    near.deadline = 19 * MS + 1; /* the same tick */
+    CHECK_EQ(hwtimer_check(f.t), 0);
+    fixture_close(&f);
+}
+
 int main(void) {
     RUN_TEST(test_due_tick);
     RUN_TEST(test_wheel_where);
     RUN_TEST(test_level_next_occupied);
     RUN_TEST(test_leeway_tick);
+    RUN_TEST(test_push_later);
+    RUN_TEST(test_check_filed_early);
     return test_finish();
 }

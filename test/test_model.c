@@ -84,6 +84,9 @@ static void test_detects_a_model_without_leeway(void) { CHECK(catches(MODEL_IGNO
 /* A model that expects no wake_fn call is caught. */
 static void test_detects_a_model_that_never_wakes(void) { CHECK(catches(MODEL_NEVER_WAKES)); }
 
+/* A model that runs a timeout pushed later at its old boundary is caught. */
+static void test_detects_a_model_that_ignores_pushes(void) { CHECK(catches(MODEL_IGNORES_PUSH)); }
+
 static void print_summary(double seconds) {
     const uint64_t *refused = sim.seen.refused;
     printf("model: %llu operations, %llu callbacks checked, %llu episodes, %.2f s CPU (%.0f ops/s)\n",
@@ -113,6 +116,12 @@ static void print_summary(double seconds) {
     printf("model: episodes on a timer of shards %llu (armings outside shard 0: %llu)\n",
            (unsigned long long)sim.seen.sharded_episodes,
            (unsigned long long)sim.seen.armed_off_shard0);
+    printf("model: pending deadlines pushed later %llu (%llu left in their coarse slot), "
+           "moved earlier %llu; keep-alive rounds %llu; re-filed by a pass "
+           "after a push (stats.refiled) %llu\n",
+           (unsigned long long)sim.seen.pushed_later, (unsigned long long)sim.seen.pushed_in_place,
+           (unsigned long long)sim.seen.pushed_earlier,
+           (unsigned long long)sim.seen.keepalive_rounds, (unsigned long long)sim.seen.refiled);
 }
 
 static void test_random_operations(void) {
@@ -165,6 +174,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_detects_a_wrong_model);
     RUN_TEST(test_detects_a_model_without_leeway);
     RUN_TEST(test_detects_a_model_that_never_wakes);
+    RUN_TEST(test_detects_a_model_that_ignores_pushes);
     RUN_TEST(test_random_operations);
     return test_finish();
 }

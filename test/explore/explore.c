@@ -1167,6 +1167,116 @@ static void sc_clock_jump(void) {
     world_end();
 }
 
+/* ---- pushing deadlines later (lazy re-filing) ---- */
+
+static int push_stop_begun; /* sc_push_later_vs_stop: its stop was called */
+
+/* A read on a connection: pushes its timeout to the clock + delay, as a loop with a cached
+   time does (hwtimer_reschedule_at), or by hwtimer_reschedule. Counted as an arming (it may
+   arm again a node that just ran). Only a timer being stopped may refuse it. */
+static void node_push(node *n, uint64_t delay, int absolute) {
+    int quiet = n->quiet, err;
+    n->quiet = 0;
+    n->armed++;
+    n->inexact = 1;
+    err = absolute ? hwtimer_reschedule_at(timer_of(n), n->to, ex_clock(NULL) + delay)
+                   : hwtimer_reschedule(timer_of(n), n->to, delay);
+    if (err == HWTIMER_ESTOPPED && push_stop_begun) {
+        n->armed--;
+        n->quiet = quiet;
+    } else if (err) {
+        ex_fail("node %d: push: %s", node_index(n), hwtimer_strerror(err));
+    }
+}
+
+/* Reads on nodes 0 and 1, due in one coarse slot (level 1: 8 slots of 1 ms), pushed later
+   while the worker re-files that slot; then node 2, far off, is moved earlier: it must wake
+   the worker. */
+static void read_twice_then_hurry(void *arg) {
+    (void)arg;
+    node_push(&w.nodes[0], 20 * MS, 1);
+    ex_yield();
+    node_push(&w.nodes[1], 21 * MS, 0);
+    ex_yield();
+    node_push(&w.nodes[0], 30 * MS, 0);
+    node_push(&w.nodes[2], MS, 1);
+}
+static void sc_push_later_vs_worker(void) {
+    timer_open(0, 1);
+    armed_node(NULL, 17 * MS, 0);
+    armed_node(NULL, 18 * MS, 0);
+    armed_node(NULL, HOUR, 0);
+    spawn(read_twice_then_hurry, NULL);
+    ex_await(all_ran, NULL);
+    world_end();
+}
+
+/* A push of node 0 later vs a cancel that frees node 1, its neighbour in the same coarse
+   slot, vs the worker's pass re-filing that slot. */
+static void push_node0(void *arg) {
+    (void)arg;
+    ex_yield();
+    node_push(&w.nodes[0], 20 * MS, 1);
+}
+static void cancel_and_free_node1(void *arg) {
+    (void)arg;
+    ex_yield();
+    node_cancel(&w.nodes[1], FREE_IT);
+}
+static void sc_push_later_vs_cancel(void) {
+    timer_open(0, 1);
+    armed_node(NULL, 17 * MS, 0);
+    armed_node(NULL, 17 * MS, 0);
+    spawn(push_node0, NULL);
+    spawn(cancel_and_free_node1, NULL);
+    world_end();
+}
+
+/* Pushes later vs stop: what stop hands back is exactly what was pending, wherever a push
+   left it. */
+static void push_both(void *arg) {
+    (void)arg;
+    node_push(&w.nodes[0], 20 * MS, 1);
+    ex_yield();
+    node_push(&w.nodes[1], 30 * MS, 0);
+}
+static void stop_timer0_begun(void *arg) {
+    (void)arg;
+    ex_yield();
+    push_stop_begun = 1;
+    timer_stop(0);
+}
+static void sc_push_later_vs_stop(void) {
+    push_stop_begun = 0;
+    timer_open(0, 1);
+    armed_node(NULL, 17 * MS, 0);
+    armed_node(NULL, 18 * MS, 0);
+    spawn(push_both, NULL);
+    spawn(stop_timer0_begun, NULL);
+    world_end();
+}
+
+/* An event loop with wake_fn: another thread pushes node 0 later (no wake-up is owed for
+   it), then moves node 1 earlier than the loop was told (one is): the loop may wake at
+   node 0's old slot and re-file it, and must not sleep past node 1. */
+static void push_then_hurry(void *arg) {
+    (void)arg;
+    node_push(&w.nodes[0], 20 * MS, 1);
+    ex_yield();
+    node_push(&w.nodes[0], 30 * MS, 0);
+    ex_yield();
+    node_push(&w.nodes[1], 2 * MS, 1);
+}
+static void sc_push_later_wake_fn(void) {
+    loop_start();
+    node_must_schedule(node_new(0, NULL), 17 * MS, 0);
+    node_must_schedule(node_new(0, NULL), HOUR, 0);
+    spawn(push_then_hurry, NULL);
+    ex_await(all_ran, NULL);
+    loop_stop();
+    world_end();
+}
+
 typedef struct scenario {
     const char *name;
     void (*fn)(void);
@@ -1199,6 +1309,10 @@ static const scenario scenarios[] = {
     {"cross_timer_cycle_deadlocks", sc_cross_timer_cycle, 2, 0, 1, 0},
     {"move_then_cancel_at_once", sc_move_then_cancel, 2, 0, 1, 0},
     {"inspect_vs_freeing_callback", sc_inspect_vs_freeing, 2, 0, 0, 0},
+    {"push_later_vs_worker", sc_push_later_vs_worker, 1, 1000, 0, 0},
+    {"push_later_vs_cancel", sc_push_later_vs_cancel, 1, 1000, 0, 0},
+    {"push_later_vs_stop", sc_push_later_vs_stop, 1, 500, 0, 0},
+    {"push_later_wake_fn", sc_push_later_wake_fn, 1, 2000, 0, 0},
 };
 enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
 
