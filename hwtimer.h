@@ -1289,8 +1289,8 @@ static uint32_t hwtimer__leeway_bits(void) {
 /* A leeway's key in the timer's memo: the node's exponent and digits as they lie in
    memory, nonzero for any leeway; one load and one and, where reading the two fields and
    joining them took five instructions. Read it before storing the node's state: a load
-   that spans a store just made waits until that store is done. (Both together: bench
-   scenario 9's schedule with a leeway went from +13-16% to +6-7% of one without.) */
+   that spans a store just made waits until that store is done (bench scenario 9 measures
+   a schedule with a leeway against one without). */
 static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
