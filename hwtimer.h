@@ -521,7 +521,12 @@ HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
    HWTIMER_EINVAL. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
-/* The deadline D of the last scheduling (0 for a never scheduled node or NULL). */
+/* The deadline D of the last scheduling (0 for a never scheduled node or NULL).
+   It, hwtimer_timeout_arg and hwtimer_timeout_period read the node without the timer's
+   lock: ask them about a node that no other thread is scheduling at that moment. A one-shot
+   is idle once its callback begins, so another thread may schedule it again while the
+   callback still runs: the callback reads what it needs of its node before it lets that
+   happen. (hwtimer_timeout_state may be asked at any moment.) */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
 /* 1 while `to` is pending on t in the sense of hwtimer_pending (scheduled, not yet run, not
@@ -533,7 +538,8 @@ HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
 
 /* The arg and the period (0: one-shot) the last scheduling gave; NULL / 0 for a node never
    scheduled, or NULL. A hwtimer_stop hand-back callback gets the stop's ctx as its arg:
-   it finds the node's own arg here. */
+   it finds the node's own arg here. Read without the timer's lock: see
+   hwtimer_timeout_deadline. */
 HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to);
 HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 
