@@ -65,10 +65,10 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
                                 expiry
      [hwtimer:memory]           the one allocation and its layout, the config's check
      [hwtimer:locking]          locking and the running-node rules, the invariant check
-     [hwtimer:pass]             advancing to a tick and running callbacks; a timer of
-                                shards: its pass and its answer to the loop
+     [hwtimer:pass]             advancing to a tick and running callbacks; a group: its
+                                pass and its answer to the loop
      [hwtimer:worker]           the worker thread
-     [hwtimer:shards]           which shard of a timer of shards an entry point works on
+     [hwtimer:shards]           which shard of a group an entry point works on
      [hwtimer:arming]           the entry points' paths: schedule, reschedule, cancel
      [hwtimer:platform]         the clock, then the POSIX, C11 and Win32 thread backends
      [hwtimer:public]           the public functions, in the order they are declared
@@ -174,12 +174,13 @@ THREADS
 
    Many producers: shards. A timer has one lock that every call takes; two threads that
    schedule and cancel on one timer at once pass its lines back and forth and get less done
-   in all than one thread alone. cfg.shards = n (2 .. 64) makes one timer of n wheels, each
-   with its own lock, still one timer to its users: one pending count, one next_expiry, one
-   worker (or one loop's advance) that runs every shard's callbacks in order of B, the same
-   rules. A thread arms a node this timer has not held yet in its own shard (threads are
-   numbered in the order they first arm on any timer of shards; thread k uses shard
-   k mod n), and a node stays in that shard for every later call, from any thread. Use as
+   in all than one thread alone. cfg.shards = n (2 .. 64) makes a timer of shards, called a
+   group here: one timer of n wheels (its shards), each with its own lock, still one timer
+   to its users: one pending count, one next_expiry, one worker (or one loop's advance)
+   that runs every shard's callbacks in order of B, the same rules. A thread arms a node
+   this group has not held yet in its own shard (threads are numbered in the order they
+   first arm on any group; thread k uses shard k mod n), and a node stays in that shard for
+   every later call, from any thread. Use as
    many shards as threads that arm at once. What it costs: a thread alone is a little
    slower; the memory is n wheels; hwtimer_pending, _next_expiry, _poll_timeout_ms,
    _foreach, _stop and a pass take every shard's lock; with max_pending every arming also
@@ -575,7 +576,7 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
    --------------------------------------------------------------------------------- */
 
 /* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times
-   (a timer of shards holds every shard's lock to add them up). A cancelled timeout, or a
+   (a group holds every shard's lock to add them up). A cancelled timeout, or a
    one-shot whose callback was claimed to run, frees its place under cfg.max_pending at
    once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
@@ -586,7 +587,7 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
    that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and may call
    hwtimer_is_pending(t, node) and hwtimer_timeout_due_in(t, node) about any node, on the
    thread that called foreach: they answer as outside and never deadlock. It must not call
-   any other function of t. With threads the walk holds t's lock (a timer of shards: every
+   any other function of t. With threads the walk holds t's lock (a group: every
    shard's), so it is one moment of the timer: other threads' calls wait for it to end.
    NULL t or visit: 0. (On a compiler without thread-local variables, which neither GCC,
    clang nor MSVC is, the visitor of a timer with threads must not call the two either.) */
@@ -963,11 +964,11 @@ static unsigned hwtimer__msb64(uint64_t x) {
 
 /* For the few helpers on the schedule/cancel path that compilers leave out of line. */
 #if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__HOT static inline __attribute__((always_inline))
+#define HWTIMER__ALWAYS_INLINE static inline __attribute__((always_inline))
 #elif defined(_MSC_VER)
-#define HWTIMER__HOT static __forceinline
+#define HWTIMER__ALWAYS_INLINE static __forceinline
 #else
-#define HWTIMER__HOT static
+#define HWTIMER__ALWAYS_INLINE static
 #endif
 
 /* Keeps a slow path out of its caller, so the fast path saves fewer registers. */
@@ -1133,9 +1134,10 @@ struct hwtimer {
 
     /* the wheel */
     uint64_t elapsed;  /* processed up to this tick */
-    uint64_t horizon;  /* ticks <= horizon go to `due`: the target of the pass under way */
-    uint64_t near_upto; /* a filing at a tick <= this may go to `due` or call wake_fn: the
-                           greater of horizon and hwtimer__wake_upto (hwtimer__set_near) */
+    uint64_t due_upto; /* ticks <= due_upto go to `due`: the target of the pass under way */
+    uint64_t notice_upto; /* a filing at a tick <= this is noticed: it may go to `due` or call
+                             wake_fn (hwtimer__file_noticed). The greater of due_upto and
+                             hwtimer__wake_upto (hwtimer__set_notice_upto) */
     uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
     uint32_t leeway_key;   /* memo of the last leeway turned into ticks (hwtimer__leeway_key) */
     uint64_t leeway_mask;  /* ... 2^k - 1, 2^k the largest power of two <= its ticks + 1 */
@@ -1206,33 +1208,35 @@ struct hwtimer {
     uint64_t slow_ns;          /* worker mode with log_fn: a callback that runs longer is
                                   reported (max(HWTIMER__SLOW_CALLBACK_NS, tick)); 0: never */
     uint64_t slow_quiet_until; /* no report before this time: at most one a second */
-    uint64_t *slow_quiet;      /* &slow_quiet_until; a shard's: its timer of shards' */
+    uint64_t *slow_quiet;      /* &slow_quiet_until; a shard's: its group's */
 
-    /* shards (cfg.shards > 1): a timer of shards keeps no node itself; its shards are
-       caller-driven timers with locks, on its clock and start, whose wake_fn is
+    /* shards (cfg.shards > 1): a group (a timer made of shards) keeps no node itself; its
+       shards are caller-driven timers with locks, on its clock and start, whose wake_fn is
        hwtimer__shard_woke. Its own lock serializes passes and answers, and the worker. */
     unsigned shards;                      /* 0: an ordinary timer (or a shard) */
-    hwtimer *shard[HWTIMER__MAX_SHARDS];  /* ... else its shards */
-    long placed;     /* with max_pending: the nodes pending in all its shards */
-    long *places;    /* a shard of a timer with max_pending: that timer's `placed` (else
-                        NULL), and the timer's max_pending */
-    long places_max;
-    long wakes_out;  /* calls of hwtimer__shard_woke under way: not freed before they end */
-    long *wake_out;  /* a shard: its timer's wakes_out (else NULL) */
+    hwtimer *shard[HWTIMER__MAX_SHARDS];  /* ... else a group's shards */
+    long group_pending;       /* a group with max_pending: the nodes pending in all its shards */
+    long *group_pending_of;   /* a shard of a group with max_pending: its group's
+                                 group_pending (else NULL) ... */
+    long group_max_pending;   /* ... and the group's max_pending */
+    long shard_wakes_running; /* a group: calls of hwtimer__shard_woke under way (it is not
+                                 freed before they end) */
+    long *group_wakes_running; /* a shard: its group's shard_wakes_running (else NULL) */
     hwtimer *fork_next; /* the next timer whose locks fork() takes (hwtimer__fork_list) */
 };
 
-/* A shard of a timer with max_pending takes a place under it before a node becomes
-   pending, and gives it back as the node stops pending (cancel, run, stop): a count that
-   every shard writes, exact under any interleaving. Returns 0 if none was free. */
-static int hwtimer__take_place(hwtimer *t) {
-    if (HWTIMER__ATOMIC_ADD(t->places, 1) <= t->places_max) return 1;
-    HWTIMER__ATOMIC_ADD(t->places, -1);
+/* A shard of a group with max_pending reserves a place in the group's pending count before
+   a node becomes pending, and releases it as the node stops pending (cancel, run, stop): a
+   count that every shard writes, exact under any interleaving. Returns 0 if the count was
+   at the group's max_pending. */
+static int hwtimer__reserve_pending(hwtimer *t) {
+    if (HWTIMER__ATOMIC_ADD(t->group_pending_of, 1) <= t->group_max_pending) return 1;
+    HWTIMER__ATOMIC_ADD(t->group_pending_of, -1);
     return 0;
 }
 
-static void hwtimer__free_places(hwtimer *t, size_t n) {
-    if (t->places) HWTIMER__ATOMIC_ADD(t->places, -(long)n);
+static void hwtimer__release_pending(hwtimer *t, size_t n) {
+    if (t->group_pending_of) HWTIMER__ATOMIC_ADD(t->group_pending_of, -(long)n);
 }
 
 /* =================================================================================
@@ -1245,7 +1249,7 @@ __extension__ typedef unsigned __int128 hwtimer__u128;
 
 /* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
    the estimate is floor(n/tick) or one less, and one comparison corrects it. */
-HWTIMER__HOT uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
 #if defined(__SIZEOF_INT128__)
     uint64_t q = (uint64_t)(((hwtimer__u128)n * t->tick_inv) >> 64);
     uint64_t r = n - q * t->tick_ns;
@@ -1262,7 +1266,7 @@ HWTIMER__HOT uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *
 }
 
 /* The tick a deadline is due at: the first boundary at or after it. */
-HWTIMER__HOT uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
     uint64_t q, r;
     if (deadline <= t->start) return 0;
     q = hwtimer__div_tick(t, deadline - t->start, &r);
@@ -1323,15 +1327,16 @@ static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick_at_end(const hwtimer *t, 
 /* The tick a node with a leeway runs at, for its due tick e (see Leeway in THE DESIGN):
    the first multiple of 2^k at or after e. Inline and without a bit scan: an add and a
    mask once the memo holds this leeway's mask. */
-HWTIMER__HOT uint64_t hwtimer__leeway_tick(hwtimer *t, const hwtimer_timeout *to, uint64_t e) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer *t, const hwtimer_timeout *to,
+                                                     uint64_t e) {
     if (hwtimer__leeway_key(to) != t->leeway_key) hwtimer__set_leeway_memo(t, to);
     if (e > t->leeway_room) return hwtimer__leeway_tick_at_end(t, e);
     return (e + t->leeway_mask) & ~t->leeway_mask;
 }
 
 /* The tick a node runs at, for a deadline: its due tick, or its leeway's grid tick. */
-HWTIMER__HOT uint64_t hwtimer__node_tick(hwtimer *t, const hwtimer_timeout *to,
-                                         uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer *t, const hwtimer_timeout *to,
+                                                   uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(t, deadline);
     if (hwtimer__leeway_key(to)) return hwtimer__leeway_tick(t, to, e);
     return e;
@@ -1351,7 +1356,7 @@ static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
 
 /* The level and slot for a tick after elapsed: the level of the highest bit in which they
    differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
-HWTIMER__HOT uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
+HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
     unsigned bit = hwtimer__msb64(tick ^ t->elapsed);
     uint32_t slot = (uint32_t)(tick >> t->shift_of_bit[bit]) & t->mask;
     HWTIMER_ASSERT(tick > t->elapsed && bit / t->bits < t->levels);
@@ -1449,13 +1454,14 @@ static uint32_t hwtimer__level_next_occupied(const hwtimer *t, const hwtimer__le
     return (uint32_t)pos;
 }
 
-HWTIMER__HOT struct hwtimer__link *hwtimer__slot(const hwtimer__level *lv, uint32_t i) {
+HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot(const hwtimer__level *lv, uint32_t i) {
     return &lv->lists[(size_t)i * HWTIMER_SLOT_LISTS];
 }
 
 /* Are the lists from `lists` to the end of its slot all empty? (All of a slot's lists from
    its first.) One branch: a mispredicted branch per list would cost more than the loads. */
-HWTIMER__HOT int hwtimer__slot_empty_from(const struct hwtimer__link *lists, unsigned first) {
+HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *lists,
+                                                    unsigned first) {
     unsigned k;
     int occupied = 0;
     for (k = first; k < HWTIMER_SLOT_LISTS; k++) occupied |= !hwtimer__list_empty(&lists[k]);
@@ -1480,7 +1486,8 @@ typedef struct hwtimer__walk {
    of each are fetched: a node in an array that malloc aligned to 16 bytes spans two cache
    lines, and its visit reads the second (the leeway, to re-file it) as well as the first
    (bench scenario 2 measures what that saves). */
-HWTIMER__HOT int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit, void *ctx) {
+HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
+                                              void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
     if (front == w->end) return 0;
     next = front->next;
@@ -1500,8 +1507,8 @@ HWTIMER__HOT int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit, v
 
 /* Visits every node of lists[0 .. n), n <= HWTIMER_SLOT_LISTS, and leaves the heads as they
    were: the caller empties or splices them. */
-HWTIMER__HOT void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
-                                      hwtimer__visit_fn visit, void *ctx) {
+HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
+                                                hwtimer__visit_fn visit, void *ctx) {
     hwtimer__walk walk[HWTIMER_SLOT_LISTS];
     unsigned k, walks = 0;
     int more;
@@ -1537,7 +1544,8 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer *t, uint32_t id) {
    the cache already has (one list each in turn spread them ~30 KB apart). A slot whose
    first list is empty may still be occupied: marking twice is harmless. */
 #define HWTIMER__LIST_RUN_BITS 10
-HWTIMER__HOT void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to, uint32_t where) {
+HWTIMER__ALWAYS_INLINE void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to,
+                                                   uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     struct hwtimer__link *head = &t->lists[(size_t)id * HWTIMER_SLOT_LISTS];
     to->where = where;
@@ -1571,11 +1579,11 @@ static uint64_t hwtimer__wake_upto(const hwtimer *t) {
     return t->reported_none ? UINT64_MAX : hwtimer__due_tick(t, t->reported);
 }
 
-/* Call after horizon, wake_armed or the answer changes: filings at the ticks that need a
-   look take the out-of-line way (hwtimer__file_near), every other filing one comparison. */
-static void hwtimer__set_near(hwtimer *t) {
+/* Call after due_upto, wake_armed or the answer changes: filings at the ticks that need a
+   look take the out-of-line way (hwtimer__file_noticed), every other filing one comparison. */
+static void hwtimer__set_notice_upto(hwtimer *t) {
     uint64_t wake_upto = hwtimer__wake_upto(t);
-    t->near_upto = wake_upto > t->horizon ? wake_upto : t->horizon;
+    t->notice_upto = wake_upto > t->due_upto ? wake_upto : t->due_upto;
 }
 
 /* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
@@ -1586,7 +1594,7 @@ static void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
     if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
     if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
     t->wake_armed = 0;
-    hwtimer__set_near(t);
+    hwtimer__set_notice_upto(t);
     if (t->threads) {
         t->wake_now = 1;
     } else {
@@ -1594,11 +1602,11 @@ static void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
     }
 }
 
-/* Files a node at a tick <= near_upto: due in the pass under way or already passed (to
+/* Files a node at a tick <= notice_upto: due in the pass under way or already passed (to
    `due`), or in the wheel but maybe before the loop's wake-up. */
-static HWTIMER__NOINLINE void hwtimer__file_near(hwtimer *t, hwtimer_timeout *to,
-                                                 uint64_t tick) {
-    if (tick <= t->horizon) {
+static HWTIMER__NOINLINE void hwtimer__file_noticed(hwtimer *t, hwtimer_timeout *to,
+                                                    uint64_t tick) {
+    if (tick <= t->due_upto) {
         hwtimer__file_in_due(t, to, tick);
     } else {
         hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
@@ -1607,10 +1615,10 @@ static HWTIMER__NOINLINE void hwtimer__file_near(hwtimer *t, hwtimer_timeout *to
 }
 
 /* Files a pending node due at `tick` (hwtimer__node_tick of its deadline). Most filings are
-   for a tick past near_upto: one comparison, then the wheel. */
-HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
-    if (tick <= t->near_upto) {
-        hwtimer__file_near(t, to, tick);
+   for a tick past notice_upto: one comparison, then the wheel. */
+HWTIMER__ALWAYS_INLINE void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
+    if (tick <= t->notice_upto) {
+        hwtimer__file_noticed(t, to, tick);
     } else {
         hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
     }
@@ -1618,8 +1626,8 @@ HWTIMER__HOT void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tic
 
 /* Makes a node in no list PENDING at `deadline` and files it; returns the tick it will run
    at. Its tick is found before its state is stored (see hwtimer__leeway_key). */
-HWTIMER__HOT uint64_t hwtimer__file_pending(hwtimer *t, hwtimer_timeout *to,
-                                            uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__file_pending(hwtimer *t, hwtimer_timeout *to,
+                                                      uint64_t deadline) {
     uint64_t tick = hwtimer__node_tick(t, to, deadline);
     HWTIMER__STORE64(&to->deadline, deadline);
     hwtimer__set_state(to, HWTIMER_PENDING);
@@ -1640,7 +1648,7 @@ static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer *t, uint32_t wher
 /* Takes a pending node out of its list. Its slot can only have become empty if the node was
    alone in its list (both its links point at the list's head). `where` keeps its stale
    value: it is only read while the node is pending. */
-HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
+HWTIMER__ALWAYS_INLINE void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__list_unlink(&to->link);
     if (to->where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
         hwtimer__unmark_if_empty(t, to->where);
@@ -1657,7 +1665,8 @@ HWTIMER__HOT void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
    timer's goes on has no slot left before that target). Then only the deadline is
    written: no list, no bitmap, no division, and no wake-up, as the boundary only moves
    later. Returns 1 if so. */
-HWTIMER__HOT int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to,
+                                               uint64_t deadline) {
     if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + t->width ||
         deadline < to->deadline || t->in_pass) {
         return 0;
@@ -1666,16 +1675,16 @@ HWTIMER__HOT int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to, uint
     return 1;
 }
 
-/* Gives a filed node a new deadline that is due in the wheel past near_upto: moves it to
+/* Gives a filed node a new deadline that is due in the wheel past notice_upto: moves it to
    its new slot, or leaves it where it is if the slot is the same (a slot does not care
    about the exact deadline). Returns the tick it will run at (> 0, as it is past
-   near_upto); 0 for a tick <= near_upto (lock held): the caller unfiles the node and files
+   notice_upto); 0 for a tick <= notice_upto (lock held): the caller unfiles the node and files
    it again, which looks at that tick. */
-HWTIMER__HOT uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
-                                             uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
+                                                       uint64_t deadline) {
     uint64_t tick = hwtimer__node_tick(t, to, deadline);
     uint32_t where;
-    if (tick <= t->near_upto) return 0;
+    if (tick <= t->notice_upto) return 0;
     where = hwtimer__wheel_where(t, tick);
     HWTIMER__STORE64(&to->deadline, deadline);
     if (where != to->where) {
@@ -1687,7 +1696,8 @@ HWTIMER__HOT uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
 
 /* The tick at which slot `slot` of a level starts (the level's digit at bit `shift`: level
    * bits), for a slot after elapsed's position (in elapsed's rotation of that level). */
-HWTIMER__HOT uint64_t hwtimer__slot_start(const hwtimer *t, unsigned shift, uint32_t slot) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer *t, unsigned shift,
+                                                    uint32_t slot) {
     return hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits), shift + t->bits) |
            hwtimer__shl(slot, shift);
 }
@@ -1725,7 +1735,7 @@ typedef struct hwtimer__refiling {
 
 /* A node of a level-0 slot is due at its tick (none waits there pushed later: see
    hwtimer__push_later): it runs. */
-static void hwtimer__visit_due(void *ctx, hwtimer_timeout *to) {
+static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
     hwtimer__to_ready(((hwtimer__refiling *)ctx)->t, to);
 }
 
@@ -1734,14 +1744,14 @@ static void hwtimer__visit_due(void *ctx, hwtimer_timeout *to) {
    pushed later than the slot where it waited, which its tick past the slot's end shows
    (hwtimer_stats_get reports cascaded without those). */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
-    hwtimer__refiling *r = (hwtimer__refiling *)ctx;
-    hwtimer *t = r->t;
+    hwtimer__refiling *refiling = (hwtimer__refiling *)ctx;
+    hwtimer *t = refiling->t;
     uint64_t tick = hwtimer__node_tick(t, to, to->deadline);
     if (tick <= t->elapsed) {
         hwtimer__to_ready(t, to);
         return;
     }
-    if (tick - t->elapsed >= r->span) t->stats.refiled++;
+    if (tick - t->elapsed >= refiling->span) t->stats.refiled++;
     hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
     t->stats.cascaded++;
 }
@@ -1753,17 +1763,17 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
 static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
     hwtimer__level *lv = &t->level[level];
     struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-    hwtimer__refiling r;
+    hwtimer__refiling refiling;
     unsigned k, used;
     HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
-    r.t = t;
+    refiling.t = t;
     /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
     if (level == 0) {
-        hwtimer__walk_lists(lists, used, hwtimer__visit_due, &r);
+        hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &refiling);
     } else {
-        r.span = level * t->bits < 64 ? (uint64_t)1 << (level * t->bits) : UINT64_MAX;
-        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &r);
+        refiling.span = level * t->bits < 64 ? (uint64_t)1 << (level * t->bits) : UINT64_MAX;
+        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &refiling);
     }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
     hwtimer__level_unmark(t, lv, slot);
@@ -1782,32 +1792,35 @@ static void hwtimer__for_each_slot(hwtimer *t, void (*slot_fn)(void *, unsigned,
     }
 }
 
-/* A user's visitor over nodes: hwtimer_foreach and the hand-back of hwtimer_stop. */
-typedef struct hwtimer__user_visit {
+/* A walk over a timer's nodes, with the visitor of hwtimer_foreach or the hand-back of
+   hwtimer_stop, or cancelling them all (hwtimer__cancel_all). */
+typedef struct hwtimer__nodes_walk {
     hwtimer *t;
     hwtimer_fn fn;
     void *ctx;
-    size_t n;
+    size_t visited;
     struct hwtimer__link *out; /* cancelling: where the slots' lists go */
-} hwtimer__user_visit;
+} hwtimer__nodes_walk;
 
-static void hwtimer__visit_user(void *ctx, hwtimer_timeout *to) {
-    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
-    v->fn(to, v->ctx);
-    v->n++;
+/* Hands a node to the walk's function (the user's) and counts it. */
+static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
+    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
+    walk->fn(to, walk->ctx);
+    walk->visited++;
 }
 
 static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
     hwtimer__set_state(to, HWTIMER_CANCELLED);
-    ++((hwtimer__user_visit *)ctx)->n;
+    ++((hwtimer__nodes_walk *)ctx)->visited;
 }
 
-static void hwtimer__slot_cancel(void *ctx, unsigned level, uint32_t slot) {
-    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
-    struct hwtimer__link *lists = hwtimer__slot(&v->t->level[level], slot);
+/* Cancels every node of an occupied slot and moves its lists to the walk's `out`. */
+static void hwtimer__cancel_slot(void *ctx, unsigned level, uint32_t slot) {
+    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
+    struct hwtimer__link *lists = hwtimer__slot(&walk->t->level[level], slot);
     unsigned k;
-    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, v);
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&v->out[k], &lists[k]);
+    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, walk);
+    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&walk->out[k], &lists[k]);
 }
 
 /* Cancels every pending node and moves it to one of the HWTIMER_SLOT_LISTS lists of `out`,
@@ -1816,35 +1829,36 @@ static void hwtimer__slot_cancel(void *ctx, unsigned level, uint32_t slot) {
 static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
     unsigned l;
     size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
-    hwtimer__user_visit v;
-    memset(&v, 0, sizeof v);
-    v.t = t;
-    v.out = out;
+    hwtimer__nodes_walk walk;
+    memset(&walk, 0, sizeof walk);
+    walk.t = t;
+    walk.out = out;
     hwtimer__list_splice(&out[0], &t->due);
     hwtimer__list_splice(&out[0], &t->ready);
-    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &v);
-    hwtimer__for_each_slot(t, hwtimer__slot_cancel, &v);
+    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &walk);
+    hwtimer__for_each_slot(t, hwtimer__cancel_slot, &walk);
     for (l = 0; l < t->levels; l++) memset(t->level[l].occupied, 0, words_per_level * sizeof(uint64_t));
-    HWTIMER_ASSERT(v.n == t->pending);
+    HWTIMER_ASSERT(walk.visited == t->pending);
     t->pending = 0;
-    hwtimer__free_places(t, v.n);
-    return v.n;
+    hwtimer__release_pending(t, walk.visited);
+    return walk.visited;
 }
 
 /* Hands each cancelled node to fn (no lock held: fn may free the node). */
 static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
-    hwtimer__user_visit v;
+    hwtimer__nodes_walk walk;
     if (!fn) return;
-    memset(&v, 0, sizeof v);
-    v.fn = fn;
-    v.ctx = ctx;
-    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_user, &v);
+    memset(&walk, 0, sizeof walk);
+    walk.fn = fn;
+    walk.ctx = ctx;
+    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
 }
 
-static void hwtimer__slot_visit(void *ctx, unsigned level, uint32_t slot) {
-    hwtimer__user_visit *v = (hwtimer__user_visit *)ctx;
-    hwtimer__walk_lists(hwtimer__slot(&v->t->level[level], slot), HWTIMER_SLOT_LISTS,
-                        hwtimer__visit_user, v);
+/* Visits every node of an occupied slot with hwtimer__visit_node. */
+static void hwtimer__visit_slot(void *ctx, unsigned level, uint32_t slot) {
+    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
+    hwtimer__walk_lists(hwtimer__slot(&walk->t->level[level], slot), HWTIMER_SLOT_LISTS,
+                        hwtimer__visit_node, walk);
 }
 
 /* Empties the lists a stop hands back. */
@@ -1864,12 +1878,12 @@ typedef struct hwtimer__sentence {
     size_t len;
 } hwtimer__sentence;
 
-static void hwtimer__say(hwtimer__sentence *m, const char *words) {
-    while (*words && m->len + 1 < sizeof m->text) m->text[m->len++] = *words++;
-    m->text[m->len] = '\0';
+static void hwtimer__say(hwtimer__sentence *msg, const char *words) {
+    while (*words && msg->len + 1 < sizeof msg->text) msg->text[msg->len++] = *words++;
+    msg->text[msg->len] = '\0';
 }
 
-static void hwtimer__say_number(hwtimer__sentence *m, uint64_t v) {
+static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
     char digits[21];
     size_t n = sizeof digits - 1;
     digits[n] = '\0';
@@ -1877,20 +1891,20 @@ static void hwtimer__say_number(hwtimer__sentence *m, uint64_t v) {
         digits[--n] = (char)('0' + v % 10u);
         v /= 10u;
     } while (v);
-    hwtimer__say(m, digits + n);
+    hwtimer__say(msg, digits + n);
 }
 
 /* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
                                   const uint64_t *value, const char *rule) {
-    hwtimer__sentence m;
+    hwtimer__sentence msg;
     if (!cfg || !cfg->log_fn) return;
-    m.len = 0;
-    hwtimer__say(&m, "hwtimer_create: ");
-    hwtimer__say(&m, what);
-    if (value) hwtimer__say_number(&m, *value);
-    hwtimer__say(&m, rule);
-    cfg->log_fn(cfg->log_ctx, m.text);
+    msg.len = 0;
+    hwtimer__say(&msg, "hwtimer_create: ");
+    hwtimer__say(&msg, what);
+    if (value) hwtimer__say_number(&msg, *value);
+    hwtimer__say(&msg, rule);
+    cfg->log_fn(cfg->log_ctx, msg.text);
 }
 
 /* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
@@ -1959,12 +1973,12 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
     }
     missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
     if (missing) {
-        hwtimer__sentence m;
-        m.len = 0;
-        hwtimer__say(&m, "threads is a table whose ");
-        hwtimer__say(&m, missing);
-        hwtimer__say(&m, " is missing (NULL or 0): every hook and size is required");
-        hwtimer__tell_refusal(cfg, m.text, NULL, "");
+        hwtimer__sentence msg;
+        msg.len = 0;
+        hwtimer__say(&msg, "threads is a table whose ");
+        hwtimer__say(&msg, missing);
+        hwtimer__say(&msg, " is missing (NULL or 0): every hook and size is required");
+        hwtimer__tell_refusal(cfg, msg.text, NULL, "");
         return HWTIMER_EINVAL;
     }
     value = cfg->shards;
@@ -2146,7 +2160,8 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     unsigned i;
     hwtimer__fork_list_remove(t);
-    while (HWTIMER__ATOMIC_ADD_SYNC(&t->wakes_out, 0) != 0) { /* see hwtimer__shard_woke */
+    /* see hwtimer__shard_woke */
+    while (HWTIMER__ATOMIC_ADD_SYNC(&t->shard_wakes_running, 0) != 0) {
         t->threads->mutex_lock(t->mutex); /* (waits while one holds the lock) */
         t->threads->mutex_unlock(t->mutex);
     }
@@ -2165,10 +2180,10 @@ static void hwtimer__finish_destroy(hwtimer *t) {
    (the table at struct hwtimer). Then the invariant checker, which needs those rules.
    ================================================================================= */
 
-HWTIMER__HOT void hwtimer__lock(hwtimer *t) {
+HWTIMER__ALWAYS_INLINE void hwtimer__lock(hwtimer *t) {
     if (t->threads) t->threads->mutex_lock(t->mutex);
 }
-HWTIMER__HOT void hwtimer__unlock(hwtimer *t) {
+HWTIMER__ALWAYS_INLINE void hwtimer__unlock(hwtimer *t) {
     if (t->threads) t->threads->mutex_unlock(t->mutex);
 }
 
@@ -2181,7 +2196,7 @@ HWTIMER__HOT void hwtimer__unlock(hwtimer *t) {
 static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
 
 /* Takes t's lock unless this thread is inside t's foreach visitor (see hwtimer__visiting),
-   where `group` (t, or its timer of shards) holds it already. Returns whether it took it. */
+   where `group` (t, or the group t is a shard of) holds it already. Returns whether it took it. */
 static int hwtimer__lock_unless_visiting(const hwtimer *group, hwtimer *t) {
     if (HWTIMER__CAN_SHARD && hwtimer__visiting == group) return 0;
     hwtimer__lock(t);
@@ -2190,12 +2205,12 @@ static int hwtimer__lock_unless_visiting(const hwtimer *group, hwtimer *t) {
 
 /* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). The
    call reads nothing of t: the arming's callback may have destroyed it meanwhile, on the
-   worker. A shard counts the call in its timer first (hwtimer__shard_woke). */
+   worker. A shard counts the call in its group first (hwtimer__shard_woke). */
 static void hwtimer__unlock_and_wake(hwtimer *t) {
     int wake = t->wake_now;
     void (*wake_fn)(void *) = t->wake_fn;
     void *wake_ctx = t->wake_ctx;
-    if (wake && t->wake_out) HWTIMER__ATOMIC_ADD_SYNC(t->wake_out, 1);
+    if (wake && t->group_wakes_running) HWTIMER__ATOMIC_ADD_SYNC(t->group_wakes_running, 1);
     t->wake_now = 0;
     hwtimer__unlock(t);
     if (wake) wake_fn(wake_ctx);
@@ -2231,21 +2246,23 @@ static void hwtimer__wake_worker_for(hwtimer *t, uint64_t tick, uint64_t now) {
     }
 }
 
-/* Pending on its owner: filed (PENDING), or a periodic node inside its own callback that
-   the callback did not touch. Such a node is EXPIRED exactly then: a cancel makes it
+/* Armed on some timer, its owner (pending there; hwtimer_is_pending asks about one timer):
+   filed (PENDING), or a periodic node inside its own callback that the callback did not
+   touch. Such a node is EXPIRED exactly then: a cancel makes it
    CANCELLED, an arming PENDING, and the owner re-arms it when the callback returns. So the
    answer needs no lock of the owner, whichever timer asks. */
-static int hwtimer__is_pending(const hwtimer_timeout *to) {
+static int hwtimer__is_armed(const hwtimer_timeout *to) {
     int state = HWTIMER__LOAD(&to->state);
     return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
 }
 
+/* Pending on t (what hwtimer_is_pending answers), or armed on another timer. */
 static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner == t && hwtimer__is_pending(to);
+    return to->owner == t && hwtimer__is_armed(to);
 }
 
 static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner != t && hwtimer__is_pending(to);
+    return to->owner != t && hwtimer__is_armed(to);
 }
 
 /* Is `to` a periodic node inside its own callback on t, pending but in no list? Decided
@@ -2255,32 +2272,34 @@ static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to)
 }
 
 /* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
-HWTIMER__HOT int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
     if (t->stopped) return HWTIMER_ESTOPPED;
-    if (hwtimer__is_pending(to)) return HWTIMER_EBUSY; /* here or on another timer */
+    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
     if (t->pending >= t->max_pending) return HWTIMER_EFULL;
     return HWTIMER_OK;
 }
 
 /* Arming a node that hwtimer__arm_refusal let through (lock held), in two steps: what it
    runs, then when. */
-HWTIMER__HOT void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
-                                    hwtimer_fn fn, void *arg) {
+HWTIMER__ALWAYS_INLINE void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
+                                              hwtimer_fn fn, void *arg) {
     if (to == t->running) t->running_touched = t->running_rearmed = 1;
     to->fn = fn;
     to->arg = arg;
     to->period = period;
-    HWTIMER__STORE_RELAXED(&to->owner, t); /* a timer of shards reads it without a lock */
+    HWTIMER__STORE_RELAXED(&to->owner, t); /* a group reads it without a lock */
 }
 
 /* Returns the tick the node will run at. */
-HWTIMER__HOT uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to,
+                                                  uint64_t deadline) {
     t->pending++;
     return hwtimer__file_pending(t, to, deadline);
 }
 
-HWTIMER__HOT uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                                        uint64_t period, hwtimer_fn fn, void *arg) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to,
+                                                  uint64_t deadline, uint64_t period, hwtimer_fn fn,
+                                                  void *arg) {
     hwtimer__arm_what(t, to, period, fn, arg);
     return hwtimer__arm_when(t, to, deadline);
 }
@@ -2316,7 +2335,7 @@ static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
     HWTIMER_ASSERT(t->pending > 0);
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     t->pending--;
-    hwtimer__free_places(t, 1);
+    hwtimer__release_pending(t, 1);
     if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
     return 1;
 }
@@ -2326,10 +2345,10 @@ static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
    due would run again before the waiter gets the lock, for as long as it re-arms. (A node
    that was not re-armed may have been freed by its callback: it is not touched.) */
 static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__cancel_wait *w;
-    for (w = t->cancel_waits; w; w = w->next) {
-        if (w->to == to) {
-            w->hit |= hwtimer__cancel_locked(t, to);
+    hwtimer__cancel_wait *waiter;
+    for (waiter = t->cancel_waits; waiter; waiter = waiter->next) {
+        if (waiter->to == to) {
+            waiter->hit |= hwtimer__cancel_locked(t, to);
             return;
         }
     }
@@ -2423,7 +2442,7 @@ static int hwtimer__check_locked(hwtimer *t) {
     if (!err) err = hwtimer__check_list(t, &t->ready, HWTIMER__WHERE_LIST, &n);
     for (l = 0; !err && l < t->levels; l++) err = hwtimer__check_level(t, l, &n);
     if (!err && (n != t->pending || t->pending > t->max_pending)) err = HWTIMER_CHECK_COUNT;
-    if (!err && (t->near_upto < t->horizon || t->near_upto < hwtimer__wake_upto(t))) {
+    if (!err && (t->notice_upto < t->due_upto || t->notice_upto < hwtimer__wake_upto(t))) {
         err = HWTIMER_CHECK_NEAR;
     }
     return err;
@@ -2441,19 +2460,19 @@ static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t no
    longer than t->slow_ns, tell cfg.log_fn, unless it heard of one less than a second ago. */
 static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     uint64_t ended = t->clock_fn(t->clock_ctx), ms;
-    hwtimer__sentence m;
+    hwtimer__sentence msg;
     if (ended < started || ended - started <= t->slow_ns || ended < *t->slow_quiet) return;
     *t->slow_quiet = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
-    m.len = 0;
+    msg.len = 0;
     ms = (ended - started) / 1000000u;
-    hwtimer__say(&m, "hwtimer: a callback ran for ");
-    hwtimer__say_number(&m, ms);
-    hwtimer__say(&m, " ms on the worker thread, longer than ");
-    hwtimer__say_number(&m, t->slow_ns / 1000000u);
-    hwtimer__say(&m, " ms: every timeout due meanwhile ran up to that much late (keep "
+    hwtimer__say(&msg, "hwtimer: a callback ran for ");
+    hwtimer__say_number(&msg, ms);
+    hwtimer__say(&msg, " ms on the worker thread, longer than ");
+    hwtimer__say_number(&msg, t->slow_ns / 1000000u);
+    hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep "
                      "callbacks short, hand slow work to another thread; said at most once a "
                      "second)");
-    t->log_fn(t->log_ctx, m.text);
+    t->log_fn(t->log_ctx, msg.text);
 }
 
 /* Runs the first ready node's callback with the lock released. After a one-shot callback the
@@ -2470,7 +2489,7 @@ static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
     hwtimer__set_state(to, HWTIMER_EXPIRED);
     if (!periodic) {
         t->pending--;
-        hwtimer__free_places(t, 1);
+        hwtimer__release_pending(t, 1);
     }
     t->running = to;
     t->running_periodic = periodic;
@@ -2506,7 +2525,7 @@ static size_t hwtimer__run_ready(hwtimer *t, uint64_t upto, uint64_t now) {
 
 /* A pass up to `now` runs in three steps (lock held throughout but in callbacks): begin,
    steps (each runs the ready nodes of one tick or one occupied slot, in time order), end.
-   A timer of shards interleaves its shards' steps by tick (hwtimer__shards_pass). Nodes
+   A group interleaves its shards' steps by tick (hwtimer__group_pass). Nodes
    filed during the pass with a tick up to its target go to `due`, for the next pass.
    hwtimer__pass_begin returns 0 if there is no pass to run. */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now) {
@@ -2515,8 +2534,8 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now) {
     t->last_now = now;
     if (now < t->start) return 0;
     t->in_pass = 1;
-    t->horizon = hwtimer__div_tick(t, now - t->start, &rem); /* the target */
-    hwtimer__set_near(t);
+    t->due_upto = hwtimer__div_tick(t, now - t->start, &rem); /* the target */
+    hwtimer__set_notice_upto(t);
     if (t->threads) t->threads->thread_self(t->pass_thread);
     t->stats.passes++;
     hwtimer__list_splice(&t->ready, &t->due); /* what earlier calls left due runs first */
@@ -2526,7 +2545,7 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now) {
 /* A step of a pass: the ready nodes due at `tick`, or the occupied slot that starts there. */
 typedef struct hwtimer__step {
     uint64_t tick;
-    int ready;
+    int runs_ready; /* the ready nodes, else the slot */
     unsigned level;
     uint32_t slot;
 } hwtimer__step;
@@ -2535,19 +2554,19 @@ typedef struct hwtimer__step {
    target. Returns 0 when the pass is done (UINT64_MAX is a tick like any other). */
 static int hwtimer__pass_next(hwtimer *t, hwtimer__step *step) {
     if (t->stopped) return 0;
-    step->ready = !hwtimer__list_empty(&t->ready);
-    if (step->ready) {
+    step->runs_ready = !hwtimer__list_empty(&t->ready);
+    if (step->runs_ready) {
         hwtimer_timeout *first = hwtimer__node(t->ready.next);
         step->tick = hwtimer__node_tick(t, first, first->deadline);
         return 1;
     }
     return hwtimer__next_slot(t, &step->level, &step->slot, &step->tick) &&
-           step->tick <= t->horizon;
+           step->tick <= t->due_upto;
 }
 
 /* Runs a step that hwtimer__pass_next just gave (the lock held since). */
 static size_t hwtimer__pass_step(hwtimer *t, const hwtimer__step *step, uint64_t now) {
-    if (step->ready) return hwtimer__run_ready(t, step->tick, now);
+    if (step->runs_ready) return hwtimer__run_ready(t, step->tick, now);
     t->elapsed = step->tick;
     hwtimer__expire_slot(t, step->level, step->slot);
     /* `ready` now holds exactly the slot's nodes due at its tick (filings during the pass
@@ -2556,7 +2575,7 @@ static size_t hwtimer__pass_step(hwtimer *t, const hwtimer__step *step, uint64_t
 }
 
 static void hwtimer__pass_end(hwtimer *t) {
-    if (!t->stopped) t->elapsed = t->horizon;
+    if (!t->stopped) t->elapsed = t->due_upto;
     t->in_pass = 0;
     hwtimer__signal_done(t);
 }
@@ -2584,138 +2603,142 @@ static uint64_t hwtimer__next_expiry_locked(hwtimer *t) {
     return UINT64_MAX;
 }
 
-/* ---- Shards: passes and answers ----------------------------------------------------------
-   A timer of shards (cfg.shards > 1) keeps no node itself: each shard is an ordinary timer
-   with a lock of its own, on the same clock and start, and a node lives in one shard (see
+/* ---- Groups: passes and answers ----------------------------------------------------------
+   A group (cfg.shards > 1) keeps no node itself: each shard is an ordinary timer with a lock
+   of its own, on the same clock and start, and a node lives in one shard (see
    [hwtimer:shards] for which). Its pass begins a pass in every shard, runs the shards' steps
    in tick order (the earliest next step first; ties in any order, as in one timer), then
    ends them: one shard's lock at a time, none in a callback. Its answer to the loop (or its
    worker's wake-up) is the earliest of the shards' next expiries, taken with every shard's
    lock held and given to each shard as its own answer: a filing before it then calls the
    shard's wake_fn, hwtimer__shard_woke, which wakes the loop or the worker once, as one
-   timer would. Only these take more than one lock: the timer's, then its shards' in order. */
+   timer would. Only these take more than one lock: the group's, then its shards' in order. */
 
-static void hwtimer__lock_shards(hwtimer *g) {
+static void hwtimer__lock_shards(hwtimer *group) {
     unsigned i;
-    for (i = 0; i < g->shards; i++) hwtimer__lock(g->shard[i]);
+    for (i = 0; i < group->shards; i++) hwtimer__lock(group->shard[i]);
 }
 
-static void hwtimer__unlock_shards(hwtimer *g) {
-    unsigned i = g->shards;
-    while (i > 0) hwtimer__unlock(g->shard[--i]);
+static void hwtimer__unlock_shards(hwtimer *group) {
+    unsigned i = group->shards;
+    while (i > 0) hwtimer__unlock(group->shard[--i]);
 }
 
-/* The pass of a timer of shards up to `now` (its lock held, and released while the shards'
-   passes run). A shard's pass ends only when, under its lock, it has no step left: a node
-   filed in it since its last step (by a callback or another thread) is due after the target
-   but may sit in a coarse slot that starts before it, and must move down first. */
-static size_t hwtimer__shards_pass(hwtimer *g, uint64_t now) {
-    uint64_t next[HWTIMER__MAX_SHARDS];
-    uint64_t running = 0, stepping = 0; /* bit i: shard i's pass is on / has step next[i] */
-    unsigned i, first;
+/* The pass of a group up to `now` (its lock held, and released while the shards' passes
+   run). A shard's pass ends only when, under its lock, it has no step left: a node filed in
+   it since its last step (by a callback or another thread) is due after the target but may
+   sit in a coarse slot that starts before it, and must move down first. */
+static size_t hwtimer__group_pass(hwtimer *group, uint64_t now) {
+    uint64_t next_tick[HWTIMER__MAX_SHARDS];
+    uint64_t passes_on = 0;   /* bit i: shard i's pass is on */
+    uint64_t steps_ready = 0; /* bit i: shard i has a step at next_tick[i] */
+    unsigned i, earliest;
     size_t ran = 0;
     hwtimer__step step;
-    if (!hwtimer__pass_begin(g, now)) return 0; /* g's own wheel is empty: only the marks */
-    hwtimer__unlock(g);
-    for (i = 0; i < g->shards; i++) {
-        hwtimer__lock(g->shard[i]);
-        if (hwtimer__pass_begin(g->shard[i], now)) running |= (uint64_t)1 << i;
-        hwtimer__unlock(g->shard[i]);
+    if (!hwtimer__pass_begin(group, now)) return 0; /* its own wheel is empty: only the marks */
+    hwtimer__unlock(group);
+    for (i = 0; i < group->shards; i++) {
+        hwtimer__lock(group->shard[i]);
+        if (hwtimer__pass_begin(group->shard[i], now)) passes_on |= (uint64_t)1 << i;
+        hwtimer__unlock(group->shard[i]);
     }
-    while (running) {
-        for (i = 0; i < g->shards; i++) { /* end each shard with nothing left */
-            hwtimer *s = g->shard[i];
-            if (!(running >> i & 1)) continue;
-            hwtimer__lock(s);
-            if (hwtimer__pass_next(s, &step)) {
-                next[i] = step.tick;
-                stepping |= (uint64_t)1 << i;
+    while (passes_on) {
+        for (i = 0; i < group->shards; i++) { /* end each shard with nothing left */
+            hwtimer *shard = group->shard[i];
+            if (!(passes_on >> i & 1)) continue;
+            hwtimer__lock(shard);
+            if (hwtimer__pass_next(shard, &step)) {
+                next_tick[i] = step.tick;
+                steps_ready |= (uint64_t)1 << i;
             } else {
-                hwtimer__pass_end(s);
-                running &= ~((uint64_t)1 << i);
+                hwtimer__pass_end(shard);
+                passes_on &= ~((uint64_t)1 << i);
             }
-            hwtimer__unlock(s);
+            hwtimer__unlock(shard);
         }
-        while (stepping) { /* the steps, earliest first */
-            hwtimer *s;
-            first = g->shards;
-            for (i = 0; i < g->shards; i++) {
-                if (!(stepping >> i & 1)) continue;
-                if (first == g->shards || next[i] < next[first]) first = i;
+        while (steps_ready) { /* the steps, earliest first */
+            hwtimer *shard;
+            earliest = group->shards;
+            for (i = 0; i < group->shards; i++) {
+                if (!(steps_ready >> i & 1)) continue;
+                if (earliest == group->shards || next_tick[i] < next_tick[earliest]) earliest = i;
             }
-            s = g->shard[first];
-            hwtimer__lock(s); /* the shard may have changed since: run its step only if it is
-                                 still the one found, else take the new one into account */
-            if (hwtimer__pass_next(s, &step) && step.tick == next[first]) {
-                ran += hwtimer__pass_step(s, &step, now);
+            shard = group->shard[earliest];
+            hwtimer__lock(shard); /* the shard may have changed since: run its step only if it
+                                     is still the one found, else take the new one into
+                                     account */
+            if (hwtimer__pass_next(shard, &step) && step.tick == next_tick[earliest]) {
+                ran += hwtimer__pass_step(shard, &step, now);
             }
-            if (hwtimer__pass_next(s, &step)) {
-                next[first] = step.tick;
+            if (hwtimer__pass_next(shard, &step)) {
+                next_tick[earliest] = step.tick;
             } else {
-                stepping &= ~((uint64_t)1 << first);
+                steps_ready &= ~((uint64_t)1 << earliest);
             }
-            hwtimer__unlock(s);
+            hwtimer__unlock(shard);
         }
     }
-    hwtimer__lock(g);
-    hwtimer__pass_end(g);
+    hwtimer__lock(group);
+    hwtimer__pass_end(group);
     return ran;
 }
 
 static size_t hwtimer__run_pass(hwtimer *t, uint64_t now) {
-    return t->shards ? hwtimer__shards_pass(t, now) : hwtimer__pass(t, now);
+    return t->shards ? hwtimer__group_pass(t, now) : hwtimer__pass(t, now);
 }
 
-/* The next expiry of a timer of shards (its lock held), given to every shard as its answer;
-   *none: no shard has a pending node. */
-static uint64_t hwtimer__shards_answer(hwtimer *g, int *none) {
+/* The next expiry of a group (its lock held), given to every shard as its answer; *none:
+   no shard has a pending node. */
+static uint64_t hwtimer__group_answer(hwtimer *group, int *none) {
     uint64_t next = UINT64_MAX;
     unsigned i;
     *none = 1;
-    hwtimer__lock_shards(g);
-    for (i = 0; i < g->shards; i++) {
-        uint64_t n = hwtimer__next_expiry_locked(g->shard[i]);
+    hwtimer__lock_shards(group);
+    for (i = 0; i < group->shards; i++) {
+        uint64_t n = hwtimer__next_expiry_locked(group->shard[i]);
         if (n < next) next = n;
-        if (g->shard[i]->pending) *none = 0;
+        if (group->shard[i]->pending) *none = 0;
     }
-    for (i = 0; i < g->shards; i++) {
-        hwtimer *s = g->shard[i];
-        s->reported = next;
-        s->reported_none = *none;
-        s->wake_armed = g->worker_mode || g->wake_fn;
-        hwtimer__set_near(s);
+    for (i = 0; i < group->shards; i++) {
+        hwtimer *shard = group->shard[i];
+        shard->reported = next;
+        shard->reported_none = *none;
+        shard->wake_armed = group->worker_mode || group->wake_fn;
+        hwtimer__set_notice_upto(shard);
     }
-    hwtimer__unlock_shards(g);
+    hwtimer__unlock_shards(group);
     return next;
 }
 
-static size_t hwtimer__shards_pending(hwtimer *g) {
+/* A group's pending count: its shards' pending, added up under their locks. */
+static size_t hwtimer__sum_shards_pending(hwtimer *group) {
     size_t n = 0;
     unsigned i;
-    hwtimer__lock_shards(g);
-    for (i = 0; i < g->shards; i++) n += g->shard[i]->pending;
-    hwtimer__unlock_shards(g);
+    hwtimer__lock_shards(group);
+    for (i = 0; i < group->shards; i++) n += group->shard[i]->pending;
+    hwtimer__unlock_shards(group);
     return n;
 }
 
-/* A shard's wake_fn (no lock held): a node was filed before the timer's last answer. Wakes
+/* A shard's wake_fn (no lock held): a node was filed before the group's last answer. Wakes
    the worker if it sleeps, or calls the loop's wake_fn once per answer, never while a pass
-   runs (the loop asks again when advance returns). The shard counted this call in
-   g->wakes_out before it released its lock: g is not freed until the count is back to 0,
-   even if the node just filed runs on the worker and its callback destroys g. */
+   runs (the loop asks again when advance returns). The shard counted this call in the
+   group's shard_wakes_running before it released its lock: the group is not freed until
+   the count is back to 0, even if the node just filed runs on the worker and its callback
+   destroys the group. */
 static void hwtimer__shard_woke(void *ctx) {
-    hwtimer *g = (hwtimer *)ctx;
+    hwtimer *group = (hwtimer *)ctx;
     void (*wake_fn)(void *) = NULL;
     void *wake_ctx = NULL;
-    hwtimer__lock(g);
-    if (!g->worker_mode && g->wake_armed && !g->in_pass) {
-        g->wake_armed = 0;
-        wake_fn = g->wake_fn;
-        wake_ctx = g->wake_ctx;
+    hwtimer__lock(group);
+    if (!group->worker_mode && group->wake_armed && !group->in_pass) {
+        group->wake_armed = 0;
+        wake_fn = group->wake_fn;
+        wake_ctx = group->wake_ctx;
     }
-    if (g->worker_mode) hwtimer__wake_worker_for(g, 0, UINT64_MAX);
-    hwtimer__unlock(g);
-    HWTIMER__ATOMIC_ADD_SYNC(&g->wakes_out, -1); /* the last touch of g */
+    if (group->worker_mode) hwtimer__wake_worker_for(group, 0, UINT64_MAX);
+    hwtimer__unlock(group);
+    HWTIMER__ATOMIC_ADD_SYNC(&group->shard_wakes_running, -1); /* the last touch of the group */
     if (wake_fn) wake_fn(wake_ctx);
 }
 
@@ -2723,12 +2746,12 @@ static void hwtimer__shard_woke(void *ctx) {
    wake_fn (see "Waking the loop"). */
 static uint64_t hwtimer__answer_loop(hwtimer *t) {
     int none = t->pending == 0;
-    uint64_t next = t->shards ? hwtimer__shards_answer(t, &none)
+    uint64_t next = t->shards ? hwtimer__group_answer(t, &none)
                               : hwtimer__next_expiry_locked(t);
     t->reported = next;
     t->reported_none = none;
     t->wake_armed = t->wake_fn && !t->worker_mode;
-    hwtimer__set_near(t);
+    hwtimer__set_notice_upto(t);
     return next;
 }
 
@@ -2754,7 +2777,7 @@ static void hwtimer__worker_main(void *arg) {
     int destroy;
     hwtimer__lock(t);
     while (!t->stopped) {
-        /* the clock after the answer: a timer of shards takes locks to answer (and arms
+        /* the clock after the answer: a group takes locks to answer (and arms
            its shards' wake-ups), and the worker sleeps for next - now */
         uint64_t next = hwtimer__answer_loop(t);
         uint64_t now = t->clock_fn(t->clock_ctx);
@@ -2794,12 +2817,12 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
 }
 
 /* =================================================================================
-   [hwtimer:shards] Which shard of a timer of shards an entry point works on
+   [hwtimer:shards] Which shard of a group an entry point works on
 
-   A node stays in the shard that armed it first, for as long as it is armed on this timer
+   A node stays in the shard that armed it first, for as long as it is armed on this group
    again (its owner is that shard), whichever thread schedules, reschedules or cancels it:
    so one lock, the shard's, orders every operation on it, as in one timer. A node this
-   timer has not held yet goes to the calling thread's shard (threads are numbered in the
+   group has not held yet goes to the calling thread's shard (threads are numbered in the
    order they first ask, and thread n uses shard n mod shards), claimed in the node by a
    compare-and-swap of its owner: two threads that arm it at once cannot put it in two
    shards. So threads that schedule and cancel their own nodes each keep to their own
@@ -2809,72 +2832,72 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
 static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
-static hwtimer *hwtimer__this_threads_shard(const hwtimer *g) {
+static hwtimer *hwtimer__this_threads_shard(const hwtimer *group) {
     if (!hwtimer__thread_number) {
         hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
     }
-    return g->shard[hwtimer__thread_number % g->shards];
+    return group->shard[hwtimer__thread_number % group->shards];
 }
 
-/* The shard of g that is `owner`, or NULL (another timer's, or none). */
-static hwtimer *hwtimer__shard_named(const hwtimer *g, const hwtimer *owner) {
+/* The shard of `group` that is `owner`, or NULL (another timer's, or none). */
+static hwtimer *hwtimer__shard_named(const hwtimer *group, const hwtimer *owner) {
     unsigned i;
-    for (i = 0; i < g->shards; i++) {
-        if (g->shard[i] == owner) return g->shard[i];
+    for (i = 0; i < group->shards; i++) {
+        if (group->shard[i] == owner) return group->shard[i];
     }
     return NULL;
 }
 
 /* The shard that holds `to` or held it last, or NULL. */
-static hwtimer *hwtimer__shard_of(const hwtimer *g, const hwtimer_timeout *to) {
-    return hwtimer__shard_named(g, HWTIMER__LOAD(&to->owner));
+static hwtimer *hwtimer__shard_of(const hwtimer *group, const hwtimer_timeout *to) {
+    return hwtimer__shard_named(group, HWTIMER__LOAD(&to->owner));
 }
 
-/* Starts the worker of g at its first arming (without its lock once it runs). */
-static int hwtimer__start_group_worker(hwtimer *g) {
+/* Starts the worker of a group at its first arming (without its lock once it runs). */
+static int hwtimer__start_group_worker(hwtimer *group) {
     int err = HWTIMER_OK;
-    if (!g->worker_mode || HWTIMER__LOAD(&g->worker_running)) return HWTIMER_OK;
-    hwtimer__lock(g);
-    if (!g->stopped && hwtimer__start_worker_locked(g)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(g);
+    if (!group->worker_mode || HWTIMER__LOAD(&group->worker_running)) return HWTIMER_OK;
+    hwtimer__lock(group);
+    if (!group->stopped && hwtimer__start_worker_locked(group)) err = HWTIMER_ETHREAD;
+    hwtimer__unlock(group);
     return err;
 }
 
-/* The shard that arms `to` for g (schedule, reschedule): the one that holds or held it,
-   else this thread's, claimed. A node pending on another timer goes to shard 0, which
+/* The shard that arms `to` for `group` (schedule, reschedule): the one that holds or held
+   it, else this thread's, claimed. A node pending on another timer goes to shard 0, which
    refuses it as that timer would (HWTIMER_EBUSY). */
-static hwtimer *hwtimer__shard_to_arm(hwtimer *g, hwtimer_timeout *to) {
-    hwtimer *mine = hwtimer__this_threads_shard(g);
+static hwtimer *hwtimer__shard_to_arm(hwtimer *group, hwtimer_timeout *to) {
+    hwtimer *mine = hwtimer__this_threads_shard(group);
     for (;;) {
         hwtimer *owner = HWTIMER__LOAD(&to->owner);
-        hwtimer *s = hwtimer__shard_named(g, owner);
-        if (s) return s;
-        if (hwtimer__is_pending(to)) return g->shard[0];
+        hwtimer *shard = hwtimer__shard_named(group, owner);
+        if (shard) return shard;
+        if (hwtimer__is_armed(to)) return group->shard[0];
         if (HWTIMER__CAS_PTR(&to->owner, owner, mine)) return mine;
     }
 }
 
-/* Before an arming on a shard of g with a worker: the clock read `now` (0: not read) may
-   have passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
+/* Before an arming on a shard of a group with a worker: the clock read `now` (0: not read)
+   may have passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
    hwtimer__wake_worker_for), and a shard has no worker to check that itself. Checked
-   before the node is filed, not after: once it is filed its callback may destroy g on the
-   worker. The woken worker answers again, and a node filed before that answer wakes it
+   before the node is filed, not after: once it is filed its callback may destroy the group
+   on the worker. The woken worker answers again, and a node filed before that answer wakes it
    through hwtimer__shard_woke. */
-static void hwtimer__wake_worker_past(hwtimer *g, uint64_t now) {
-    if (!g->worker_mode || !g->own_clock || !now) return;
-    hwtimer__lock(g);
-    hwtimer__wake_worker_for(g, UINT64_MAX, now);
-    hwtimer__unlock(g);
+static void hwtimer__wake_worker_past(hwtimer *group, uint64_t now) {
+    if (!group->worker_mode || !group->own_clock || !now) return;
+    hwtimer__lock(group);
+    hwtimer__wake_worker_for(group, UINT64_MAX, now);
+    hwtimer__unlock(group);
 }
 
-/* The shard that an arming of `to` on g (the clock read `now`) locks, once g's worker runs
-   (NULL if it cannot start: *err HWTIMER_ETHREAD). */
-static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err,
+/* The shard that an arming of `to` on `group` (the clock read `now`) locks, once the
+   group's worker runs (NULL if it cannot start: *err HWTIMER_ETHREAD). */
+static hwtimer *hwtimer__arming_shard(hwtimer *group, hwtimer_timeout *to, int *err,
                                       uint64_t now) {
-    *err = hwtimer__start_group_worker(g);
+    *err = hwtimer__start_group_worker(group);
     if (*err) return NULL;
-    hwtimer__wake_worker_past(g, now);
-    return hwtimer__shard_to_arm(g, to);
+    hwtimer__wake_worker_past(group, now);
+    return hwtimer__shard_to_arm(group, to);
 }
 
 /* =================================================================================
@@ -2902,11 +2925,12 @@ static hwtimer *hwtimer__arming_shard(hwtimer *g, hwtimer_timeout *to, int *err,
    ================================================================================= */
 
 /* Arms a node on a timer with threads, starting and waking its worker (lock held). */
-HWTIMER__HOT int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                               uint64_t deadline, uint64_t period, hwtimer_fn fn, void *arg) {
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                               uint64_t deadline, uint64_t period, hwtimer_fn fn,
+                                               void *arg) {
     int err = hwtimer__arm_refusal(t, to);
     if (err) return err;
-    if (t->places && !hwtimer__take_place(t)) return HWTIMER_EFULL;
+    if (t->group_pending_of && !hwtimer__reserve_pending(t)) return HWTIMER_EFULL;
     if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
     hwtimer__wake_worker_for(t, hwtimer__arm_node(t, to, deadline, period, fn, arg), now);
     return HWTIMER_OK;
@@ -2921,19 +2945,19 @@ static int hwtimer__arm_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
     return err;
 }
 
-/* An arming on a timer of shards, kept out of the ordinary timer's way. */
-static HWTIMER__NOINLINE int hwtimer__arm_shard(hwtimer *g, hwtimer_timeout *to, uint64_t now,
-                                                 uint64_t deadline, uint64_t period,
-                                                 hwtimer_fn fn, void *arg) {
+/* An arming on a group, kept out of the ordinary timer's way. */
+static HWTIMER__NOINLINE int hwtimer__arm_shard(hwtimer *group, hwtimer_timeout *to, uint64_t now,
+                                                uint64_t deadline, uint64_t period, hwtimer_fn fn,
+                                                void *arg) {
     int err;
-    hwtimer *s = hwtimer__arming_shard(g, to, &err, now);
-    if (!s) return err;
-    return hwtimer__arm_unlocked(s, to, now, deadline, period, fn, arg);
+    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
+    if (!shard) return err;
+    return hwtimer__arm_unlocked(shard, to, now, deadline, period, fn, arg);
 }
 
 static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                                uint64_t deadline, uint64_t period,
-                                                hwtimer_fn fn, void *arg) {
+                                               uint64_t deadline, uint64_t period, hwtimer_fn fn,
+                                               void *arg) {
     if (t->shards) return hwtimer__arm_shard(t, to, now, deadline, period, fn, arg);
     return hwtimer__arm_unlocked(t, to, now, deadline, period, fn, arg);
 }
@@ -2948,8 +2972,8 @@ static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
 /* Arms a node at an absolute deadline: schedule_at and schedule_periodic_at. Without
    threads there is no lock and no worker: the short way, kept free of the threaded one's
    calls (the clock for a worker included) so that it needs few registers. */
-HWTIMER__HOT int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                              uint64_t period, hwtimer_fn fn, void *arg) {
+HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
+                                        uint64_t period, hwtimer_fn fn, void *arg) {
     int err;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     if (t->threads) {
@@ -2961,8 +2985,8 @@ HWTIMER__HOT int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline
 }
 
 static HWTIMER__NOINLINE int hwtimer__arm_after_sync(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t delay_ns, uint64_t period,
-                                                      hwtimer_fn fn, void *arg) {
+                                                     uint64_t delay_ns, uint64_t period,
+                                                     hwtimer_fn fn, void *arg) {
     uint64_t now = t->clock_fn(t->clock_ctx);
     return hwtimer__arm_sync(t, to, now, hwtimer__add_sat(now, delay_ns), period, fn, arg);
 }
@@ -2970,8 +2994,8 @@ static HWTIMER__NOINLINE int hwtimer__arm_after_sync(hwtimer *t, hwtimer_timeout
 /* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
    is checked and filled before the clock is read, so that only t, to and the delay live
    across that call (nothing else can touch the node meanwhile). */
-HWTIMER__HOT int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
-                                    uint64_t period, hwtimer_fn fn, void *arg) {
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+                                              uint64_t period, hwtimer_fn fn, void *arg) {
     int err;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     if (t->threads) return hwtimer__arm_after_sync(t, to, delay_ns, period, fn, arg);
@@ -3002,16 +3026,16 @@ static int hwtimer__reschedule_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_
     return err;
 }
 
-static HWTIMER__NOINLINE int hwtimer__reschedule_shard(hwtimer *g, hwtimer_timeout *to,
-                                                        uint64_t now, uint64_t deadline) {
+static HWTIMER__NOINLINE int hwtimer__reschedule_shard(hwtimer *group, hwtimer_timeout *to,
+                                                       uint64_t now, uint64_t deadline) {
     int err;
-    hwtimer *s = hwtimer__arming_shard(g, to, &err, now);
-    if (!s) return err;
-    return hwtimer__reschedule_unlocked(s, to, now, deadline);
+    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
+    if (!shard) return err;
+    return hwtimer__reschedule_unlocked(shard, to, now, deadline);
 }
 
-static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to,
-                                                       uint64_t now, uint64_t deadline) {
+static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                                      uint64_t deadline) {
     if (t->shards) return hwtimer__reschedule_shard(t, to, now, deadline);
     return hwtimer__reschedule_unlocked(t, to, now, deadline);
 }
@@ -3019,7 +3043,8 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeou
 /* The usual reschedule, an idle connection's timeout pushed later on every read, on a timer
    without threads: one store (hwtimer__push_later). Both forms try it first, inline and
    with no call, so that the public function needs no stack frame for it. */
-HWTIMER__HOT int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeout *to, uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeout *to,
+                                                uint64_t deadline) {
     return !t->threads && to->owner == t && hwtimer__push_later(t, to, deadline);
 }
 
@@ -3048,7 +3073,7 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_at_rest(hwtimer *t, hwtimer_tim
    another thread. */
 static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *to) {
     int cancelled = 0, waiting = 0;
-    hwtimer__cancel_wait me, **w;
+    hwtimer__cancel_wait me, **to_me;
     hwtimer__lock(t);
     if (hwtimer__is_pending_elsewhere(t, to)) {
         hwtimer__unlock(t);
@@ -3069,20 +3094,20 @@ static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *t
         hwtimer__wait_done(t);
     }
     if (waiting) {
-        w = &t->cancel_waits;
-        while (*w != &me) w = &(*w)->next;
-        *w = me.next;
+        to_me = &t->cancel_waits;
+        while (*to_me != &me) to_me = &(*to_me)->next;
+        *to_me = me.next;
         cancelled |= me.hit;
     }
     hwtimer__unlock(t);
     return cancelled;
 }
 
-/* Cancel on a timer of shards: in the shard that holds the node. */
-static HWTIMER__NOINLINE int hwtimer__cancel_shard(hwtimer *g, hwtimer_timeout *to) {
-    hwtimer *s = hwtimer__shard_of(g, to);
-    if (!s) return hwtimer__is_pending(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
-    return hwtimer__cancel_sync(s, to);
+/* Cancel on a group: in the shard that holds the node. */
+static HWTIMER__NOINLINE int hwtimer__cancel_shard(hwtimer *group, hwtimer_timeout *to) {
+    hwtimer *shard = hwtimer__shard_of(group, to);
+    if (!shard) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
+    return hwtimer__cancel_sync(shard, to);
 }
 
 /* Without threads nothing runs elsewhere: no lock and no wait. The usual case, a filed node
@@ -3498,38 +3523,39 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
     return HWTIMER_OK;
 }
 
-/* A timer of shards: itself (with the smallest wheel: it files nothing), then its shards,
+/* A group: itself (with the smallest wheel: it files nothing), then its shards,
    caller-driven timers with locks on its clock and start (see [hwtimer:shards]). */
-static int hwtimer__create_shards(hwtimer **out, const hwtimer_config *cfg) {
-    hwtimer_config c = *cfg;
-    hwtimer *g;
+static int hwtimer__create_group(hwtimer **out, const hwtimer_config *cfg) {
+    hwtimer_config group_cfg = *cfg, shard_cfg;
+    hwtimer *group;
     int err;
-    c.ticks_per_wheel = 2;
-    err = hwtimer__create(&g, &c, NULL);
+    group_cfg.ticks_per_wheel = 2;
+    err = hwtimer__create(&group, &group_cfg, NULL);
     if (err) return err;
-    c = *cfg;
-    c.worker = 0;
-    c.max_pending = 0; /* the timer's limit, kept in its `placed` */
-    c.wake_fn = hwtimer__shard_woke;
-    c.wake_ctx = g; /* (c.log_fn stays: a shard that cannot be made says why) */
-    while (g->shards < cfg->shards) {
-        hwtimer *s;
-        err = hwtimer__create(&s, &c, &g->start);
+    shard_cfg = *cfg;
+    shard_cfg.worker = 0;
+    shard_cfg.max_pending = 0; /* the group's limit, kept in its `group_pending` */
+    shard_cfg.wake_fn = hwtimer__shard_woke;
+    shard_cfg.wake_ctx = group; /* (log_fn stays: a shard that cannot be made says why) */
+    while (group->shards < cfg->shards) {
+        hwtimer *shard;
+        err = hwtimer__create(&shard, &shard_cfg, &group->start);
         if (err) {
-            hwtimer__finish_destroy(g); /* and the shards made so far */
+            hwtimer__finish_destroy(group); /* and the shards made so far */
             return err;
         }
-        s->rearm_reads_clock = g->worker_mode;
-        s->slow_ns = g->slow_ns; /* g's worker runs the shards' callbacks */
-        s->slow_quiet = &g->slow_quiet_until;
-        s->wake_out = &g->wakes_out;
+        shard->rearm_reads_clock = group->worker_mode;
+        shard->slow_ns = group->slow_ns; /* the group's worker runs the shards' callbacks */
+        shard->slow_quiet = &group->slow_quiet_until;
+        shard->group_wakes_running = &group->shard_wakes_running;
         if (cfg->max_pending) {
-            s->places = &g->placed;
-            s->places_max = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
+            shard->group_pending_of = &group->group_pending;
+            shard->group_max_pending =
+                cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
         }
-        g->shard[g->shards++] = s;
+        group->shard[group->shards++] = shard;
     }
-    *out = g;
+    *out = group;
     return HWTIMER_OK;
 }
 
@@ -3547,7 +3573,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     }
     err = hwtimer__check_config(cfg);
     if (err) return err;
-    err = cfg->shards > 1 ? hwtimer__create_shards(out, cfg) : hwtimer__create(out, cfg, NULL);
+    err = cfg->shards > 1 ? hwtimer__create_group(out, cfg) : hwtimer__create(out, cfg, NULL);
     if (!err) hwtimer__fork_list_add(*out);
     return err;
 }
@@ -3720,7 +3746,7 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns) {
     unsigned exp = 0;
     if (!to) return HWTIMER_EINVAL;
-    if (hwtimer__is_pending(to)) return HWTIMER_EBUSY;
+    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY;
     while (leeway_ns > 0xFFFFu) {
         leeway_ns /= 10u;
         exp++;
@@ -3733,7 +3759,7 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     size_t n;
     if (!t) return 0;
-    if (t->shards) return hwtimer__shards_pending(t);
+    if (t->shards) return hwtimer__sum_shards_pending(t);
     hwtimer__lock(t);
     n = t->pending;
     hwtimer__unlock(t);
@@ -3741,37 +3767,37 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
 }
 
 /* Visits every node pending on t, one wheel (its lock held). */
-static void hwtimer__visit_pending(hwtimer *t, hwtimer__user_visit *v) {
-    size_t before = v->n;
-    v->t = t;
-    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_user, v);
-    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_user, v);
-    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_user(v, t->running);
-    hwtimer__for_each_slot(t, hwtimer__slot_visit, v);
-    HWTIMER_ASSERT(v->n - before == t->pending);
+static void hwtimer__visit_pending(hwtimer *t, hwtimer__nodes_walk *walk) {
+    size_t before = walk->visited;
+    walk->t = t;
+    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_node, walk);
+    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_node, walk);
+    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_node(walk, t->running);
+    hwtimer__for_each_slot(t, hwtimer__visit_slot, walk);
+    HWTIMER_ASSERT(walk->visited - before == t->pending);
     (void)before;
 }
 
-/* A timer of shards holds every shard's lock for the whole walk, so that the visitor sees
+/* A group holds every shard's lock for the whole walk, so that the visitor sees
    one moment of the whole timer and may ask about a node of any shard. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
-    hwtimer__user_visit v;
+    hwtimer__nodes_walk walk;
     const hwtimer *outer;
     unsigned i;
     if (!t || !visit) return 0;
-    memset(&v, 0, sizeof v);
-    v.fn = visit;
-    v.ctx = ctx;
+    memset(&walk, 0, sizeof walk);
+    walk.fn = visit;
+    walk.ctx = ctx;
     if (t->shards) hwtimer__lock_shards(t);
     else hwtimer__lock(t);
     outer = hwtimer__visiting;
     if (HWTIMER__CAN_SHARD) hwtimer__visiting = t; /* (a thread-local only there) */
-    for (i = 0; i < t->shards; i++) hwtimer__visit_pending(t->shard[i], &v);
-    if (!t->shards) hwtimer__visit_pending(t, &v);
+    for (i = 0; i < t->shards; i++) hwtimer__visit_pending(t->shard[i], &walk);
+    if (!t->shards) hwtimer__visit_pending(t, &walk);
     if (HWTIMER__CAN_SHARD) hwtimer__visiting = outer;
     if (t->shards) hwtimer__unlock_shards(t);
     else hwtimer__unlock(t);
-    return v.n;
+    return walk.visited;
 }
 
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) {
@@ -3880,7 +3906,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!t) return;
-    for (i = 0; i < t->shards; i++) { /* their passes are the timer's */
+    for (i = 0; i < t->shards; i++) { /* their passes are the group's */
         hwtimer_stats s;
         hwtimer_stats_get(t->shard[i], &s);
         out->fired += s.fired;
@@ -3921,7 +3947,8 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     t->waiters = 0;
     t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
     if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
-    if (t->worker_mode && !t->stopped && (t->shards ? hwtimer__shards_pending(t) : t->pending) &&
+    if (t->worker_mode && !t->stopped &&
+        (t->shards ? hwtimer__sum_shards_pending(t) : t->pending) &&
         hwtimer__start_worker_locked(t)) {
         err = HWTIMER_ETHREAD;
     }
@@ -3937,14 +3964,15 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
         err = hwtimer_check(t->shard[i]);
         if (err) return err;
     }
-    if (t->shards && t->shard[0]->places) { /* the limit's count is the shards' pending */
-        long placed;
+    /* the count against max_pending is the shards' pending */
+    if (t->shards && t->shard[0]->group_pending_of) {
+        long counted;
         size_t n = 0;
         hwtimer__lock_shards(t);
-        placed = HWTIMER__ATOMIC_ADD(&t->placed, 0);
+        counted = HWTIMER__ATOMIC_ADD(&t->group_pending, 0);
         for (i = 0; i < t->shards; i++) n += t->shard[i]->pending;
         hwtimer__unlock_shards(t);
-        if (placed < 0 || (size_t)placed != n) return HWTIMER_CHECK_COUNT;
+        if (counted < 0 || (size_t)counted != n) return HWTIMER_CHECK_COUNT;
     }
     hwtimer__lock(t);
     err = hwtimer__check_locked(t);
