@@ -64,7 +64,8 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
      [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
                                 expiry
      [hwtimer:memory]           the one allocation and its layout, the config's check
-     [hwtimer:locking]          locking and the running-node rules, the invariant check
+     [hwtimer:locking]          locking and the running-node rules
+     [hwtimer:check]            the invariant check (hwtimer_check)
      [hwtimer:pass]             advancing to a tick and running callbacks; a group: its
                                 pass and its answer to the loop
      [hwtimer:worker]           the worker thread
@@ -2177,7 +2178,7 @@ static void hwtimer__finish_destroy(hwtimer *t) {
    [hwtimer:locking] Locking and the running-node rules
 
    The lock, the waits for a running callback, and the rules for a node whose callback runs
-   (the table at struct hwtimer). Then the invariant checker, which needs those rules.
+   (the table at struct hwtimer).
    ================================================================================= */
 
 HWTIMER__ALWAYS_INLINE void hwtimer__lock(hwtimer *t) {
@@ -2368,6 +2369,14 @@ static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
     }
     return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
 }
+
+/* =================================================================================
+   [hwtimer:check] The invariant check: one timer's wheel against THE DESIGN's invariants
+
+   What hwtimer_check runs on each timer (a group: on each shard), lock held. It reads the
+   wheel and the running-node rules (a periodic node inside its callback is pending but in
+   no list), and changes nothing.
+   ================================================================================= */
 
 /* May a node due at `tick` wait in wheel slot `slot_where`? In the slot its tick names; or,
    pushed later, in a coarse slot an earlier deadline named, which starts at or before its
