@@ -58,20 +58,25 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    VERSIONS                     the version macros and what 1.x promises
    the declarations             types, then each function with its rules and error codes
    the implementation           THE DESIGN (for maintainers), then the sections:
-     [hwtimer:portability]      bit scans, inlining hints, atomics, thread-locals
+     [hwtimer:portability]      bit scans and shifts, compiler hints, atomics, thread-locals
      [hwtimer:data]             where a node is, levels, waiting cancels, the timer itself
-     [hwtimer:ticks]            deadlines to ticks and back (pure arithmetic)
+     [hwtimer:ticks]            deadlines to ticks and back, leeway, the slot of a tick
+     [hwtimer:wake]             which filings must wake the loop (wake_fn)
      [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
-                                expiry
-     [hwtimer:memory]           the one allocation and its layout, the config's check
-     [hwtimer:locking]          locking and the running-node rules
+                                expiry, cancelling every node
+     [hwtimer:memory]           the config's check, the one allocation and its layout, the
+                                thread objects, the last free
+     [hwtimer:locking]          locking, waking the worker, the running-node rules
      [hwtimer:check]            the invariant check (hwtimer_check)
-     [hwtimer:pass]             advancing to a tick and running callbacks; a group: its
-                                pass and its answer to the loop
+     [hwtimer:nodes]            arming, moving and cancelling one node, lock held
+     [hwtimer:pass]             advancing to a tick and running callbacks, the answer to the
+                                loop; a group: its pass and its answer
      [hwtimer:worker]           the worker thread
      [hwtimer:shards]           which shard of a group an entry point works on
      [hwtimer:arming]           the entry points' paths: schedule, reschedule, cancel
-     [hwtimer:platform]         the clock, then the POSIX, C11 and Win32 thread backends
+     [hwtimer:platform]         the clock, then the POSIX (with fork), C11 and Win32 thread
+                                backends
+     [hwtimer:create]           creating a timer, or a group and its shards
      [hwtimer:public]           the public functions, in the order they are declared
      [hwtimer:license]          the license
      [hwtimer:history]          the version history, newest first
@@ -906,6 +911,9 @@ THE DESIGN (for maintainers: read this before the code)
 
 /* =================================================================================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
+
+   Also the shifts by up to 127 bits, the saturating add, the prefetch hint, and the store
+   of a node's state, which other threads read.
    ================================================================================= */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
@@ -1066,6 +1074,8 @@ static void hwtimer__set_state(hwtimer_timeout *to, int state) {
 
 /* =================================================================================
    [hwtimer:data] Data: where a node is, levels, waiting cancels, the timer itself
+
+   And the pending count a group shares with its shards, against its max_pending.
    ================================================================================= */
 
 /* Where a node is while pending (struct hwtimer_timeout.where). 0 must mean "nowhere" so a
@@ -1241,7 +1251,9 @@ static void hwtimer__release_pending(hwtimer *t, size_t n) {
 }
 
 /* =================================================================================
-   [hwtimer:ticks] Ticks: deadlines to ticks and back (pure arithmetic)
+   [hwtimer:ticks] Ticks: deadlines to ticks and back, leeway, the slot of a tick
+
+   Arithmetic; its one write is the timer's memo of the last leeway.
    ================================================================================= */
 
 #if defined(__SIZEOF_INT128__)
@@ -1365,10 +1377,55 @@ HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t 
 }
 
 /* =================================================================================
+   [hwtimer:wake] Waking the loop: which filings must call wake_fn
+
+   The loop that drives a caller-driven timer was last told a time (hwtimer__answer_loop in
+   [hwtimer:pass]). A node filed to run before it must wake the loop, once per answer:
+   wake_fn is called at once without threads, and with threads once the lock is released
+   (hwtimer__unlock_and_wake in [hwtimer:locking]). Lock held, or no threads.
+   ================================================================================= */
+
+/* The last tick whose filing may have to wake the loop: none (0) unless an answer is out
+   that no wake_fn call has answered; then the tick of the time it told the loop (a tick
+   whose boundary is before that time runs before the loop would wake), or every tick
+   when it told the loop that nothing was pending. An upper bound: hwtimer__note_arming
+   decides exactly. */
+static uint64_t hwtimer__wake_upto(const hwtimer *t) {
+    if (!t->wake_armed) return 0;
+    return t->reported_none ? UINT64_MAX : hwtimer__due_tick(t, t->reported);
+}
+
+/* Call after due_upto, wake_armed or the answer changes: filings at the ticks that need a
+   look take the out-of-line way (hwtimer__file_noticed), every other filing one comparison. */
+static void hwtimer__set_notice_upto(hwtimer *t) {
+    uint64_t wake_upto = hwtimer__wake_upto(t);
+    t->notice_upto = wake_upto > t->due_upto ? wake_upto : t->due_upto;
+}
+
+/* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
+   timer was last told a later time, or that nothing was pending, it must be woken: once per
+   answer (see "Waking the loop" at hwtimer_next_expiry). Without threads wake_fn is called
+   at once; with threads once the lock is released (hwtimer__unlock_and_wake). */
+static void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
+    if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
+    if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
+    t->wake_armed = 0;
+    hwtimer__set_notice_upto(t);
+    if (t->threads) {
+        t->wake_now = 1;
+    } else {
+        t->wake_fn(t->wake_ctx);
+    }
+}
+
+/* =================================================================================
    [hwtimer:wheel] The wheel without locks: lists, the bit tree, filing, walks, expiry
 
-   Everything here runs with the timer's lock held (or without threads) and knows nothing of
-   threads, callbacks or the clock: the unit the model test and the checker look at.
+   Everything here runs with the timer's lock held (or without threads; the hand-back of
+   cancelled nodes with none) and knows nothing of threads, callbacks or the clock: the
+   unit the model test and the checker look at. A filing the loop must hear of goes to
+   [hwtimer:wake]. Last, the walks over every node: cancelling them all (stop, destroy),
+   handing them back, visiting them (foreach).
    ================================================================================= */
 
 /* Doubly linked circular lists with a sentinel head. */
@@ -1568,39 +1625,6 @@ static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick)
     }
     to->where = HWTIMER__WHERE_LIST;
     hwtimer__list_insert_after(pos, &to->link);
-}
-
-/* The last tick whose filing may have to wake the loop: none (0) unless an answer is out
-   that no wake_fn call has answered; then the tick of the time it told the loop (a tick
-   whose boundary is before that time runs before the loop would wake), or every tick
-   when it told the loop that nothing was pending. An upper bound: hwtimer__note_arming
-   decides exactly. */
-static uint64_t hwtimer__wake_upto(const hwtimer *t) {
-    if (!t->wake_armed) return 0;
-    return t->reported_none ? UINT64_MAX : hwtimer__due_tick(t, t->reported);
-}
-
-/* Call after due_upto, wake_armed or the answer changes: filings at the ticks that need a
-   look take the out-of-line way (hwtimer__file_noticed), every other filing one comparison. */
-static void hwtimer__set_notice_upto(hwtimer *t) {
-    uint64_t wake_upto = hwtimer__wake_upto(t);
-    t->notice_upto = wake_upto > t->due_upto ? wake_upto : t->due_upto;
-}
-
-/* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
-   timer was last told a later time, or that nothing was pending, it must be woken: once per
-   answer (see "Waking the loop" at hwtimer_next_expiry). Without threads wake_fn is called
-   at once; with threads once the lock is released (hwtimer__unlock_and_wake). */
-static void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
-    if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
-    if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
-    t->wake_armed = 0;
-    hwtimer__set_notice_upto(t);
-    if (t->threads) {
-        t->wake_now = 1;
-    } else {
-        t->wake_fn(t->wake_ctx);
-    }
 }
 
 /* Files a node at a tick <= notice_upto: due in the pass under way or already passed (to
@@ -1870,6 +1894,9 @@ static void hwtimer__init_out(struct hwtimer__link *out) {
 
 /* =================================================================================
    [hwtimer:memory] Memory and lifecycle: the one allocation, its layout, the thread objects
+
+   First the config's check (and the sentences that tell log_fn what it refused); last,
+   freeing a timer (and a group's shards) once it is stopped.
    ================================================================================= */
 
 /* A sentence for cfg.log_fn, built without stdio (no allocation, no locale, no format
@@ -2177,8 +2204,9 @@ static void hwtimer__finish_destroy(hwtimer *t) {
 /* =================================================================================
    [hwtimer:locking] Locking and the running-node rules
 
-   The lock, the waits for a running callback, and the rules for a node whose callback runs
-   (the table at struct hwtimer).
+   The lock, the waits for a running callback, waking a sleeping worker, and the rules for
+   a node whose callback runs (the table at struct hwtimer): whether a node is pending,
+   when it will run, and which nodes foreach visits.
    ================================================================================= */
 
 HWTIMER__ALWAYS_INLINE void hwtimer__lock(hwtimer *t) {
@@ -2272,89 +2300,6 @@ static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to)
     return to && to == t->running && t->running_periodic && !t->running_touched;
 }
 
-/* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
-    if (t->stopped) return HWTIMER_ESTOPPED;
-    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
-    if (t->pending >= t->max_pending) return HWTIMER_EFULL;
-    return HWTIMER_OK;
-}
-
-/* Arming a node that hwtimer__arm_refusal let through (lock held), in two steps: what it
-   runs, then when. */
-HWTIMER__ALWAYS_INLINE void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
-                                              hwtimer_fn fn, void *arg) {
-    if (to == t->running) t->running_touched = t->running_rearmed = 1;
-    to->fn = fn;
-    to->arg = arg;
-    to->period = period;
-    HWTIMER__STORE_RELAXED(&to->owner, t); /* a group reads it without a lock */
-}
-
-/* Returns the tick the node will run at. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to,
-                                                  uint64_t deadline) {
-    t->pending++;
-    return hwtimer__file_pending(t, to, deadline);
-}
-
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to,
-                                                  uint64_t deadline, uint64_t period, hwtimer_fn fn,
-                                                  void *arg) {
-    hwtimer__arm_what(t, to, period, fn, arg);
-    return hwtimer__arm_when(t, to, deadline);
-}
-
-/* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
-   callback is in no list yet: it is filed now and will not be re-armed by its period. */
-static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                 uint64_t deadline) {
-    if (to == t->running) t->running_touched = t->running_rearmed = 1;
-    if (hwtimer__push_later(t, to, deadline)) {
-        hwtimer__wake_worker_for(t, UINT64_MAX, now); /* only for a clock past its wake-up */
-        return;
-    }
-    if (to->state == HWTIMER_PENDING) {
-        uint64_t tick = hwtimer__move_in_wheel(t, to, deadline);
-        if (tick) {
-            hwtimer__wake_worker_for(t, tick, now);
-            return;
-        }
-        hwtimer__unfile(t, to);
-    }
-    hwtimer__wake_worker_for(t, hwtimer__file_pending(t, to, deadline), now);
-}
-
-/* Cancels a node if it is pending on t (lock held): 1, else 0. */
-static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
-    int filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
-    if (!hwtimer__is_pending_on(t, to)) return 0;
-    if (to == t->running) {
-        t->running_touched = 1;
-        t->running_rearmed = 0; /* the callback may now free it */
-    }
-    HWTIMER_ASSERT(t->pending > 0);
-    hwtimer__set_state(to, HWTIMER_CANCELLED);
-    t->pending--;
-    hwtimer__release_pending(t, 1);
-    if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
-    return 1;
-}
-
-/* The callback of `to` armed it again and returned: if a cancel waits for it, cancel that
-   arming now for the waiter. Otherwise a callback that keeps re-arming at deadlines already
-   due would run again before the waiter gets the lock, for as long as it re-arms. (A node
-   that was not re-armed may have been freed by its callback: it is not touched.) */
-static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__cancel_wait *waiter;
-    for (waiter = t->cancel_waits; waiter; waiter = waiter->next) {
-        if (waiter->to == to) {
-            waiter->hit |= hwtimer__cancel_locked(t, to);
-            return;
-        }
-    }
-}
-
 /* Must cancel wait for this node's callback, which runs on another thread? */
 static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
     return t->running == to && t->threads && !t->threads->thread_is_self(t->pass_thread);
@@ -2368,6 +2313,18 @@ static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
         deadline = hwtimer__next_period(deadline, to->period, t->running_now);
     }
     return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
+}
+
+/* Visits every node pending on t, one wheel (its lock held). */
+static void hwtimer__visit_pending(hwtimer *t, hwtimer__nodes_walk *walk) {
+    size_t before = walk->visited;
+    walk->t = t;
+    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_node, walk);
+    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_node, walk);
+    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_node(walk, t->running);
+    hwtimer__for_each_slot(t, hwtimer__visit_slot, walk);
+    HWTIMER_ASSERT(walk->visited - before == t->pending);
+    (void)before;
 }
 
 /* =================================================================================
@@ -2458,7 +2415,112 @@ static int hwtimer__check_locked(hwtimer *t) {
 }
 
 /* =================================================================================
+   [hwtimer:nodes] One node: arming, moving and cancelling it (lock held, or no threads)
+
+   What the entry points of [hwtimer:arming] and the pass do to a node once they hold the
+   timer's lock (or without threads): why an arming is refused, arming in two steps (what
+   it runs, then when), a new deadline, a cancel, and the cancel a waiter is owed when the
+   callback re-armed its node. Last, cancelling every node from a callback, for destroy.
+   ================================================================================= */
+
+/* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
+    if (t->stopped) return HWTIMER_ESTOPPED;
+    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
+    if (t->pending >= t->max_pending) return HWTIMER_EFULL;
+    return HWTIMER_OK;
+}
+
+/* Arming a node that hwtimer__arm_refusal let through (lock held), in two steps: what it
+   runs, then when. */
+HWTIMER__ALWAYS_INLINE void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
+                                              hwtimer_fn fn, void *arg) {
+    if (to == t->running) t->running_touched = t->running_rearmed = 1;
+    to->fn = fn;
+    to->arg = arg;
+    to->period = period;
+    HWTIMER__STORE_RELAXED(&to->owner, t); /* a group reads it without a lock */
+}
+
+/* Returns the tick the node will run at. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to,
+                                                  uint64_t deadline) {
+    t->pending++;
+    return hwtimer__file_pending(t, to, deadline);
+}
+
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to,
+                                                  uint64_t deadline, uint64_t period, hwtimer_fn fn,
+                                                  void *arg) {
+    hwtimer__arm_what(t, to, period, fn, arg);
+    return hwtimer__arm_when(t, to, deadline);
+}
+
+/* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
+   callback is in no list yet: it is filed now and will not be re-armed by its period. */
+static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                 uint64_t deadline) {
+    if (to == t->running) t->running_touched = t->running_rearmed = 1;
+    if (hwtimer__push_later(t, to, deadline)) {
+        hwtimer__wake_worker_for(t, UINT64_MAX, now); /* only for a clock past its wake-up */
+        return;
+    }
+    if (to->state == HWTIMER_PENDING) {
+        uint64_t tick = hwtimer__move_in_wheel(t, to, deadline);
+        if (tick) {
+            hwtimer__wake_worker_for(t, tick, now);
+            return;
+        }
+        hwtimer__unfile(t, to);
+    }
+    hwtimer__wake_worker_for(t, hwtimer__file_pending(t, to, deadline), now);
+}
+
+/* Cancels a node if it is pending on t (lock held): 1, else 0. */
+static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
+    int filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
+    if (!hwtimer__is_pending_on(t, to)) return 0;
+    if (to == t->running) {
+        t->running_touched = 1;
+        t->running_rearmed = 0; /* the callback may now free it */
+    }
+    HWTIMER_ASSERT(t->pending > 0);
+    hwtimer__set_state(to, HWTIMER_CANCELLED);
+    t->pending--;
+    hwtimer__release_pending(t, 1);
+    if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
+    return 1;
+}
+
+/* The callback of `to` armed it again and returned: if a cancel waits for it, cancel that
+   arming now for the waiter. Otherwise a callback that keeps re-arming at deadlines already
+   due would run again before the waiter gets the lock, for as long as it re-arms. (A node
+   that was not re-armed may have been freed by its callback: it is not touched.) */
+static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__cancel_wait *waiter;
+    for (waiter = t->cancel_waits; waiter; waiter = waiter->next) {
+        if (waiter->to == to) {
+            waiter->hit |= hwtimer__cancel_locked(t, to);
+            return;
+        }
+    }
+}
+
+/* Stops t from a callback (lock held): cancels every node, the running one included, and
+   hands none back; a pass under way stops at `stopped`. */
+static void hwtimer__drop_all(hwtimer *t) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    t->stopped = 1;
+    if (t->running) hwtimer__cancel_locked(t, t->running);
+    hwtimer__init_out(out);
+    hwtimer__cancel_all(t, out);
+}
+
+/* =================================================================================
    [hwtimer:pass] The pass: advancing to a tick and running callbacks
+
+   Then the answer to the loop (the next expiry, remembered for wake_fn), the pass and the
+   answer of a group, and a pass that fork() left without its thread.
    ================================================================================= */
 
 static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t now) {
@@ -2614,8 +2676,8 @@ static uint64_t hwtimer__next_expiry_locked(hwtimer *t) {
 
 /* ---- Groups: passes and answers ----------------------------------------------------------
    A group (cfg.shards > 1) keeps no node itself: each shard is an ordinary timer with a lock
-   of its own, on the same clock and start, and a node lives in one shard (see
-   [hwtimer:shards] for which). Its pass begins a pass in every shard, runs the shards' steps
+   of its own, on the same clock and start, and a node lives in one shard (which one: see
+   the section [hwtimer:shards]). Its pass begins a pass in every shard, runs the shards' steps
    in tick order (the earliest next step first; ties in any order, as in one timer), then
    ends them: one shard's lock at a time, none in a callback. Its answer to the loop (or its
    worker's wake-up) is the earliest of the shards' next expiries, taken with every shard's
@@ -2929,8 +2991,8 @@ static hwtimer *hwtimer__arming_shard(hwtimer *group, hwtimer_timeout *to, int *
 
    arm_locked = refusal + start the worker + arm_node + wake the worker; reschedule_locked
    moves a pending node (move_locked: a push later is a store there too) or arms it again
-   with its last callback. Every filing may call wake_fn (hwtimer__note_arming, in the
-   wheel section).
+   with its last callback. Every filing may call wake_fn (hwtimer__note_arming, in
+   [hwtimer:wake]).
    ================================================================================= */
 
 /* Arms a node on a timer with threads, starting and waking its worker (lock held). */
@@ -3130,7 +3192,8 @@ static HWTIMER__NOINLINE int hwtimer__cancel_unthreaded(hwtimer *t, hwtimer_time
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
 
    The only code that differs by platform; the core above reaches it through
-   t->clock_fn and t->threads.
+   t->clock_fn, t->threads and the fork list (hwtimer__fork_list_remove, declared ahead).
+   [hwtimer:create] and [hwtimer:public] below name the default clock and backends.
    ================================================================================= */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
@@ -3464,15 +3527,11 @@ static const hwtimer_threads hwtimer__win32_table = {
 #endif /* HWTIMER__WIN32 */
 
 /* =================================================================================
-   [hwtimer:public] The public functions, in the order the API declares them
-   ================================================================================= */
+   [hwtimer:create] Creating a timer, or a group and its shards, from a checked config
 
-HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg) {
-    if (!cfg) return;
-    memset(cfg, 0, sizeof *cfg);
-    cfg->tick_ns = 100000000u;
-    cfg->ticks_per_wheel = 512;
-}
+   After [hwtimer:platform] for the default clock, and after [hwtimer:pass] for a shard's
+   wake_fn; hwtimer_create checks the config, then calls these.
+   ================================================================================= */
 
 /* Creates one timer from a checked config; `start`: its start S (NULL: read the clock). */
 static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint64_t *start) {
@@ -3568,6 +3627,17 @@ static int hwtimer__create_group(hwtimer **out, const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
+/* =================================================================================
+   [hwtimer:public] The public functions, in the order the API declares them
+   ================================================================================= */
+
+HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg) {
+    if (!cfg) return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->tick_ns = 100000000u;
+    cfg->ticks_per_wheel = 512;
+}
+
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     hwtimer_config defaults;
     int err;
@@ -3585,16 +3655,6 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     err = cfg->shards > 1 ? hwtimer__create_group(out, cfg) : hwtimer__create(out, cfg, NULL);
     if (!err) hwtimer__fork_list_add(*out);
     return err;
-}
-
-/* Stops t from a callback (lock held): cancels every node, the running one included, and
-   hands none back; a pass under way stops at `stopped`. */
-static void hwtimer__drop_all(hwtimer *t) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    t->stopped = 1;
-    if (t->running) hwtimer__cancel_locked(t, t->running);
-    hwtimer__init_out(out);
-    hwtimer__cancel_all(t, out);
 }
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
@@ -3773,18 +3833,6 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     n = t->pending;
     hwtimer__unlock(t);
     return n;
-}
-
-/* Visits every node pending on t, one wheel (its lock held). */
-static void hwtimer__visit_pending(hwtimer *t, hwtimer__nodes_walk *walk) {
-    size_t before = walk->visited;
-    walk->t = t;
-    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_node, walk);
-    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_node, walk);
-    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_node(walk, t->running);
-    hwtimer__for_each_slot(t, hwtimer__visit_slot, walk);
-    HWTIMER_ASSERT(walk->visited - before == t->pending);
-    (void)before;
 }
 
 /* A group holds every shard's lock for the whole walk, so that the visitor sees
