@@ -2976,26 +2976,61 @@ static hwtimer *hwtimer__arming_shard(hwtimer *group, hwtimer_timeout *to, int *
 
    Each public entry point has a short path without threads (no lock, no worker, few
    registers: what a single-threaded event loop pays) and a path with threads, kept out of
-   line (suffix _sync: takes the lock; _locked: runs with it held). The map:
+   line. The suffixes (the functions are hwtimer__NAME):
 
-     entry point                  no threads                     threads
-     hwtimer_schedule             arm_after                      arm_after_sync > arm_sync
-     hwtimer_schedule_periodic      (refusal, arm_what, clock,     > arm_locked
-                                    arm_when)
-     hwtimer_schedule_at          arm (refusal, arm_node)        arm_sync > arm_locked
-     hwtimer_schedule_periodic_at
-     hwtimer_reschedule           pushed_here (a store), else    reschedule_rest
-     hwtimer_reschedule_at          reschedule_rest: move_in_    > reschedule_sync
-                                    wheel, else reschedule_locked  > reschedule_locked
-     hwtimer_cancel               cancel_locked                  cancel_sync > cancel_locked
+     (none)       arm and arm_after, the entries of the schedule forms: check the
+                  arguments and run the short path, inline; with threads, the _threaded
+                  function
+     _threaded    the path with threads, out of line: reads the clock where it needs it,
+                  and goes on to the _group function on a group, else to the timer's
+                  _locking one
+     _group       on a group: finds the shard that holds the node or will
+                  ([hwtimer:shards]), then calls the _locking (cancel: _sync) function there
+     _locking     takes the timer's lock, runs the _locked body, then releases the lock and
+                  calls wake_fn if the body asked for it (hwtimer__unlock_and_wake)
+     _locked      the body: runs with the timer's lock held, or without threads, where the
+                  same code runs with no lock (as everywhere in the file)
+     _rest        what a public function does once its inline fast path failed, with or
+                  without threads
+     _unthreaded  the rest of a path that only runs without threads
+     _sync        only cancel_sync: takes the lock, cancels, and waits like Linux's
+                  del_timer_sync while the node's callback runs on another thread
 
-   arm_locked = refusal + start the worker + arm_node + wake the worker; reschedule_locked
-   moves a pending node (move_locked: a push later is a store there too) or arms it again
-   with its last callback. Every filing may call wake_fn (hwtimer__note_arming, in
-   [hwtimer:wake]).
+   The paths (a > b: a calls b; "no threads" and "threads" split at the first test):
+
+     hwtimer_schedule, hwtimer_schedule_periodic (a delay)
+       arm_after            no threads: arm_refusal, arm_what, the clock, arm_when
+         > arm_after_threaded             threads: reads the clock
+           > arm_threaded                 (below)
+     hwtimer_schedule_at, hwtimer_schedule_periodic_at (a deadline)
+       arm                  no threads: arm_refusal, arm_node
+         > arm_threaded     threads: the clock only for a worker (now_for_worker)
+           > arm_group      a group: arming_shard (starts its worker, wakes it for a
+                            clock past its wake-up), then arm_locking on that shard
+           > arm_locking    an ordinary timer
+             > arm_locked   arm_refusal, reserve_pending (a shard of a group with
+                            max_pending), start_worker_locked, arm_node, wake_worker_for
+     hwtimer_reschedule, hwtimer_reschedule_at
+       pushed_here          no threads, pending here, pushed later: a store, inline
+       reschedule_rest      when that failed (reschedule_at through reschedule_at_rest,
+                            which reads the clock only for a worker); no threads:
+                            move_in_wheel, else reschedule_locked
+         > reschedule_threaded            threads
+           > reschedule_group             a group: arming_shard, then
+                                          reschedule_locking on that shard
+           > reschedule_locking           an ordinary timer
+             > reschedule_locked          move_locked for a node pending here (a push
+                                          later is a store there too), else arm_locked
+                                          with its last callback
+     hwtimer_cancel         no threads, filed here: cancel_locked, unrolled inline
+       > cancel_unthreaded  no threads, the rest > cancel_locked
+       > cancel_group       threads, a group: shard_of, then cancel_sync on that shard
+       > cancel_sync        threads, an ordinary timer > cancel_locked
+
+   Every filing may call wake_fn (hwtimer__note_arming, in [hwtimer:wake]).
    ================================================================================= */
 
-/* Arms a node on a timer with threads, starting and waking its worker (lock held). */
+/* Arms a node, starting and waking the timer's worker (lock held, or no threads). */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
                                                uint64_t deadline, uint64_t period, hwtimer_fn fn,
                                                void *arg) {
@@ -3007,8 +3042,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, 
     return HWTIMER_OK;
 }
 
-static int hwtimer__arm_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                 uint64_t deadline, uint64_t period, hwtimer_fn fn, void *arg) {
+static int hwtimer__arm_locking(hwtimer *t, hwtimer_timeout *to, uint64_t now, uint64_t deadline,
+                                uint64_t period, hwtimer_fn fn, void *arg) {
     int err;
     hwtimer__lock(t);
     err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
@@ -3017,20 +3052,20 @@ static int hwtimer__arm_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
 }
 
 /* An arming on a group, kept out of the ordinary timer's way. */
-static HWTIMER__NOINLINE int hwtimer__arm_shard(hwtimer *group, hwtimer_timeout *to, uint64_t now,
+static HWTIMER__NOINLINE int hwtimer__arm_group(hwtimer *group, hwtimer_timeout *to, uint64_t now,
                                                 uint64_t deadline, uint64_t period, hwtimer_fn fn,
                                                 void *arg) {
     int err;
     hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
     if (!shard) return err;
-    return hwtimer__arm_unlocked(shard, to, now, deadline, period, fn, arg);
+    return hwtimer__arm_locking(shard, to, now, deadline, period, fn, arg);
 }
 
-static HWTIMER__NOINLINE int hwtimer__arm_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                               uint64_t deadline, uint64_t period, hwtimer_fn fn,
-                                               void *arg) {
-    if (t->shards) return hwtimer__arm_shard(t, to, now, deadline, period, fn, arg);
-    return hwtimer__arm_unlocked(t, to, now, deadline, period, fn, arg);
+static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                                   uint64_t deadline, uint64_t period,
+                                                   hwtimer_fn fn, void *arg) {
+    if (t->shards) return hwtimer__arm_group(t, to, now, deadline, period, fn, arg);
+    return hwtimer__arm_locking(t, to, now, deadline, period, fn, arg);
 }
 
 /* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
@@ -3048,18 +3083,18 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
     int err;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     if (t->threads) {
-        return hwtimer__arm_sync(t, to, hwtimer__now_for_worker(t), deadline, period, fn, arg);
+        return hwtimer__arm_threaded(t, to, hwtimer__now_for_worker(t), deadline, period, fn, arg);
     }
     err = hwtimer__arm_refusal(t, to);
     if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
     return err;
 }
 
-static HWTIMER__NOINLINE int hwtimer__arm_after_sync(hwtimer *t, hwtimer_timeout *to,
-                                                     uint64_t delay_ns, uint64_t period,
-                                                     hwtimer_fn fn, void *arg) {
+static HWTIMER__NOINLINE int hwtimer__arm_after_threaded(hwtimer *t, hwtimer_timeout *to,
+                                                         uint64_t delay_ns, uint64_t period,
+                                                         hwtimer_fn fn, void *arg) {
     uint64_t now = t->clock_fn(t->clock_ctx);
-    return hwtimer__arm_sync(t, to, now, hwtimer__add_sat(now, delay_ns), period, fn, arg);
+    return hwtimer__arm_threaded(t, to, now, hwtimer__add_sat(now, delay_ns), period, fn, arg);
 }
 
 /* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
@@ -3069,7 +3104,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, u
                                               uint64_t period, hwtimer_fn fn, void *arg) {
     int err;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_after_sync(t, to, delay_ns, period, fn, arg);
+    if (t->threads) return hwtimer__arm_after_threaded(t, to, delay_ns, period, fn, arg);
     err = hwtimer__arm_refusal(t, to);
     if (err) return err;
     hwtimer__arm_what(t, to, period, fn, arg);
@@ -3088,8 +3123,8 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_time
     return HWTIMER_OK;
 }
 
-static int hwtimer__reschedule_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                        uint64_t deadline) {
+static int hwtimer__reschedule_locking(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                       uint64_t deadline) {
     int err;
     hwtimer__lock(t);
     err = hwtimer__reschedule_locked(t, to, now, deadline);
@@ -3097,18 +3132,18 @@ static int hwtimer__reschedule_unlocked(hwtimer *t, hwtimer_timeout *to, uint64_
     return err;
 }
 
-static HWTIMER__NOINLINE int hwtimer__reschedule_shard(hwtimer *group, hwtimer_timeout *to,
+static HWTIMER__NOINLINE int hwtimer__reschedule_group(hwtimer *group, hwtimer_timeout *to,
                                                        uint64_t now, uint64_t deadline) {
     int err;
     hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
     if (!shard) return err;
-    return hwtimer__reschedule_unlocked(shard, to, now, deadline);
+    return hwtimer__reschedule_locking(shard, to, now, deadline);
 }
 
-static HWTIMER__NOINLINE int hwtimer__reschedule_sync(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                                      uint64_t deadline) {
-    if (t->shards) return hwtimer__reschedule_shard(t, to, now, deadline);
-    return hwtimer__reschedule_unlocked(t, to, now, deadline);
+static HWTIMER__NOINLINE int hwtimer__reschedule_threaded(hwtimer *t, hwtimer_timeout *to,
+                                                          uint64_t now, uint64_t deadline) {
+    if (t->shards) return hwtimer__reschedule_group(t, to, now, deadline);
+    return hwtimer__reschedule_locking(t, to, now, deadline);
 }
 
 /* The usual reschedule, an idle connection's timeout pushed later on every read, on a timer
@@ -3124,7 +3159,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeou
    callback). */
 static HWTIMER__NOINLINE int hwtimer__reschedule_rest(hwtimer *t, hwtimer_timeout *to,
                                                       uint64_t now, uint64_t deadline) {
-    if (t->threads) return hwtimer__reschedule_sync(t, to, now, deadline);
+    if (t->threads) return hwtimer__reschedule_threaded(t, to, now, deadline);
     if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
         hwtimer__move_in_wheel(t, to, deadline) != 0) {
         return HWTIMER_OK;
@@ -3175,7 +3210,7 @@ static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *t
 }
 
 /* Cancel on a group: in the shard that holds the node. */
-static HWTIMER__NOINLINE int hwtimer__cancel_shard(hwtimer *group, hwtimer_timeout *to) {
+static HWTIMER__NOINLINE int hwtimer__cancel_group(hwtimer *group, hwtimer_timeout *to) {
     hwtimer *shard = hwtimer__shard_of(group, to);
     if (!shard) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
     return hwtimer__cancel_sync(shard, to);
@@ -3755,7 +3790,7 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) return t->shards ? hwtimer__cancel_shard(t, to) : hwtimer__cancel_sync(t, to);
+    if (t->threads) return t->shards ? hwtimer__cancel_group(t, to) : hwtimer__cancel_sync(t, to);
     if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running) {
         hwtimer__set_state(to, HWTIMER_CANCELLED); /* hwtimer__cancel_locked, unrolled */
         t->pending--;
