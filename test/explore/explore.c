@@ -105,8 +105,10 @@
                                 with its own bound, then 500-2000 PCT schedules, seed 1
    explore --list               the scenarios
    explore --scenario NAME [--bound B] [--max-runs N] [--pct N --seed S --depth D]
-   explore --shards N ...       every timer a timer of N shards (cfg.shards): the CI runs
-                                the whole search again with 2
+   explore --shards N ...       every timer a group of N shards (cfg.shards): the CI runs
+                                the search again with 2, each bounded search capped at
+                                8000 schedules (--max-runs; never the scenarios that
+                                must fail: they search until they fail)
    explore --scenario fork_each_point --fork-point K   only the fork at the worker's K-th
                                 point (a failure's replay line names K)
    A long run (hours; a new seed each time):
@@ -1506,10 +1508,13 @@ static void explore_scenario(const scenario *s, const options *o) {
     fflush(stdout);
 }
 
-/* A scenario that must fail: searched in a child process, which must exit 1. */
-static int explore_expecting_failure(const scenario *s, const options *o) {
+/* A scenario that must fail: searched in a child process, which must exit 1. Its search
+   is never capped by --max-runs: it ends at the failure. */
+static int explore_expecting_failure(const scenario *s, const options *given) {
+    options uncapped = *given, *o = &uncapped;
     pid_t pid;
     int status;
+    uncapped.max_runs = 0;
     fflush(stdout);
     fflush(stderr);
     pid = fork();
