@@ -83,6 +83,7 @@ typedef struct loop {
     int woken;     /* under mutex */
     int quit;      /* under mutex */
     unsigned wakes; /* atomic: wake_fn calls */
+    int asleep;    /* under mutex: it waits, having asked for the next expiry */
     test_thread thread;
 } loop;
 
@@ -103,7 +104,9 @@ static void loop_main(void *arg) {
     while (!l->quit) {
         uint64_t next = hwtimer_next_expiry(l->t), now = hwtimer_now(l->t);
         if (!l->woken && next > now) {
+            l->asleep = 1;
             th->cond_wait(l->cond, l->mutex, next == UINT64_MAX ? UINT64_MAX : next - now);
+            l->asleep = 0;
         }
         l->woken = 0;
         th->mutex_unlock(l->mutex);
@@ -160,12 +163,29 @@ static void stamp(hwtimer_timeout *to, void *arg) {
     ATOMIC_ADD(&s->runs, 1u);
 }
 
+/* Waits until the loop sleeps on the answer of its last hwtimer_next_expiry, with no wake
+   since (only then is a wake_fn owed to it); 0 if it does not within 5 s. */
+static int wait_until_asleep(loop *l) {
+    const hwtimer_threads *th = test_threads();
+    uint64_t give_up = now_ns() + 5 * SEC;
+    for (;;) {
+        int asleep;
+        th->mutex_lock(l->mutex);
+        asleep = l->asleep && !l->woken;
+        th->mutex_unlock(l->mutex);
+        if (asleep) return 1;
+        if (now_ns() > give_up) return 0;
+        sleep_ns(MS / 10);
+    }
+}
+
 /* Schedules s 20 ms from now while the loop sleeps, and checks the loop ran it within a tick
    and LATE_SLACK of its deadline (it slept until `far` or for ever, had it not been woken). */
 static void check_woken_on_time(loop *l, stamped *s, const char *asleep_until) {
     uint64_t deadline, late;
-    unsigned wakes_before = ATOMIC_GET(&l->wakes);
-    sleep_ns(30 * MS); /* the loop is asleep */
+    unsigned wakes_before;
+    CHECK(wait_until_asleep(l));
+    wakes_before = ATOMIC_GET(&l->wakes);
     s->t = l->t;
     deadline = hwtimer_now(l->t) + 20 * MS;
     CHECK_EQ(hwtimer_schedule_at(l->t, &s->to, deadline, stamp, s), HWTIMER_OK);
