@@ -107,7 +107,7 @@
    explore --scenario NAME [--bound B] [--max-runs N] [--pct N --seed S --depth D]
    explore --shards N ...       every timer a group of N shards (cfg.shards): the CI runs
                                 the search again with 2, each bounded search capped at
-                                8000 schedules (--max-runs; never the scenarios that
+                                3000 schedules (--max-runs; never the scenarios that
                                 must fail: they search until they fail)
    explore --scenario fork_each_point --fork-point K   only the fork at the worker's K-th
                                 point (a failure's replay line names K)
