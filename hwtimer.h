@@ -2963,10 +2963,12 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
 
      (none)       arm and arm_after, the entries of the schedule forms: check the
                   arguments and run the short path, inline; with threads, the _threaded
-                  function (or the group's)
-     _threaded    the path with threads, out of line: takes the timer's lock, runs the
-                  _locked body, then releases the lock and calls wake_fn if the body asked
-                  for it (hwtimer__unlock_and_wake); arm_after_threaded reads the clock first
+                  function
+     _threaded    the path with threads, out of line: arm_threaded and reschedule_threaded
+                  take the timer's lock, run the _locked body, then release the lock and
+                  call wake_fn if the body asked for it (hwtimer__unlock_and_wake);
+                  arm_after_threaded and arm_at_threaded read the clock the path needs,
+                  then go to group_arm (a group) or arm_threaded
      _locked      the body: runs with the timer's lock held, or without threads, where the
                   same code runs with no lock (as everywhere in the file)
      _rest        what a public function does once its inline fast path failed, with or
@@ -2985,12 +2987,12 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
            > group_arm                    a group (below)
            > arm_threaded                 else (below)
      hwtimer_schedule_at, hwtimer_schedule_periodic_at (a deadline)
-       arm                  no threads: arm_refusal, arm_node; threads: the clock only
-                            for a worker (now_for_worker), then
-         > group_arm        a group: arming_shard (starts its worker, wakes it for a
+       arm                  no threads: arm_refusal, arm_node
+         > arm_at_threaded  threads: the clock only for a worker (now_for_worker), then
+           > group_arm      a group: arming_shard (starts its worker, wakes it for a
                             clock past its wake-up), then arm_threaded on that shard
-         > arm_threaded     else: lock, arm_locked, unlock_and_wake
-           > arm_locked     arm_refusal, group_reserve (a shard of a group),
+           > arm_threaded   else: lock, arm_locked, unlock_and_wake
+             > arm_locked   arm_refusal, group_reserve (a shard of a group),
                             start_worker_locked, arm_node, wake_worker_for
      hwtimer_reschedule, hwtimer_reschedule_at
        pushed_here          no threads, pending here, pushed later: a store, inline
@@ -3215,6 +3217,15 @@ static HWTIMER__NOINLINE int hwtimer__group_cancel(hwtimer__group *g, hwtimer_ti
    [hwtimer:entries] The inline entries of schedule and reschedule (map: [hwtimer:arming])
    ================================================================================= */
 
+/* schedule_at with threads: the clock only for a worker (hwtimer__now_for_worker). */
+static HWTIMER__NOINLINE int hwtimer__arm_at_threaded(hwtimer *t, hwtimer_timeout *to,
+                                                      uint64_t deadline, uint64_t period,
+                                                      hwtimer_fn fn, void *arg) {
+    uint64_t now = hwtimer__now_for_worker(t);
+    if (t->group) return hwtimer__group_arm(t->group, to, now, deadline, period, fn, arg);
+    return hwtimer__arm_threaded(t, to, now, deadline, period, fn, arg);
+}
+
 /* Arms a node at an absolute deadline: schedule_at and schedule_periodic_at. Without
    threads there is no lock and no worker: the short way, kept free of the threaded one's
    calls (the clock for a worker included) so that it needs few registers. */
@@ -3222,11 +3233,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
                                         uint64_t period, hwtimer_fn fn, void *arg) {
     int err;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) {
-        uint64_t now = hwtimer__now_for_worker(t);
-        if (t->group) return hwtimer__group_arm(t->group, to, now, deadline, period, fn, arg);
-        return hwtimer__arm_threaded(t, to, now, deadline, period, fn, arg);
-    }
+    if (t->threads) return hwtimer__arm_at_threaded(t, to, deadline, period, fn, arg);
     err = hwtimer__arm_refusal(t, to);
     if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
     return err;
