@@ -1242,8 +1242,11 @@ struct hwtimer {
    ordinary timer calls as a shard (a pending place, a wake-up under way, the quiet time of
    slow-callback reports); [hwtimer:group-pass] its pass and answers; [hwtimer:group-arming]
    which shard an entry point works on; [hwtimer:group-create] its creation and its part
-   of the public functions. Every public entry point tests t->group once and goes to the
-   layer; the code of an ordinary timer knows a group only as t->in_group and these hooks.
+   of the public functions. A public entry point tests t->group where a group differs and
+   goes to the layer (a pass and an answer through hwtimer__run_pass and
+   hwtimer__answer_loop). Elsewhere the code knows a group only as t->in_group and these
+   hooks, and as t->group where a group's shards are freed (hwtimer__finish_destroy) or
+   locked for fork() (hwtimer__fork_prepare).
    ================================================================================= */
 
 #define HWTIMER__MAX_SHARDS 64
