@@ -60,6 +60,8 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    the implementation           THE DESIGN (for maintainers), then the sections:
      [hwtimer:portability]      bit scans and shifts, compiler hints, atomics, thread-locals
      [hwtimer:data]             where a node is, levels, waiting cancels, the timer itself
+     [hwtimer:group]            a timer of shards, 1: the group's data, and the hooks an
+                                ordinary timer calls as a shard
      [hwtimer:ticks]            deadlines to ticks and back, leeway, the slot of a tick
      [hwtimer:wake]             which filings must wake the loop (wake_fn)
      [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
@@ -70,13 +72,20 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
      [hwtimer:check]            the invariant check (hwtimer_check)
      [hwtimer:nodes]            arming, moving and cancelling one node, lock held
      [hwtimer:pass]             advancing to a tick and running callbacks, the answer to the
-                                loop; a group: its pass and its answer
+                                loop
+     [hwtimer:group-pass]       a timer of shards, 2: its pass and its answers; the pass and
+                                the answer of any timer
      [hwtimer:worker]           the worker thread
-     [hwtimer:shards]           which shard of a group an entry point works on
-     [hwtimer:arming]           the entry points' paths: schedule, reschedule, cancel
+     [hwtimer:arming]           the entry points' paths of one timer: schedule, reschedule,
+                                cancel, and the map of every path
+     [hwtimer:group-arming]     a timer of shards, 3: which shard an entry point works on,
+                                and the group's schedule, reschedule and cancel
+     [hwtimer:entries]          the inline entries of schedule and reschedule
      [hwtimer:platform]         the clock, then the POSIX (with fork), C11 and Win32 thread
                                 backends
-     [hwtimer:create]           creating a timer, or a group and its shards
+     [hwtimer:create]           creating a timer
+     [hwtimer:group-create]     a timer of shards, 4: creating a group, and its part of the
+                                public functions
      [hwtimer:public]           the public functions, in the order they are declared
      [hwtimer:license]          the license
      [hwtimer:history]          the version history, newest first
@@ -1074,8 +1083,6 @@ static void hwtimer__set_state(hwtimer_timeout *to, int state) {
 
 /* =================================================================================
    [hwtimer:data] Data: where a node is, levels, waiting cancels, the timer itself
-
-   And the pending count a group shares with its shards, against its max_pending.
    ================================================================================= */
 
 /* Where a node is while pending (struct hwtimer_timeout.where). 0 must mean "nowhere" so a
@@ -1087,7 +1094,6 @@ enum {
 };
 
 #define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
-#define HWTIMER__MAX_SHARDS 64
 
 /* A worker's callback that runs longer than this (or than a tick, if that is longer) makes
    every timeout due meanwhile late: cfg.log_fn hears of it, at most once a second. */
@@ -1219,35 +1225,70 @@ struct hwtimer {
     uint64_t slow_ns;          /* worker mode with log_fn: a callback that runs longer is
                                   reported (max(HWTIMER__SLOW_CALLBACK_NS, tick)); 0: never */
     uint64_t slow_quiet_until; /* no report before this time: at most one a second */
-    uint64_t *slow_quiet;      /* &slow_quiet_until; a shard's: its group's */
 
-    /* shards (cfg.shards > 1): a group (a timer made of shards) keeps no node itself; its
-       shards are caller-driven timers with locks, on its clock and start, whose wake_fn is
-       hwtimer__shard_woke. Its own lock serializes passes and answers, and the worker. */
-    unsigned shards;                      /* 0: an ordinary timer (or a shard) */
-    hwtimer *shard[HWTIMER__MAX_SHARDS];  /* ... else a group's shards */
-    long group_pending;       /* a group with max_pending: the nodes pending in all its shards */
-    long *group_pending_of;   /* a shard of a group with max_pending: its group's
-                                 group_pending (else NULL) ... */
-    long group_max_pending;   /* ... and the group's max_pending */
-    long shard_wakes_running; /* a group: calls of hwtimer__shard_woke under way (it is not
-                                 freed before they end) */
-    long *group_wakes_running; /* a shard: its group's shard_wakes_running (else NULL) */
+    /* a timer of shards (cfg.shards > 1): the layer [hwtimer:group] */
+    struct hwtimer__group *group;    /* a group: its shards; NULL: an ordinary timer or a shard */
+    struct hwtimer__group *in_group; /* a shard: the group it belongs to; else NULL */
     hwtimer *fork_next; /* the next timer whose locks fork() takes (hwtimer__fork_list) */
 };
+
+/* =================================================================================
+   [hwtimer:group] A timer of shards, 1: the group, and what its shards share with it
+
+   A group (cfg.shards > 1) is a timer that keeps no node itself: its nodes live in its
+   shards, ordinary caller-driven timers with locks, on its clock and start, whose wake_fn is
+   hwtimer__shard_woke. Its own lock serializes its passes and answers, and its worker. The
+   layer comes in parts, each where what it needs is defined: here its data and the hooks an
+   ordinary timer calls as a shard (a pending place, a wake-up under way, the quiet time of
+   slow-callback reports); [hwtimer:group-pass] its pass and answers; [hwtimer:group-arming]
+   which shard an entry point works on; [hwtimer:group-create] its creation and its part
+   of the public functions. A public entry point tests t->group where a group differs and
+   goes to the layer (a pass and an answer through hwtimer__run_pass and
+   hwtimer__answer_loop). Elsewhere the code knows a group only as t->in_group and these
+   hooks, and as t->group where a group's shards are freed (hwtimer__finish_destroy) or
+   locked for fork() (hwtimer__fork_prepare).
+   ================================================================================= */
+
+#define HWTIMER__MAX_SHARDS 64
+
+typedef struct hwtimer__group {
+    hwtimer *timer;                      /* the group itself (its lock, worker, answers) */
+    unsigned shards;
+    hwtimer *shard[HWTIMER__MAX_SHARDS];
+    long max_pending;   /* cfg.max_pending (at most LONG_MAX), 0: no limit ... */
+    long pending;       /* ... else the nodes pending in all the shards */
+    long wakes_running; /* calls of hwtimer__shard_woke under way (the group is not freed
+                           before they end) */
+    uint64_t slow_quiet_until; /* the shards' callbacks run on the group's worker: no report
+                                  of a slow one before this time, at most one a second */
+} hwtimer__group;
 
 /* A shard of a group with max_pending reserves a place in the group's pending count before
    a node becomes pending, and releases it as the node stops pending (cancel, run, stop): a
    count that every shard writes, exact under any interleaving. Returns 0 if the count was
    at the group's max_pending. */
-static int hwtimer__reserve_pending(hwtimer *t) {
-    if (HWTIMER__ATOMIC_ADD(t->group_pending_of, 1) <= t->group_max_pending) return 1;
-    HWTIMER__ATOMIC_ADD(t->group_pending_of, -1);
+static int hwtimer__group_reserve(hwtimer__group *g) {
+    if (!g->max_pending || HWTIMER__ATOMIC_ADD(&g->pending, 1) <= g->max_pending) return 1;
+    HWTIMER__ATOMIC_ADD(&g->pending, -1);
     return 0;
 }
 
+/* n nodes of t stopped pending: a shard gives their places back. */
 static void hwtimer__release_pending(hwtimer *t, size_t n) {
-    if (t->group_pending_of) HWTIMER__ATOMIC_ADD(t->group_pending_of, -(long)n);
+    if (t->in_group && t->in_group->max_pending) {
+        HWTIMER__ATOMIC_ADD(&t->in_group->pending, -(long)n);
+    }
+}
+
+/* A shard's wake_fn is about to be called with no lock held (hwtimer__unlock_and_wake): count
+   the call, under the shard's lock, so that the group outlives it (hwtimer__shard_woke). */
+static void hwtimer__group_wake_begins(hwtimer__group *g) {
+    HWTIMER__ATOMIC_ADD_SYNC(&g->wakes_running, 1);
+}
+
+/* Where t's reports of slow callbacks note their quiet time: a shard's is its group's. */
+static uint64_t *hwtimer__slow_quiet(hwtimer *t) {
+    return t->in_group ? &t->in_group->slow_quiet_until : &t->slow_quiet_until;
 }
 
 /* =================================================================================
@@ -2070,10 +2111,11 @@ static int hwtimer__add_size(size_t *total, size_t n) {
     return 1;
 }
 
-/* Lays out the one allocation: the timer, levels, slots, bitmaps, thread objects. Returns
-   0 when its size does not fit a size_t. */
-static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t *offsets,
-                           size_t *total) {
+/* Lays out the one allocation: the timer, levels, slots, bitmaps, thread objects, and
+   `extra` bytes for a layer over the timer (a group's data). Returns 0 when its size does
+   not fit a size_t. */
+static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t extra,
+                           size_t *offsets, size_t *total) {
     uint64_t slots64 = (uint64_t)t->levels * t->width * HWTIMER_SLOT_LISTS;
     size_t slots = (size_t)slots64;
     size_t words = (size_t)t->levels * (t->layer_offset[t->bit_layers - 1] + 1);
@@ -2095,7 +2137,8 @@ static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t *
             return 0;
         }
     }
-    return 1;
+    offsets[5] = *total;
+    return !extra || hwtimer__add_size(total, extra);
 }
 
 /* Points the timer's levels and thread objects into its block and empties the wheel. */
@@ -2188,12 +2231,13 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     unsigned i;
     hwtimer__fork_list_remove(t);
-    /* see hwtimer__shard_woke */
-    while (HWTIMER__ATOMIC_ADD_SYNC(&t->shard_wakes_running, 0) != 0) {
-        t->threads->mutex_lock(t->mutex); /* (waits while one holds the lock) */
-        t->threads->mutex_unlock(t->mutex);
+    if (t->group) { /* its shards, once no call of hwtimer__shard_woke is under way */
+        while (HWTIMER__ATOMIC_ADD_SYNC(&t->group->wakes_running, 0) != 0) {
+            t->threads->mutex_lock(t->mutex); /* (waits while one holds the lock) */
+            t->threads->mutex_unlock(t->mutex);
+        }
+        for (i = 0; i < t->group->shards; i++) hwtimer__finish_destroy(t->group->shard[i]);
     }
-    for (i = 0; i < t->shards; i++) hwtimer__finish_destroy(t->shard[i]);
     hwtimer__init_out(out);
     hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
     if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
@@ -2224,22 +2268,23 @@ HWTIMER__ALWAYS_INLINE void hwtimer__unlock(hwtimer *t) {
    visitor must not ask. */
 static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
 
-/* Takes t's lock unless this thread is inside t's foreach visitor (see hwtimer__visiting),
-   where `group` (t, or the group t is a shard of) holds it already. Returns whether it took it. */
-static int hwtimer__lock_unless_visiting(const hwtimer *group, hwtimer *t) {
-    if (HWTIMER__CAN_SHARD && hwtimer__visiting == group) return 0;
+/* Takes t's lock unless this thread is inside the foreach visitor of `asked` (the timer the
+   caller named: t, or the group t is a shard of; see hwtimer__visiting), which holds it
+   already. Returns whether it took it. */
+static int hwtimer__lock_unless_visiting(const hwtimer *asked, hwtimer *t) {
+    if (HWTIMER__CAN_SHARD && hwtimer__visiting == asked) return 0;
     hwtimer__lock(t);
     return 1;
 }
 
 /* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). The
    call reads nothing of t: the arming's callback may have destroyed it meanwhile, on the
-   worker. A shard counts the call in its group first (hwtimer__shard_woke). */
+   worker. A shard counts the call in its group first (hwtimer__group_wake_begins). */
 static void hwtimer__unlock_and_wake(hwtimer *t) {
     int wake = t->wake_now;
     void (*wake_fn)(void *) = t->wake_fn;
     void *wake_ctx = t->wake_ctx;
-    if (wake && t->group_wakes_running) HWTIMER__ATOMIC_ADD_SYNC(t->group_wakes_running, 1);
+    if (wake && t->in_group) hwtimer__group_wake_begins(t->in_group);
     t->wake_now = 0;
     hwtimer__unlock(t);
     if (wake) wake_fn(wake_ctx);
@@ -2325,6 +2370,17 @@ static void hwtimer__visit_pending(hwtimer *t, hwtimer__nodes_walk *walk) {
     hwtimer__for_each_slot(t, hwtimer__visit_slot, walk);
     HWTIMER_ASSERT(walk->visited - before == t->pending);
     (void)before;
+}
+
+/* hwtimer_foreach on `asked`: visits the wheels that hold its nodes (their locks held), as
+   its visitor (see hwtimer__visiting). */
+static void hwtimer__visit_as(const hwtimer *asked, hwtimer *const *wheels, unsigned n,
+                              hwtimer__nodes_walk *walk) {
+    const hwtimer *outer = hwtimer__visiting;
+    unsigned i;
+    if (HWTIMER__CAN_SHARD) hwtimer__visiting = asked; /* (a thread-local only there) */
+    for (i = 0; i < n; i++) hwtimer__visit_pending(wheels[i], walk);
+    if (HWTIMER__CAN_SHARD) hwtimer__visiting = outer;
 }
 
 /* =================================================================================
@@ -2519,8 +2575,8 @@ static void hwtimer__drop_all(hwtimer *t) {
 /* =================================================================================
    [hwtimer:pass] The pass: advancing to a tick and running callbacks
 
-   Then the answer to the loop (the next expiry, remembered for wake_fn), the pass and the
-   answer of a group, and a pass that fork() left without its thread.
+   Then the answer to the loop (the next expiry, remembered for wake_fn), and a pass that
+   fork() left without its thread.
    ================================================================================= */
 
 static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t now) {
@@ -2530,10 +2586,10 @@ static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t no
 /* A worker's callback that started at `started` has just returned (no lock held): if it ran
    longer than t->slow_ns, tell cfg.log_fn, unless it heard of one less than a second ago. */
 static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
-    uint64_t ended = t->clock_fn(t->clock_ctx), ms;
+    uint64_t ended = t->clock_fn(t->clock_ctx), ms, *quiet = hwtimer__slow_quiet(t);
     hwtimer__sentence msg;
-    if (ended < started || ended - started <= t->slow_ns || ended < *t->slow_quiet) return;
-    *t->slow_quiet = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
+    if (ended < started || ended - started <= t->slow_ns || ended < *quiet) return;
+    *quiet = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
     msg.len = 0;
     ms = (ended - started) / 1000000u;
     hwtimer__say(&msg, "hwtimer: a callback ran for ");
@@ -2674,151 +2730,9 @@ static uint64_t hwtimer__next_expiry_locked(hwtimer *t) {
     return UINT64_MAX;
 }
 
-/* ---- Groups: passes and answers ----------------------------------------------------------
-   A group (cfg.shards > 1) keeps no node itself: each shard is an ordinary timer with a lock
-   of its own, on the same clock and start, and a node lives in one shard (which one: see
-   the section [hwtimer:shards]). Its pass begins a pass in every shard, runs the shards' steps
-   in tick order (the earliest next step first; ties in any order, as in one timer), then
-   ends them: one shard's lock at a time, none in a callback. Its answer to the loop (or its
-   worker's wake-up) is the earliest of the shards' next expiries, taken with every shard's
-   lock held and given to each shard as its own answer: a filing before it then calls the
-   shard's wake_fn, hwtimer__shard_woke, which wakes the loop or the worker once, as one
-   timer would. Only these take more than one lock: the group's, then its shards' in order. */
-
-static void hwtimer__lock_shards(hwtimer *group) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) hwtimer__lock(group->shard[i]);
-}
-
-static void hwtimer__unlock_shards(hwtimer *group) {
-    unsigned i = group->shards;
-    while (i > 0) hwtimer__unlock(group->shard[--i]);
-}
-
-/* The pass of a group up to `now` (its lock held, and released while the shards' passes
-   run). A shard's pass ends only when, under its lock, it has no step left: a node filed in
-   it since its last step (by a callback or another thread) is due after the target but may
-   sit in a coarse slot that starts before it, and must move down first. */
-static size_t hwtimer__group_pass(hwtimer *group, uint64_t now) {
-    uint64_t next_tick[HWTIMER__MAX_SHARDS];
-    uint64_t passes_on = 0;   /* bit i: shard i's pass is on */
-    uint64_t steps_ready = 0; /* bit i: shard i has a step at next_tick[i] */
-    unsigned i, earliest;
-    size_t ran = 0;
-    hwtimer__step step;
-    if (!hwtimer__pass_begin(group, now)) return 0; /* its own wheel is empty: only the marks */
-    hwtimer__unlock(group);
-    for (i = 0; i < group->shards; i++) {
-        hwtimer__lock(group->shard[i]);
-        if (hwtimer__pass_begin(group->shard[i], now)) passes_on |= (uint64_t)1 << i;
-        hwtimer__unlock(group->shard[i]);
-    }
-    while (passes_on) {
-        for (i = 0; i < group->shards; i++) { /* end each shard with nothing left */
-            hwtimer *shard = group->shard[i];
-            if (!(passes_on >> i & 1)) continue;
-            hwtimer__lock(shard);
-            if (hwtimer__pass_next(shard, &step)) {
-                next_tick[i] = step.tick;
-                steps_ready |= (uint64_t)1 << i;
-            } else {
-                hwtimer__pass_end(shard);
-                passes_on &= ~((uint64_t)1 << i);
-            }
-            hwtimer__unlock(shard);
-        }
-        while (steps_ready) { /* the steps, earliest first */
-            hwtimer *shard;
-            earliest = group->shards;
-            for (i = 0; i < group->shards; i++) {
-                if (!(steps_ready >> i & 1)) continue;
-                if (earliest == group->shards || next_tick[i] < next_tick[earliest]) earliest = i;
-            }
-            shard = group->shard[earliest];
-            hwtimer__lock(shard); /* the shard may have changed since: run its step only if it
-                                     is still the one found, else take the new one into
-                                     account */
-            if (hwtimer__pass_next(shard, &step) && step.tick == next_tick[earliest]) {
-                ran += hwtimer__pass_step(shard, &step, now);
-            }
-            if (hwtimer__pass_next(shard, &step)) {
-                next_tick[earliest] = step.tick;
-            } else {
-                steps_ready &= ~((uint64_t)1 << earliest);
-            }
-            hwtimer__unlock(shard);
-        }
-    }
-    hwtimer__lock(group);
-    hwtimer__pass_end(group);
-    return ran;
-}
-
-static size_t hwtimer__run_pass(hwtimer *t, uint64_t now) {
-    return t->shards ? hwtimer__group_pass(t, now) : hwtimer__pass(t, now);
-}
-
-/* The next expiry of a group (its lock held), given to every shard as its answer; *none:
-   no shard has a pending node. */
-static uint64_t hwtimer__group_answer(hwtimer *group, int *none) {
-    uint64_t next = UINT64_MAX;
-    unsigned i;
-    *none = 1;
-    hwtimer__lock_shards(group);
-    for (i = 0; i < group->shards; i++) {
-        uint64_t n = hwtimer__next_expiry_locked(group->shard[i]);
-        if (n < next) next = n;
-        if (group->shard[i]->pending) *none = 0;
-    }
-    for (i = 0; i < group->shards; i++) {
-        hwtimer *shard = group->shard[i];
-        shard->reported = next;
-        shard->reported_none = *none;
-        shard->wake_armed = group->worker_mode || group->wake_fn;
-        hwtimer__set_notice_upto(shard);
-    }
-    hwtimer__unlock_shards(group);
-    return next;
-}
-
-/* A group's pending count: its shards' pending, added up under their locks. */
-static size_t hwtimer__sum_shards_pending(hwtimer *group) {
-    size_t n = 0;
-    unsigned i;
-    hwtimer__lock_shards(group);
-    for (i = 0; i < group->shards; i++) n += group->shard[i]->pending;
-    hwtimer__unlock_shards(group);
-    return n;
-}
-
-/* A shard's wake_fn (no lock held): a node was filed before the group's last answer. Wakes
-   the worker if it sleeps, or calls the loop's wake_fn once per answer, never while a pass
-   runs (the loop asks again when advance returns). The shard counted this call in the
-   group's shard_wakes_running before it released its lock: the group is not freed until
-   the count is back to 0, even if the node just filed runs on the worker and its callback
-   destroys the group. */
-static void hwtimer__shard_woke(void *ctx) {
-    hwtimer *group = (hwtimer *)ctx;
-    void (*wake_fn)(void *) = NULL;
-    void *wake_ctx = NULL;
-    hwtimer__lock(group);
-    if (!group->worker_mode && group->wake_armed && !group->in_pass) {
-        group->wake_armed = 0;
-        wake_fn = group->wake_fn;
-        wake_ctx = group->wake_ctx;
-    }
-    if (group->worker_mode) hwtimer__wake_worker_for(group, 0, UINT64_MAX);
-    hwtimer__unlock(group);
-    HWTIMER__ATOMIC_ADD_SYNC(&group->shard_wakes_running, -1); /* the last touch of the group */
-    if (wake_fn) wake_fn(wake_ctx);
-}
-
 /* Answers the loop when to call advance next (lock held), and remembers the answer for
-   wake_fn (see "Waking the loop"). */
-static uint64_t hwtimer__answer_loop(hwtimer *t) {
-    int none = t->pending == 0;
-    uint64_t next = t->shards ? hwtimer__group_answer(t, &none)
-                              : hwtimer__next_expiry_locked(t);
+   wake_fn (see "Waking the loop"): `next`, and `none` if nothing is pending. */
+static uint64_t hwtimer__remember_answer(hwtimer *t, uint64_t next, int none) {
     t->reported = next;
     t->reported_none = none;
     t->wake_armed = t->wake_fn && !t->worker_mode;
@@ -2835,6 +2749,158 @@ static void hwtimer__abandon_pass(hwtimer *t) {
     t->in_pass = 0;
     t->running = NULL;
     if (rearm) hwtimer__rearm_periodic(t, to, t->running_now);
+}
+
+/* =================================================================================
+   [hwtimer:group-pass] A timer of shards, 2: its pass and its answers
+
+   Each shard is an ordinary timer with a lock of its own, on the same clock and start, and a
+   node lives in one shard (which one: [hwtimer:group-arming]). The group's pass begins a pass
+   in every shard, runs the shards' steps in tick order (the earliest next step first; ties
+   in any order, as in one timer), then ends them: one shard's lock at a time, none in a
+   callback. Its answer to the loop (or its worker's wake-up) is the earliest of the shards'
+   next expiries, taken with every shard's lock held and given to each shard as its own
+   answer: a filing before it then calls the shard's wake_fn, hwtimer__shard_woke, which
+   wakes the loop or the worker once, as one timer would. Only these take more than one
+   lock: the group's, then its shards' in order. Last, what the worker and the public
+   functions call for any timer: a pass (hwtimer__run_pass) and an answer
+   (hwtimer__answer_loop).
+   ================================================================================= */
+
+static void hwtimer__lock_shards(hwtimer__group *g) {
+    unsigned i;
+    for (i = 0; i < g->shards; i++) hwtimer__lock(g->shard[i]);
+}
+
+static void hwtimer__unlock_shards(hwtimer__group *g) {
+    unsigned i = g->shards;
+    while (i > 0) hwtimer__unlock(g->shard[--i]);
+}
+
+/* The pass of a group up to `now` (its lock held, and released while the shards' passes
+   run). A shard's pass ends only when, under its lock, it has no step left: a node filed in
+   it since its last step (by a callback or another thread) is due after the target but may
+   sit in a coarse slot that starts before it, and must move down first. */
+static size_t hwtimer__group_pass(hwtimer__group *g, uint64_t now) {
+    uint64_t next_tick[HWTIMER__MAX_SHARDS];
+    uint64_t passes_on = 0;   /* bit i: shard i's pass is on */
+    uint64_t steps_ready = 0; /* bit i: shard i has a step at next_tick[i] */
+    unsigned i, earliest;
+    size_t ran = 0;
+    hwtimer__step step;
+    if (!hwtimer__pass_begin(g->timer, now)) return 0; /* its own wheel is empty: only the marks */
+    hwtimer__unlock(g->timer);
+    for (i = 0; i < g->shards; i++) {
+        hwtimer__lock(g->shard[i]);
+        if (hwtimer__pass_begin(g->shard[i], now)) passes_on |= (uint64_t)1 << i;
+        hwtimer__unlock(g->shard[i]);
+    }
+    while (passes_on) {
+        for (i = 0; i < g->shards; i++) { /* end each shard with nothing left */
+            hwtimer *shard = g->shard[i];
+            if (!(passes_on >> i & 1)) continue;
+            hwtimer__lock(shard);
+            if (hwtimer__pass_next(shard, &step)) {
+                next_tick[i] = step.tick;
+                steps_ready |= (uint64_t)1 << i;
+            } else {
+                hwtimer__pass_end(shard);
+                passes_on &= ~((uint64_t)1 << i);
+            }
+            hwtimer__unlock(shard);
+        }
+        while (steps_ready) { /* the steps, earliest first */
+            hwtimer *shard;
+            earliest = g->shards;
+            for (i = 0; i < g->shards; i++) {
+                if (!(steps_ready >> i & 1)) continue;
+                if (earliest == g->shards || next_tick[i] < next_tick[earliest]) earliest = i;
+            }
+            shard = g->shard[earliest];
+            hwtimer__lock(shard); /* the shard may have changed since: run its step only if it
+                                     is still the one found, else take the new one into
+                                     account */
+            if (hwtimer__pass_next(shard, &step) && step.tick == next_tick[earliest]) {
+                ran += hwtimer__pass_step(shard, &step, now);
+            }
+            if (hwtimer__pass_next(shard, &step)) {
+                next_tick[earliest] = step.tick;
+            } else {
+                steps_ready &= ~((uint64_t)1 << earliest);
+            }
+            hwtimer__unlock(shard);
+        }
+    }
+    hwtimer__lock(g->timer);
+    hwtimer__pass_end(g->timer);
+    return ran;
+}
+
+/* The next expiry of a group (its lock held), given to every shard as its answer, and to
+   the loop as the group's. */
+static uint64_t hwtimer__group_answer(hwtimer__group *g) {
+    uint64_t next = UINT64_MAX;
+    int none = 1;
+    unsigned i;
+    hwtimer__lock_shards(g);
+    for (i = 0; i < g->shards; i++) {
+        uint64_t n = hwtimer__next_expiry_locked(g->shard[i]);
+        if (n < next) next = n;
+        if (g->shard[i]->pending) none = 0;
+    }
+    for (i = 0; i < g->shards; i++) {
+        hwtimer *shard = g->shard[i];
+        shard->reported = next;
+        shard->reported_none = none;
+        shard->wake_armed = g->timer->worker_mode || g->timer->wake_fn;
+        hwtimer__set_notice_upto(shard);
+    }
+    hwtimer__unlock_shards(g);
+    return hwtimer__remember_answer(g->timer, next, none);
+}
+
+/* A group's pending count: its shards' pending, added up under their locks. */
+static size_t hwtimer__group_pending(hwtimer__group *g) {
+    size_t n = 0;
+    unsigned i;
+    hwtimer__lock_shards(g);
+    for (i = 0; i < g->shards; i++) n += g->shard[i]->pending;
+    hwtimer__unlock_shards(g);
+    return n;
+}
+
+/* A shard's wake_fn (no lock held): a node was filed before the group's last answer. Wakes
+   the worker if it sleeps, or calls the loop's wake_fn once per answer, never while a pass
+   runs (the loop asks again when advance returns). The shard counted this call in the
+   group's wakes_running before it released its lock: the group is not freed until the count
+   is back to 0, even if the node just filed runs on the worker and its callback destroys
+   the group. */
+static void hwtimer__shard_woke(void *ctx) {
+    hwtimer__group *g = (hwtimer__group *)ctx;
+    hwtimer *group = g->timer;
+    void (*wake_fn)(void *) = NULL;
+    void *wake_ctx = NULL;
+    hwtimer__lock(group);
+    if (!group->worker_mode && group->wake_armed && !group->in_pass) {
+        group->wake_armed = 0;
+        wake_fn = group->wake_fn;
+        wake_ctx = group->wake_ctx;
+    }
+    if (group->worker_mode) hwtimer__wake_worker_for(group, 0, UINT64_MAX);
+    hwtimer__unlock(group);
+    HWTIMER__ATOMIC_ADD_SYNC(&g->wakes_running, -1); /* the last touch of the group */
+    if (wake_fn) wake_fn(wake_ctx);
+}
+
+/* A pass of any timer up to `now` (lock held). */
+static size_t hwtimer__run_pass(hwtimer *t, uint64_t now) {
+    return t->group ? hwtimer__group_pass(t->group, now) : hwtimer__pass(t, now);
+}
+
+/* Answers the loop of any timer when to call advance next (lock held). */
+static uint64_t hwtimer__answer_loop(hwtimer *t) {
+    if (t->group) return hwtimer__group_answer(t->group);
+    return hwtimer__remember_answer(t, hwtimer__next_expiry_locked(t), t->pending == 0);
 }
 
 /* =================================================================================
@@ -2888,106 +2954,24 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
 }
 
 /* =================================================================================
-   [hwtimer:shards] Which shard of a group an entry point works on
-
-   A node stays in the shard that armed it first, for as long as it is armed on this group
-   again (its owner is that shard), whichever thread schedules, reschedules or cancels it:
-   so one lock, the shard's, orders every operation on it, as in one timer. A node this
-   group has not held yet goes to the calling thread's shard (threads are numbered in the
-   order they first ask, and thread n uses shard n mod shards), claimed in the node by a
-   compare-and-swap of its owner: two threads that arm it at once cannot put it in two
-   shards. So threads that schedule and cancel their own nodes each keep to their own
-   shard's lock and lines.
-   ================================================================================= */
-
-static long hwtimer__threads_seen;
-static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
-
-static hwtimer *hwtimer__this_threads_shard(const hwtimer *group) {
-    if (!hwtimer__thread_number) {
-        hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
-    }
-    return group->shard[hwtimer__thread_number % group->shards];
-}
-
-/* The shard of `group` that is `owner`, or NULL (another timer's, or none). */
-static hwtimer *hwtimer__shard_named(const hwtimer *group, const hwtimer *owner) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        if (group->shard[i] == owner) return group->shard[i];
-    }
-    return NULL;
-}
-
-/* The shard that holds `to` or held it last, or NULL. */
-static hwtimer *hwtimer__shard_of(const hwtimer *group, const hwtimer_timeout *to) {
-    return hwtimer__shard_named(group, HWTIMER__LOAD(&to->owner));
-}
-
-/* Starts the worker of a group at its first arming (without its lock once it runs). */
-static int hwtimer__start_group_worker(hwtimer *group) {
-    int err = HWTIMER_OK;
-    if (!group->worker_mode || HWTIMER__LOAD(&group->worker_running)) return HWTIMER_OK;
-    hwtimer__lock(group);
-    if (!group->stopped && hwtimer__start_worker_locked(group)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(group);
-    return err;
-}
-
-/* The shard that arms `to` for `group` (schedule, reschedule): the one that holds or held
-   it, else this thread's, claimed. A node pending on another timer goes to shard 0, which
-   refuses it as that timer would (HWTIMER_EBUSY). */
-static hwtimer *hwtimer__shard_to_arm(hwtimer *group, hwtimer_timeout *to) {
-    hwtimer *mine = hwtimer__this_threads_shard(group);
-    for (;;) {
-        hwtimer *owner = HWTIMER__LOAD(&to->owner);
-        hwtimer *shard = hwtimer__shard_named(group, owner);
-        if (shard) return shard;
-        if (hwtimer__is_armed(to)) return group->shard[0];
-        if (HWTIMER__CAS_PTR(&to->owner, owner, mine)) return mine;
-    }
-}
-
-/* Before an arming on a shard of a group with a worker: the clock read `now` (0: not read)
-   may have passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
-   hwtimer__wake_worker_for), and a shard has no worker to check that itself. Checked
-   before the node is filed, not after: once it is filed its callback may destroy the group
-   on the worker. The woken worker answers again, and a node filed before that answer wakes it
-   through hwtimer__shard_woke. */
-static void hwtimer__wake_worker_past(hwtimer *group, uint64_t now) {
-    if (!group->worker_mode || !group->own_clock || !now) return;
-    hwtimer__lock(group);
-    hwtimer__wake_worker_for(group, UINT64_MAX, now);
-    hwtimer__unlock(group);
-}
-
-/* The shard that an arming of `to` on `group` (the clock read `now`) locks, once the
-   group's worker runs (NULL if it cannot start: *err HWTIMER_ETHREAD). */
-static hwtimer *hwtimer__arming_shard(hwtimer *group, hwtimer_timeout *to, int *err,
-                                      uint64_t now) {
-    *err = hwtimer__start_group_worker(group);
-    if (*err) return NULL;
-    hwtimer__wake_worker_past(group, now);
-    return hwtimer__shard_to_arm(group, to);
-}
-
-/* =================================================================================
    [hwtimer:arming] The entry points' paths: schedule, reschedule, cancel
 
    Each public entry point has a short path without threads (no lock, no worker, few
    registers: what a single-threaded event loop pays) and a path with threads, kept out of
-   line. The suffixes (the functions are hwtimer__NAME):
+   line. With threads, the entry tests once whether t is a group and then goes either to the
+   group's function ([hwtimer:group-arming]), which finds the shard that works on the node
+   and calls the same _threaded (cancel: _sync) function on it, or to the timer's own. This
+   section holds the paths of one timer; the entries come last ([hwtimer:entries]), once the
+   group's functions are defined. The suffixes (the functions are hwtimer__NAME):
 
      (none)       arm and arm_after, the entries of the schedule forms: check the
                   arguments and run the short path, inline; with threads, the _threaded
                   function
-     _threaded    the path with threads, out of line: reads the clock where it needs it,
-                  and goes on to the _group function on a group, else to the timer's
-                  _locking one
-     _group       on a group: finds the shard that holds the node or will
-                  ([hwtimer:shards]), then calls the _locking (cancel: _sync) function there
-     _locking     takes the timer's lock, runs the _locked body, then releases the lock and
-                  calls wake_fn if the body asked for it (hwtimer__unlock_and_wake)
+     _threaded    the path with threads, out of line: arm_threaded and reschedule_threaded
+                  take the timer's lock, run the _locked body, then release the lock and
+                  call wake_fn if the body asked for it (hwtimer__unlock_and_wake);
+                  arm_after_threaded and arm_at_threaded read the clock the path needs,
+                  then go to group_arm (a group) or arm_threaded
      _locked      the body: runs with the timer's lock held, or without threads, where the
                   same code runs with no lock (as everywhere in the file)
      _rest        what a public function does once its inline fast path failed, with or
@@ -2995,37 +2979,39 @@ static hwtimer *hwtimer__arming_shard(hwtimer *group, hwtimer_timeout *to, int *
      _unthreaded  the rest of a path that only runs without threads
      _sync        only cancel_sync: takes the lock, cancels, and waits like Linux's
                   del_timer_sync while the node's callback runs on another thread
+     group_       a group's path ([hwtimer:group-arming]): finds the shard, then the
+                  shard's _threaded (cancel: _sync) function
 
    The paths (a > b: a calls b; "no threads" and "threads" split at the first test):
 
      hwtimer_schedule, hwtimer_schedule_periodic (a delay)
        arm_after            no threads: arm_refusal, arm_what, the clock, arm_when
-         > arm_after_threaded             threads: reads the clock
-           > arm_threaded                 (below)
+         > arm_after_threaded             threads: reads the clock, then
+           > group_arm                    a group (below)
+           > arm_threaded                 else (below)
      hwtimer_schedule_at, hwtimer_schedule_periodic_at (a deadline)
        arm                  no threads: arm_refusal, arm_node
-         > arm_threaded     threads: the clock only for a worker (now_for_worker)
-           > arm_group      a group: arming_shard (starts its worker, wakes it for a
-                            clock past its wake-up), then arm_locking on that shard
-           > arm_locking    an ordinary timer
-             > arm_locked   arm_refusal, reserve_pending (a shard of a group with
-                            max_pending), start_worker_locked, arm_node, wake_worker_for
+         > arm_at_threaded  threads: the clock only for a worker (now_for_worker), then
+           > group_arm      a group: arming_shard (starts its worker, wakes it for a
+                            clock past its wake-up), then arm_threaded on that shard
+           > arm_threaded   else: lock, arm_locked, unlock_and_wake
+             > arm_locked   arm_refusal, group_reserve (a shard of a group),
+                            start_worker_locked, arm_node, wake_worker_for
      hwtimer_reschedule, hwtimer_reschedule_at
        pushed_here          no threads, pending here, pushed later: a store, inline
        reschedule_rest      when that failed (reschedule_at through reschedule_at_rest,
                             which reads the clock only for a worker); no threads:
                             move_in_wheel, else reschedule_locked
-         > reschedule_threaded            threads
-           > reschedule_group             a group: arming_shard, then
-                                          reschedule_locking on that shard
-           > reschedule_locking           an ordinary timer
-             > reschedule_locked          move_locked for a node pending here (a push
+         > group_reschedule               threads, a group: arming_shard, then
+                                          reschedule_threaded on that shard
+         > reschedule_threaded            threads: lock, reschedule_locked, unlock_and_wake
+           > reschedule_locked            move_locked for a node pending here (a push
                                           later is a store there too), else arm_locked
                                           with its last callback
      hwtimer_cancel         no threads, filed here: cancel_locked, unrolled inline
        > cancel_unthreaded  no threads, the rest > cancel_locked
-       > cancel_group       threads, a group: shard_of, then cancel_sync on that shard
-       > cancel_sync        threads, an ordinary timer > cancel_locked
+       > group_cancel       threads, a group: shard_of, then cancel_sync on that shard
+       > cancel_sync        threads > cancel_locked
 
    Every filing may call wake_fn (hwtimer__note_arming, in [hwtimer:wake]).
    ================================================================================= */
@@ -3036,14 +3022,15 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, 
                                                void *arg) {
     int err = hwtimer__arm_refusal(t, to);
     if (err) return err;
-    if (t->group_pending_of && !hwtimer__reserve_pending(t)) return HWTIMER_EFULL;
+    if (t->in_group && !hwtimer__group_reserve(t->in_group)) return HWTIMER_EFULL;
     if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
     hwtimer__wake_worker_for(t, hwtimer__arm_node(t, to, deadline, period, fn, arg), now);
     return HWTIMER_OK;
 }
 
-static int hwtimer__arm_locking(hwtimer *t, hwtimer_timeout *to, uint64_t now, uint64_t deadline,
-                                uint64_t period, hwtimer_fn fn, void *arg) {
+static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *to, uint64_t now,
+                                                   uint64_t deadline, uint64_t period,
+                                                   hwtimer_fn fn, void *arg) {
     int err;
     hwtimer__lock(t);
     err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
@@ -3051,65 +3038,11 @@ static int hwtimer__arm_locking(hwtimer *t, hwtimer_timeout *to, uint64_t now, u
     return err;
 }
 
-/* An arming on a group, kept out of the ordinary timer's way. */
-static HWTIMER__NOINLINE int hwtimer__arm_group(hwtimer *group, hwtimer_timeout *to, uint64_t now,
-                                                uint64_t deadline, uint64_t period, hwtimer_fn fn,
-                                                void *arg) {
-    int err;
-    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
-    if (!shard) return err;
-    return hwtimer__arm_locking(shard, to, now, deadline, period, fn, arg);
-}
-
-static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                                   uint64_t deadline, uint64_t period,
-                                                   hwtimer_fn fn, void *arg) {
-    if (t->shards) return hwtimer__arm_group(t, to, now, deadline, period, fn, arg);
-    return hwtimer__arm_locking(t, to, now, deadline, period, fn, arg);
-}
-
 /* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
    while the timer has a clock_fn of its own, which may jump past the worker's wake-up (see
    hwtimer__wake_worker_for); 0 otherwise. */
 static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
     return t->worker_mode && t->own_clock ? t->clock_fn(t->clock_ctx) : 0;
-}
-
-/* Arms a node at an absolute deadline: schedule_at and schedule_periodic_at. Without
-   threads there is no lock and no worker: the short way, kept free of the threaded one's
-   calls (the clock for a worker included) so that it needs few registers. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                                        uint64_t period, hwtimer_fn fn, void *arg) {
-    int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) {
-        return hwtimer__arm_threaded(t, to, hwtimer__now_for_worker(t), deadline, period, fn, arg);
-    }
-    err = hwtimer__arm_refusal(t, to);
-    if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
-    return err;
-}
-
-static HWTIMER__NOINLINE int hwtimer__arm_after_threaded(hwtimer *t, hwtimer_timeout *to,
-                                                         uint64_t delay_ns, uint64_t period,
-                                                         hwtimer_fn fn, void *arg) {
-    uint64_t now = t->clock_fn(t->clock_ctx);
-    return hwtimer__arm_threaded(t, to, now, hwtimer__add_sat(now, delay_ns), period, fn, arg);
-}
-
-/* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
-   is checked and filled before the clock is read, so that only t, to and the delay live
-   across that call (nothing else can touch the node meanwhile). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
-                                              uint64_t period, hwtimer_fn fn, void *arg) {
-    int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_after_threaded(t, to, delay_ns, period, fn, arg);
-    err = hwtimer__arm_refusal(t, to);
-    if (err) return err;
-    hwtimer__arm_what(t, to, period, fn, arg);
-    hwtimer__arm_when(t, to, hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns));
-    return HWTIMER_OK;
 }
 
 /* Moves a node pending on t, or arms it again with its last callback (lock held). */
@@ -3123,56 +3056,13 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_time
     return HWTIMER_OK;
 }
 
-static int hwtimer__reschedule_locking(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                       uint64_t deadline) {
+static HWTIMER__NOINLINE int hwtimer__reschedule_threaded(hwtimer *t, hwtimer_timeout *to,
+                                                          uint64_t now, uint64_t deadline) {
     int err;
     hwtimer__lock(t);
     err = hwtimer__reschedule_locked(t, to, now, deadline);
     hwtimer__unlock_and_wake(t);
     return err;
-}
-
-static HWTIMER__NOINLINE int hwtimer__reschedule_group(hwtimer *group, hwtimer_timeout *to,
-                                                       uint64_t now, uint64_t deadline) {
-    int err;
-    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
-    if (!shard) return err;
-    return hwtimer__reschedule_locking(shard, to, now, deadline);
-}
-
-static HWTIMER__NOINLINE int hwtimer__reschedule_threaded(hwtimer *t, hwtimer_timeout *to,
-                                                          uint64_t now, uint64_t deadline) {
-    if (t->shards) return hwtimer__reschedule_group(t, to, now, deadline);
-    return hwtimer__reschedule_locking(t, to, now, deadline);
-}
-
-/* The usual reschedule, an idle connection's timeout pushed later on every read, on a timer
-   without threads: one store (hwtimer__push_later). Both forms try it first, inline and
-   with no call, so that the public function needs no stack frame for it. */
-HWTIMER__ALWAYS_INLINE int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeout *to,
-                                                uint64_t deadline) {
-    return !t->threads && to->owner == t && hwtimer__push_later(t, to, deadline);
-}
-
-/* Both reschedule forms once that failed (`now`: the clock, or 0 where it was not read).
-   Without threads, a node filed here and moved within the wheel first (not running its
-   callback). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_rest(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t now, uint64_t deadline) {
-    if (t->threads) return hwtimer__reschedule_threaded(t, to, now, deadline);
-    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
-        hwtimer__move_in_wheel(t, to, deadline) != 0) {
-        return HWTIMER_OK;
-    }
-    return hwtimer__reschedule_locked(t, to, now, deadline);
-}
-
-/* hwtimer_reschedule_at once the push failed: the clock is read only on the threaded path
-   (see hwtimer__arm). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_at_rest(hwtimer *t, hwtimer_timeout *to,
-                                                         uint64_t deadline) {
-    return hwtimer__reschedule_rest(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
-                                    deadline);
 }
 
 /* Cancel on a timer with threads: locks, and waits for the node's callback if it runs on
@@ -3209,13 +3099,6 @@ static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *t
     return cancelled;
 }
 
-/* Cancel on a group: in the shard that holds the node. */
-static HWTIMER__NOINLINE int hwtimer__cancel_group(hwtimer *group, hwtimer_timeout *to) {
-    hwtimer *shard = hwtimer__shard_of(group, to);
-    if (!shard) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
-    return hwtimer__cancel_sync(shard, to);
-}
-
 /* Without threads nothing runs elsewhere: no lock and no wait. The usual case, a filed node
    of this timer, is unrolled in hwtimer_cancel with no call, since a cancel of a big timer
    mostly waits for the neighbours' cache lines to be written; the rest comes here. */
@@ -3223,6 +3106,197 @@ static HWTIMER__NOINLINE int hwtimer__cancel_unthreaded(hwtimer *t, hwtimer_time
     if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
     return hwtimer__cancel_locked(t, to);
 }
+
+/* =================================================================================
+   [hwtimer:group-arming] A timer of shards, 3: which shard an entry point works on
+
+   A node stays in the shard that armed it first, for as long as it is armed on this group
+   again (its owner is that shard), whichever thread schedules, reschedules or cancels it:
+   so one lock, the shard's, orders every operation on it, as in one timer. A node this
+   group has not held yet goes to the calling thread's shard (threads are numbered in the
+   order they first ask, and thread n uses shard n mod shards), claimed in the node by a
+   compare-and-swap of its owner: two threads that arm it at once cannot put it in two
+   shards. So threads that schedule and cancel their own nodes each keep to their own
+   shard's lock and lines. Then the group's schedule, reschedule and cancel: the shard's
+   _threaded (cancel: _sync) function of [hwtimer:arming], kept out of an ordinary timer's way.
+   ================================================================================= */
+
+static long hwtimer__threads_seen;
+static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
+
+static hwtimer *hwtimer__this_threads_shard(const hwtimer__group *g) {
+    if (!hwtimer__thread_number) {
+        hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
+    }
+    return g->shard[hwtimer__thread_number % g->shards];
+}
+
+/* The shard of `g` that is `owner`, or NULL (another timer's, or none). */
+static hwtimer *hwtimer__shard_named(const hwtimer__group *g, const hwtimer *owner) {
+    unsigned i;
+    for (i = 0; i < g->shards; i++) {
+        if (g->shard[i] == owner) return g->shard[i];
+    }
+    return NULL;
+}
+
+/* The shard that holds `to` or held it last, or NULL. */
+static hwtimer *hwtimer__shard_of(const hwtimer__group *g, const hwtimer_timeout *to) {
+    return hwtimer__shard_named(g, HWTIMER__LOAD(&to->owner));
+}
+
+/* Starts the worker of a group at its first arming (without its lock once it runs). */
+static int hwtimer__start_group_worker(hwtimer *group) {
+    int err = HWTIMER_OK;
+    if (!group->worker_mode || HWTIMER__LOAD(&group->worker_running)) return HWTIMER_OK;
+    hwtimer__lock(group);
+    if (!group->stopped && hwtimer__start_worker_locked(group)) err = HWTIMER_ETHREAD;
+    hwtimer__unlock(group);
+    return err;
+}
+
+/* The shard that arms `to` for `g` (schedule, reschedule): the one that holds or held
+   it, else this thread's, claimed. A node pending on another timer goes to shard 0, which
+   refuses it as that timer would (HWTIMER_EBUSY). */
+static hwtimer *hwtimer__shard_to_arm(hwtimer__group *g, hwtimer_timeout *to) {
+    hwtimer *mine = hwtimer__this_threads_shard(g);
+    for (;;) {
+        hwtimer *owner = HWTIMER__LOAD(&to->owner);
+        hwtimer *shard = hwtimer__shard_named(g, owner);
+        if (shard) return shard;
+        if (hwtimer__is_armed(to)) return g->shard[0];
+        if (HWTIMER__CAS_PTR(&to->owner, owner, mine)) return mine;
+    }
+}
+
+/* Before an arming on a shard of a group with a worker: the clock read `now` (0: not read)
+   may have passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
+   hwtimer__wake_worker_for), and a shard has no worker to check that itself. Checked
+   before the node is filed, not after: once it is filed its callback may destroy the group
+   on the worker. The woken worker answers again, and a node filed before that answer wakes it
+   through hwtimer__shard_woke. */
+static void hwtimer__wake_worker_past(hwtimer *group, uint64_t now) {
+    if (!group->worker_mode || !group->own_clock || !now) return;
+    hwtimer__lock(group);
+    hwtimer__wake_worker_for(group, UINT64_MAX, now);
+    hwtimer__unlock(group);
+}
+
+/* The shard that an arming of `to` on `g` (the clock read `now`) locks, once the
+   group's worker runs (NULL if it cannot start: *err HWTIMER_ETHREAD). */
+static hwtimer *hwtimer__arming_shard(hwtimer__group *g, hwtimer_timeout *to, int *err,
+                                      uint64_t now) {
+    *err = hwtimer__start_group_worker(g->timer);
+    if (*err) return NULL;
+    hwtimer__wake_worker_past(g->timer, now);
+    return hwtimer__shard_to_arm(g, to);
+}
+
+static HWTIMER__NOINLINE int hwtimer__group_arm(hwtimer__group *g, hwtimer_timeout *to,
+                                                uint64_t now, uint64_t deadline, uint64_t period,
+                                                hwtimer_fn fn, void *arg) {
+    int err;
+    hwtimer *shard = hwtimer__arming_shard(g, to, &err, now);
+    if (!shard) return err;
+    return hwtimer__arm_threaded(shard, to, now, deadline, period, fn, arg);
+}
+
+static HWTIMER__NOINLINE int hwtimer__group_reschedule(hwtimer__group *g, hwtimer_timeout *to,
+                                                       uint64_t now, uint64_t deadline) {
+    int err;
+    hwtimer *shard = hwtimer__arming_shard(g, to, &err, now);
+    if (!shard) return err;
+    return hwtimer__reschedule_threaded(shard, to, now, deadline);
+}
+
+/* Cancel on a group: in the shard that holds the node. */
+static HWTIMER__NOINLINE int hwtimer__group_cancel(hwtimer__group *g, hwtimer_timeout *to) {
+    hwtimer *shard = hwtimer__shard_of(g, to);
+    if (!shard) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
+    return hwtimer__cancel_sync(shard, to);
+}
+
+/* =================================================================================
+   [hwtimer:entries] The inline entries of schedule and reschedule (map: [hwtimer:arming])
+   ================================================================================= */
+
+/* schedule_at with threads: the clock only for a worker (hwtimer__now_for_worker). */
+static HWTIMER__NOINLINE int hwtimer__arm_at_threaded(hwtimer *t, hwtimer_timeout *to,
+                                                      uint64_t deadline, uint64_t period,
+                                                      hwtimer_fn fn, void *arg) {
+    uint64_t now = hwtimer__now_for_worker(t);
+    if (t->group) return hwtimer__group_arm(t->group, to, now, deadline, period, fn, arg);
+    return hwtimer__arm_threaded(t, to, now, deadline, period, fn, arg);
+}
+
+/* Arms a node at an absolute deadline: schedule_at and schedule_periodic_at. Without
+   threads there is no lock and no worker: the short way, kept free of the threaded one's
+   calls (the clock for a worker included) so that it needs few registers. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
+                                        uint64_t period, hwtimer_fn fn, void *arg) {
+    int err;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_at_threaded(t, to, deadline, period, fn, arg);
+    err = hwtimer__arm_refusal(t, to);
+    if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
+    return err;
+}
+
+static HWTIMER__NOINLINE int hwtimer__arm_after_threaded(hwtimer *t, hwtimer_timeout *to,
+                                                         uint64_t delay_ns, uint64_t period,
+                                                         hwtimer_fn fn, void *arg) {
+    uint64_t now = t->clock_fn(t->clock_ctx), deadline = hwtimer__add_sat(now, delay_ns);
+    if (t->group) return hwtimer__group_arm(t->group, to, now, deadline, period, fn, arg);
+    return hwtimer__arm_threaded(t, to, now, deadline, period, fn, arg);
+}
+
+/* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
+   is checked and filled before the clock is read, so that only t, to and the delay live
+   across that call (nothing else can touch the node meanwhile). */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+                                              uint64_t period, hwtimer_fn fn, void *arg) {
+    int err;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_after_threaded(t, to, delay_ns, period, fn, arg);
+    err = hwtimer__arm_refusal(t, to);
+    if (err) return err;
+    hwtimer__arm_what(t, to, period, fn, arg);
+    hwtimer__arm_when(t, to, hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns));
+    return HWTIMER_OK;
+}
+
+/* The usual reschedule, an idle connection's timeout pushed later on every read, on a timer
+   without threads: one store (hwtimer__push_later). Both forms try it first, inline and
+   with no call, so that the public function needs no stack frame for it. */
+HWTIMER__ALWAYS_INLINE int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeout *to,
+                                                uint64_t deadline) {
+    return !t->threads && to->owner == t && hwtimer__push_later(t, to, deadline);
+}
+
+/* Both reschedule forms once that failed (`now`: the clock, or 0 where it was not read).
+   Without threads, a node filed here and moved within the wheel first (not running its
+   callback). */
+static HWTIMER__NOINLINE int hwtimer__reschedule_rest(hwtimer *t, hwtimer_timeout *to,
+                                                      uint64_t now, uint64_t deadline) {
+    if (t->threads) {
+        if (t->group) return hwtimer__group_reschedule(t->group, to, now, deadline);
+        return hwtimer__reschedule_threaded(t, to, now, deadline);
+    }
+    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
+        hwtimer__move_in_wheel(t, to, deadline) != 0) {
+        return HWTIMER_OK;
+    }
+    return hwtimer__reschedule_locked(t, to, now, deadline);
+}
+
+/* hwtimer_reschedule_at once the push failed: the clock is read only on the threaded path
+   (see hwtimer__arm). */
+static HWTIMER__NOINLINE int hwtimer__reschedule_at_rest(hwtimer *t, hwtimer_timeout *to,
+                                                         uint64_t deadline) {
+    return hwtimer__reschedule_rest(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
+                                    deadline);
+}
+
 /* =================================================================================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
 
@@ -3394,14 +3468,14 @@ static void hwtimer__fork_prepare(void) {
     pthread_mutex_lock(&hwtimer__fork_mutex);
     for (t = hwtimer__fork_list; t; t = t->fork_next) {
         hwtimer__lock(t);
-        hwtimer__lock_shards(t);
+        if (t->group) hwtimer__lock_shards(t->group);
     }
 }
 
 static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
     hwtimer *t;
     for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__unlock_shards(t);
+        if (t->group) hwtimer__unlock_shards(t->group);
         hwtimer__unlock(t);
     }
     pthread_mutex_unlock(&hwtimer__fork_mutex);
@@ -3562,16 +3636,18 @@ static const hwtimer_threads hwtimer__win32_table = {
 #endif /* HWTIMER__WIN32 */
 
 /* =================================================================================
-   [hwtimer:create] Creating a timer, or a group and its shards, from a checked config
+   [hwtimer:create] Creating a timer from a checked config
 
-   After [hwtimer:platform] for the default clock, and after [hwtimer:pass] for a shard's
-   wake_fn; hwtimer_create checks the config, then calls these.
+   After [hwtimer:platform] for the default clock; hwtimer_create checks the config, then
+   calls this (or, for a group, [hwtimer:group-create]).
    ================================================================================= */
 
-/* Creates one timer from a checked config; `start`: its start S (NULL: read the clock). */
-static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint64_t *start) {
+/* Creates one timer from a checked config; `start`: its start S (NULL: read the clock);
+   `extra` more bytes in its allocation for a layer over it (a group's data), at *extra_at. */
+static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint64_t *start,
+                           size_t extra, void **extra_at) {
     hwtimer geometry, *t;
-    size_t offsets[5], total;
+    size_t offsets[6], total;
     char *block;
     int err;
     memset(&geometry, 0, sizeof geometry);
@@ -3582,7 +3658,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
     geometry.clock_ctx = cfg->clock_ctx;
     geometry.start = start ? *start : geometry.clock_fn(geometry.clock_ctx);
     hwtimer__set_geometry(&geometry, cfg->ticks_per_wheel);
-    if (!hwtimer__layout(&geometry, cfg->threads, offsets, &total)) {
+    if (!hwtimer__layout(&geometry, cfg->threads, extra, offsets, &total)) {
         hwtimer__tell_refusal(cfg, "the wheel of this ticks_per_wheel and tick_ns needs more "
                               "memory than size_t can count", NULL, "");
         return HWTIMER_ENOMEM;
@@ -3610,7 +3686,6 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
     if (t->worker_mode && t->log_fn) {
         t->slow_ns = t->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? t->tick_ns : HWTIMER__SLOW_CALLBACK_NS;
     }
-    t->slow_quiet = &t->slow_quiet_until;
     hwtimer__list_init(&t->due);
     hwtimer__list_init(&t->ready);
     hwtimer__carve(t, block, offsets);
@@ -3622,44 +3697,125 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
         return err;
     }
     if (t->worker_mode) hwtimer__count_worker(t);
+    if (extra_at) *extra_at = block + offsets[5];
     *out = t;
     return HWTIMER_OK;
 }
 
-/* A group: itself (with the smallest wheel: it files nothing), then its shards,
-   caller-driven timers with locks on its clock and start (see [hwtimer:shards]). */
+/* =================================================================================
+   [hwtimer:group-create] A timer of shards, 4: creating a group, and its part of the
+   public functions
+
+   A group is a timer with the smallest wheel (it files nothing), and in the same
+   allocation its data (hwtimer__group), then its shards. The public functions that have
+   something to do in every shard call these once they found t->group set.
+   ================================================================================= */
+
 static int hwtimer__create_group(hwtimer **out, const hwtimer_config *cfg) {
     hwtimer_config group_cfg = *cfg, shard_cfg;
     hwtimer *group;
+    hwtimer__group *g;
+    void *data;
     int err;
     group_cfg.ticks_per_wheel = 2;
-    err = hwtimer__create(&group, &group_cfg, NULL);
+    err = hwtimer__create(&group, &group_cfg, NULL, sizeof(hwtimer__group), &data);
     if (err) return err;
+    g = (hwtimer__group *)data;
+    memset(g, 0, sizeof *g);
+    g->timer = group;
+    if (cfg->max_pending) {
+        g->max_pending = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
+    }
+    group->group = g;
     shard_cfg = *cfg;
     shard_cfg.worker = 0;
-    shard_cfg.max_pending = 0; /* the group's limit, kept in its `group_pending` */
+    shard_cfg.max_pending = 0; /* the group's limit, kept in g->pending */
     shard_cfg.wake_fn = hwtimer__shard_woke;
-    shard_cfg.wake_ctx = group; /* (log_fn stays: a shard that cannot be made says why) */
-    while (group->shards < cfg->shards) {
+    shard_cfg.wake_ctx = g; /* (log_fn stays: a shard that cannot be made says why) */
+    while (g->shards < cfg->shards) {
         hwtimer *shard;
-        err = hwtimer__create(&shard, &shard_cfg, &group->start);
+        err = hwtimer__create(&shard, &shard_cfg, &group->start, 0, NULL);
         if (err) {
             hwtimer__finish_destroy(group); /* and the shards made so far */
             return err;
         }
         shard->rearm_reads_clock = group->worker_mode;
         shard->slow_ns = group->slow_ns; /* the group's worker runs the shards' callbacks */
-        shard->slow_quiet = &group->slow_quiet_until;
-        shard->group_wakes_running = &group->shard_wakes_running;
-        if (cfg->max_pending) {
-            shard->group_pending_of = &group->group_pending;
-            shard->group_max_pending =
-                cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
-        }
-        group->shard[group->shards++] = shard;
+        shard->in_group = g;
+        g->shard[g->shards++] = shard;
     }
     *out = group;
     return HWTIMER_OK;
+}
+
+/* hwtimer_destroy from a callback: every node of every shard stops pending now. */
+static void hwtimer__group_drop_all(hwtimer__group *g) {
+    unsigned i;
+    for (i = 0; i < g->shards; i++) {
+        hwtimer__lock(g->shard[i]);
+        hwtimer__drop_all(g->shard[i]);
+        hwtimer__unlock(g->shard[i]);
+    }
+}
+
+/* hwtimer_foreach: every shard's lock is held for the whole walk, so that the visitor sees
+   one moment of the whole timer and may ask about a node of any shard. */
+static void hwtimer__group_foreach(hwtimer__group *g, hwtimer__nodes_walk *walk) {
+    hwtimer__lock_shards(g);
+    hwtimer__visit_as(g->timer, g->shard, g->shards, walk);
+    hwtimer__unlock_shards(g);
+}
+
+/* hwtimer_stop, once the group itself stopped (its worker joined): stops every shard, and
+   hands their nodes back. */
+static size_t hwtimer__group_stop(hwtimer__group *g, hwtimer_fn unprocessed, void *ctx) {
+    size_t n = 0;
+    unsigned i;
+    for (i = 0; i < g->shards; i++) n += (size_t)hwtimer_stop(g->shard[i], unprocessed, ctx);
+    return n;
+}
+
+/* hwtimer_stats_get: the shards' counts, added up (their passes are the group's). */
+static void hwtimer__group_stats(hwtimer__group *g, hwtimer_stats *out) {
+    unsigned i;
+    for (i = 0; i < g->shards; i++) {
+        hwtimer_stats s;
+        hwtimer_stats_get(g->shard[i], &s);
+        out->fired += s.fired;
+        out->cascaded += s.cascaded; /* (each shard's is already without its re-filings) */
+        out->refiled += s.refiled;
+        out->pending += s.pending;
+        out->bytes += s.bytes;
+    }
+}
+
+/* hwtimer_fork_child: every shard first. */
+static int hwtimer__group_fork_child(hwtimer__group *g) {
+    unsigned i;
+    for (i = 0; i < g->shards; i++) {
+        int err = hwtimer_fork_child(g->shard[i]);
+        if (err) return err;
+    }
+    return HWTIMER_OK;
+}
+
+/* hwtimer_check: every shard, and the count against max_pending is the shards' pending. */
+static int hwtimer__group_check(hwtimer__group *g) {
+    unsigned i;
+    for (i = 0; i < g->shards; i++) {
+        int err = hwtimer_check(g->shard[i]);
+        if (err) return err;
+    }
+    if (g->max_pending) {
+        long counted;
+        size_t n = 0;
+        hwtimer__lock_shards(g);
+        counted = HWTIMER__ATOMIC_ADD(&g->pending, 0);
+        for (i = 0; i < g->shards; i++) n += g->shard[i]->pending;
+        hwtimer__unlock_shards(g);
+        if (counted < 0 || (size_t)counted != n) return HWTIMER_CHECK_COUNT;
+    }
+    return 0;
 }
 
 /* =================================================================================
@@ -3687,7 +3843,8 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
     }
     err = hwtimer__check_config(cfg);
     if (err) return err;
-    err = cfg->shards > 1 ? hwtimer__create_group(out, cfg) : hwtimer__create(out, cfg, NULL);
+    err = cfg->shards > 1 ? hwtimer__create_group(out, cfg)
+                          : hwtimer__create(out, cfg, NULL, 0, NULL);
     if (!err) hwtimer__fork_list_add(*out);
     return err;
 }
@@ -3699,14 +3856,9 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
         /* The pass or worker that runs this callback frees the timer when it returns. Every
            pending node is cancelled now, so that none is referred to once destroy returns
            (another thread may free them then); the pass stops at `stopped`. */
-        unsigned i;
         t->destroy_deferred = 1;
         hwtimer__drop_all(t);
-        for (i = 0; i < t->shards; i++) {
-            hwtimer__lock(t->shard[i]);
-            hwtimer__drop_all(t->shard[i]);
-            hwtimer__unlock(t->shard[i]);
-        }
+        if (t->group) hwtimer__group_drop_all(t->group);
         hwtimer__unlock(t);
         return;
     }
@@ -3790,7 +3942,9 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) return t->shards ? hwtimer__cancel_group(t, to) : hwtimer__cancel_sync(t, to);
+    if (t->threads) {
+        return t->group ? hwtimer__group_cancel(t->group, to) : hwtimer__cancel_sync(t, to);
+    }
     if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running) {
         hwtimer__set_state(to, HWTIMER_CANCELLED); /* hwtimer__cancel_locked, unrolled */
         t->pending--;
@@ -3811,16 +3965,14 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
-    const hwtimer *group = t;
+    hwtimer *wheel;
     int pending, locked;
     if (!t || !to) return 0;
-    if (t->shards) {
-        t = hwtimer__shard_of(t, to);
-        if (!t) return 0;
-    }
-    locked = hwtimer__lock_unless_visiting(group, t);
-    pending = hwtimer__is_pending_on(t, to);
-    if (locked) hwtimer__unlock(t);
+    wheel = t->group ? hwtimer__shard_of(t->group, to) : t;
+    if (!wheel) return 0;
+    locked = hwtimer__lock_unless_visiting(t, wheel);
+    pending = hwtimer__is_pending_on(wheel, to);
+    if (locked) hwtimer__unlock(wheel);
     return pending;
 }
 
@@ -3831,18 +3983,16 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to) {
-    const hwtimer *group = t;
+    hwtimer *wheel;
     uint64_t now, at = UINT64_MAX;
     int locked;
     if (!t || !to) return UINT64_MAX;
-    if (t->shards) {
-        t = hwtimer__shard_of(t, to);
-        if (!t) return UINT64_MAX;
-    }
-    now = t->clock_fn(t->clock_ctx);
-    locked = hwtimer__lock_unless_visiting(group, t);
-    if (hwtimer__is_pending_on(t, to)) at = hwtimer__run_time(t, to);
-    if (locked) hwtimer__unlock(t);
+    wheel = t->group ? hwtimer__shard_of(t->group, to) : t;
+    if (!wheel) return UINT64_MAX;
+    now = wheel->clock_fn(wheel->clock_ctx);
+    locked = hwtimer__lock_unless_visiting(t, wheel);
+    if (hwtimer__is_pending_on(wheel, to)) at = hwtimer__run_time(wheel, to);
+    if (locked) hwtimer__unlock(wheel);
     if (at == UINT64_MAX) return UINT64_MAX;
     return at > now ? at - now : 0;
 }
@@ -3863,32 +4013,26 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     size_t n;
     if (!t) return 0;
-    if (t->shards) return hwtimer__sum_shards_pending(t);
+    if (t->group) return hwtimer__group_pending(t->group);
     hwtimer__lock(t);
     n = t->pending;
     hwtimer__unlock(t);
     return n;
 }
 
-/* A group holds every shard's lock for the whole walk, so that the visitor sees
-   one moment of the whole timer and may ask about a node of any shard. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
     hwtimer__nodes_walk walk;
-    const hwtimer *outer;
-    unsigned i;
     if (!t || !visit) return 0;
     memset(&walk, 0, sizeof walk);
     walk.fn = visit;
     walk.ctx = ctx;
-    if (t->shards) hwtimer__lock_shards(t);
-    else hwtimer__lock(t);
-    outer = hwtimer__visiting;
-    if (HWTIMER__CAN_SHARD) hwtimer__visiting = t; /* (a thread-local only there) */
-    for (i = 0; i < t->shards; i++) hwtimer__visit_pending(t->shard[i], &walk);
-    if (!t->shards) hwtimer__visit_pending(t, &walk);
-    if (HWTIMER__CAN_SHARD) hwtimer__visiting = outer;
-    if (t->shards) hwtimer__unlock_shards(t);
-    else hwtimer__unlock(t);
+    if (t->group) {
+        hwtimer__group_foreach(t->group, &walk);
+    } else {
+        hwtimer__lock(t);
+        hwtimer__visit_as(t, &t, 1, &walk);
+        hwtimer__unlock(t);
+    }
     return walk.visited;
 }
 
@@ -3957,7 +4101,6 @@ HWTIMER_DEF int hwtimer_start(hwtimer *t) {
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     size_t n;
-    unsigned i;
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t);
     if (hwtimer__in_own_callback(t)) {
@@ -3975,7 +4118,7 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
     n = hwtimer__cancel_all(t, out);
     hwtimer__unlock(t);
     hwtimer__hand_back(out, unprocessed, ctx);
-    for (i = 0; i < t->shards; i++) n += (size_t)hwtimer_stop(t->shard[i], unprocessed, ctx);
+    if (t->group) n += hwtimer__group_stop(t->group, unprocessed, ctx);
     return (int64_t)n;
 }
 
@@ -3994,19 +4137,10 @@ HWTIMER_DEF const char *hwtimer_strerror(int err) {
 }
 
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
-    unsigned i;
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!t) return;
-    for (i = 0; i < t->shards; i++) { /* their passes are the group's */
-        hwtimer_stats s;
-        hwtimer_stats_get(t->shard[i], &s);
-        out->fired += s.fired;
-        out->cascaded += s.cascaded; /* (each shard's is already without its re-filings) */
-        out->refiled += s.refiled;
-        out->pending += s.pending;
-        out->bytes += s.bytes;
-    }
+    if (t->group) hwtimer__group_stats(t->group, out);
     hwtimer__lock(t);
     out->wakeups = t->stats.wakeups;
     out->passes = t->stats.passes;
@@ -4020,13 +4154,10 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
 
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     int err, worker_forked;
-    unsigned i;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
-    for (i = 0; i < t->shards; i++) {
-        err = hwtimer_fork_child(t->shard[i]);
-        if (err) return err;
-    }
+    err = t->group ? hwtimer__group_fork_child(t->group) : HWTIMER_OK;
+    if (err) return err;
     err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock(t);
@@ -4040,7 +4171,7 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
     if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
     if (t->worker_mode && !t->stopped &&
-        (t->shards ? hwtimer__sum_shards_pending(t) : t->pending) &&
+        (t->group ? hwtimer__group_pending(t->group) : t->pending) &&
         hwtimer__start_worker_locked(t)) {
         err = HWTIMER_ETHREAD;
     }
@@ -4050,22 +4181,9 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
 
 HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     int err;
-    unsigned i;
     if (!t) return 0;
-    for (i = 0; i < t->shards; i++) {
-        err = hwtimer_check(t->shard[i]);
-        if (err) return err;
-    }
-    /* the count against max_pending is the shards' pending */
-    if (t->shards && t->shard[0]->group_pending_of) {
-        long counted;
-        size_t n = 0;
-        hwtimer__lock_shards(t);
-        counted = HWTIMER__ATOMIC_ADD(&t->group_pending, 0);
-        for (i = 0; i < t->shards; i++) n += t->shard[i]->pending;
-        hwtimer__unlock_shards(t);
-        if (counted < 0 || (size_t)counted != n) return HWTIMER_CHECK_COUNT;
-    }
+    err = t->group ? hwtimer__group_check(t->group) : 0;
+    if (err) return err;
     hwtimer__lock(t);
     err = hwtimer__check_locked(t);
     hwtimer__unlock(t);

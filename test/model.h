@@ -809,7 +809,7 @@ static void check_arm(const char *what, int id, int got, int want, uint64_t dead
     }
     sim.seen.armed++;
     sim.seen.armed_in_pass += sim.in_pass != 0;
-    sim.seen.armed_off_shard0 += sim.shards && sim.nodes[id].to.owner != sim.t->shard[0];
+    sim.seen.armed_off_shard0 += sim.shards && sim.nodes[id].to.owner != sim.t->group->shard[0];
     model_arm(&sim.m, id, deadline, period, arg, arming_pass());
     count_leeway(id);
     check_wakes(what, id, model_wakes_for(id));

@@ -223,7 +223,7 @@ typedef struct filing {
 
 /* The wheel that files `to`: t, or on a timer of shards the shard that holds it. */
 static hwtimer *wheel_of(hwtimer *t, const hwtimer_timeout *to) {
-    return t->shards ? to->owner : t;
+    return t->group ? to->owner : t;
 }
 
 static void take_filing(hwtimer *t, const hwtimer_timeout *to, filing *f) {

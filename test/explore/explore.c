@@ -202,8 +202,8 @@ static void config_for_explore(hwtimer_config *cfg, int worker) {
 
 /* A timer and its shards, for the checks, which read them directly (hwtimer.h is included
    with its implementation): part k of t is t itself for an ordinary timer, else shard k. */
-static unsigned parts_of(const hwtimer *t) { return t->shards ? t->shards : 1; }
-static hwtimer *part_of(hwtimer *t, unsigned k) { return t->shards ? t->shard[k] : t; }
+static unsigned parts_of(const hwtimer *t) { return t->group ? t->group->shards : 1; }
+static hwtimer *part_of(hwtimer *t, unsigned k) { return t->group ? t->group->shard[k] : t; }
 
 /* No lock of t's is held: its state (every shard's) is consistent. */
 static int timer_is_free(hwtimer *t) {
@@ -254,7 +254,7 @@ static hwtimer_timeout *timer_running(hwtimer *t) {
 static unsigned timer_releases(hwtimer *t) {
     unsigned n = ex_mutex_releases(t->mutex);
     unsigned k;
-    if (t->shards) {
+    if (t->group) {
         for (k = 0; k < parts_of(t); k++) n += ex_mutex_releases(part_of(t, k)->mutex);
     }
     return n;
