@@ -84,6 +84,7 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
      [hwtimer:platform]         the clock, then the POSIX (with fork), C11 and Win32 thread
                                 backends
      [hwtimer:create]           creating a timer
+     [hwtimer:lifecycle]        one timer's stop, stats, fork_child and check
      [hwtimer:group-create]     a timer of shards, 4: creating a group, and its part of the
                                 public functions
      [hwtimer:public]           the public functions, in the order they are declared
@@ -1267,9 +1268,9 @@ typedef struct hwtimer__group {
    a node becomes pending, and releases it as the node stops pending (cancel, run, stop): a
    count that every shard writes, exact under any interleaving. Returns 0 if the count was
    at the group's max_pending. */
-static int hwtimer__group_reserve(hwtimer__group *g) {
-    if (!g->max_pending || HWTIMER__ATOMIC_ADD(&g->pending, 1) <= g->max_pending) return 1;
-    HWTIMER__ATOMIC_ADD(&g->pending, -1);
+static int hwtimer__group_reserve(hwtimer__group *group) {
+    if (!group->max_pending || HWTIMER__ATOMIC_ADD(&group->pending, 1) <= group->max_pending) return 1;
+    HWTIMER__ATOMIC_ADD(&group->pending, -1);
     return 0;
 }
 
@@ -1282,8 +1283,8 @@ static void hwtimer__release_pending(hwtimer *t, size_t n) {
 
 /* A shard's wake_fn is about to be called with no lock held (hwtimer__unlock_and_wake): count
    the call, under the shard's lock, so that the group outlives it (hwtimer__shard_woke). */
-static void hwtimer__group_wake_begins(hwtimer__group *g) {
-    HWTIMER__ATOMIC_ADD_SYNC(&g->wakes_running, 1);
+static void hwtimer__group_wake_begins(hwtimer__group *group) {
+    HWTIMER__ATOMIC_ADD_SYNC(&group->wakes_running, 1);
 }
 
 /* Where t's reports of slow callbacks note their quiet time: a shard's is its group's. */
@@ -2767,37 +2768,37 @@ static void hwtimer__abandon_pass(hwtimer *t) {
    (hwtimer__answer_loop).
    ================================================================================= */
 
-static void hwtimer__lock_shards(hwtimer__group *g) {
+static void hwtimer__lock_shards(hwtimer__group *group) {
     unsigned i;
-    for (i = 0; i < g->shards; i++) hwtimer__lock(g->shard[i]);
+    for (i = 0; i < group->shards; i++) hwtimer__lock(group->shard[i]);
 }
 
-static void hwtimer__unlock_shards(hwtimer__group *g) {
-    unsigned i = g->shards;
-    while (i > 0) hwtimer__unlock(g->shard[--i]);
+static void hwtimer__unlock_shards(hwtimer__group *group) {
+    unsigned i = group->shards;
+    while (i > 0) hwtimer__unlock(group->shard[--i]);
 }
 
 /* The pass of a group up to `now` (its lock held, and released while the shards' passes
    run). A shard's pass ends only when, under its lock, it has no step left: a node filed in
    it since its last step (by a callback or another thread) is due after the target but may
    sit in a coarse slot that starts before it, and must move down first. */
-static size_t hwtimer__group_pass(hwtimer__group *g, uint64_t now) {
+static size_t hwtimer__group_pass(hwtimer__group *group, uint64_t now) {
     uint64_t next_tick[HWTIMER__MAX_SHARDS];
     uint64_t passes_on = 0;   /* bit i: shard i's pass is on */
     uint64_t steps_ready = 0; /* bit i: shard i has a step at next_tick[i] */
     unsigned i, earliest;
     size_t ran = 0;
     hwtimer__step step;
-    if (!hwtimer__pass_begin(g->timer, now)) return 0; /* its own wheel is empty: only the marks */
-    hwtimer__unlock(g->timer);
-    for (i = 0; i < g->shards; i++) {
-        hwtimer__lock(g->shard[i]);
-        if (hwtimer__pass_begin(g->shard[i], now)) passes_on |= (uint64_t)1 << i;
-        hwtimer__unlock(g->shard[i]);
+    if (!hwtimer__pass_begin(group->timer, now)) return 0; /* its own wheel is empty: only the marks */
+    hwtimer__unlock(group->timer);
+    for (i = 0; i < group->shards; i++) {
+        hwtimer__lock(group->shard[i]);
+        if (hwtimer__pass_begin(group->shard[i], now)) passes_on |= (uint64_t)1 << i;
+        hwtimer__unlock(group->shard[i]);
     }
     while (passes_on) {
-        for (i = 0; i < g->shards; i++) { /* end each shard with nothing left */
-            hwtimer *shard = g->shard[i];
+        for (i = 0; i < group->shards; i++) { /* end each shard with nothing left */
+            hwtimer *shard = group->shard[i];
             if (!(passes_on >> i & 1)) continue;
             hwtimer__lock(shard);
             if (hwtimer__pass_next(shard, &step)) {
@@ -2811,12 +2812,12 @@ static size_t hwtimer__group_pass(hwtimer__group *g, uint64_t now) {
         }
         while (steps_ready) { /* the steps, earliest first */
             hwtimer *shard;
-            earliest = g->shards;
-            for (i = 0; i < g->shards; i++) {
+            earliest = group->shards;
+            for (i = 0; i < group->shards; i++) {
                 if (!(steps_ready >> i & 1)) continue;
-                if (earliest == g->shards || next_tick[i] < next_tick[earliest]) earliest = i;
+                if (earliest == group->shards || next_tick[i] < next_tick[earliest]) earliest = i;
             }
-            shard = g->shard[earliest];
+            shard = group->shard[earliest];
             hwtimer__lock(shard); /* the shard may have changed since: run its step only if it
                                      is still the one found, else take the new one into
                                      account */
@@ -2831,41 +2832,41 @@ static size_t hwtimer__group_pass(hwtimer__group *g, uint64_t now) {
             hwtimer__unlock(shard);
         }
     }
-    hwtimer__lock(g->timer);
-    hwtimer__pass_end(g->timer);
+    hwtimer__lock(group->timer);
+    hwtimer__pass_end(group->timer);
     return ran;
 }
 
 /* The next expiry of a group (its lock held), given to every shard as its answer, and to
    the loop as the group's. */
-static uint64_t hwtimer__group_answer(hwtimer__group *g) {
+static uint64_t hwtimer__group_answer(hwtimer__group *group) {
     uint64_t next = UINT64_MAX;
     int none = 1;
     unsigned i;
-    hwtimer__lock_shards(g);
-    for (i = 0; i < g->shards; i++) {
-        uint64_t n = hwtimer__next_expiry_locked(g->shard[i]);
+    hwtimer__lock_shards(group);
+    for (i = 0; i < group->shards; i++) {
+        uint64_t n = hwtimer__next_expiry_locked(group->shard[i]);
         if (n < next) next = n;
-        if (g->shard[i]->pending) none = 0;
+        if (group->shard[i]->pending) none = 0;
     }
-    for (i = 0; i < g->shards; i++) {
-        hwtimer *shard = g->shard[i];
+    for (i = 0; i < group->shards; i++) {
+        hwtimer *shard = group->shard[i];
         shard->reported = next;
         shard->reported_none = none;
-        shard->wake_armed = g->timer->worker_mode || g->timer->wake_fn;
+        shard->wake_armed = group->timer->worker_mode || group->timer->wake_fn;
         hwtimer__set_notice_upto(shard);
     }
-    hwtimer__unlock_shards(g);
-    return hwtimer__remember_answer(g->timer, next, none);
+    hwtimer__unlock_shards(group);
+    return hwtimer__remember_answer(group->timer, next, none);
 }
 
 /* A group's pending count: its shards' pending, added up under their locks. */
-static size_t hwtimer__group_pending(hwtimer__group *g) {
+static size_t hwtimer__group_pending(hwtimer__group *group) {
     size_t n = 0;
     unsigned i;
-    hwtimer__lock_shards(g);
-    for (i = 0; i < g->shards; i++) n += g->shard[i]->pending;
-    hwtimer__unlock_shards(g);
+    hwtimer__lock_shards(group);
+    for (i = 0; i < group->shards; i++) n += group->shard[i]->pending;
+    hwtimer__unlock_shards(group);
     return n;
 }
 
@@ -2876,19 +2877,19 @@ static size_t hwtimer__group_pending(hwtimer__group *g) {
    is back to 0, even if the node just filed runs on the worker and its callback destroys
    the group. */
 static void hwtimer__shard_woke(void *ctx) {
-    hwtimer__group *g = (hwtimer__group *)ctx;
-    hwtimer *group = g->timer;
+    hwtimer__group *group = (hwtimer__group *)ctx;
+    hwtimer *timer = group->timer;
     void (*wake_fn)(void *) = NULL;
     void *wake_ctx = NULL;
-    hwtimer__lock(group);
-    if (!group->worker_mode && group->wake_armed && !group->in_pass) {
-        group->wake_armed = 0;
-        wake_fn = group->wake_fn;
-        wake_ctx = group->wake_ctx;
+    hwtimer__lock(timer);
+    if (!timer->worker_mode && timer->wake_armed && !timer->in_pass) {
+        timer->wake_armed = 0;
+        wake_fn = timer->wake_fn;
+        wake_ctx = timer->wake_ctx;
     }
-    if (group->worker_mode) hwtimer__wake_worker_for(group, 0, UINT64_MAX);
-    hwtimer__unlock(group);
-    HWTIMER__ATOMIC_ADD_SYNC(&g->wakes_running, -1); /* the last touch of the group */
+    if (timer->worker_mode) hwtimer__wake_worker_for(timer, 0, UINT64_MAX);
+    hwtimer__unlock(timer);
+    HWTIMER__ATOMIC_ADD_SYNC(&group->wakes_running, -1); /* the last touch of the timer */
     if (wake_fn) wake_fn(wake_ctx);
 }
 
@@ -3124,47 +3125,47 @@ static HWTIMER__NOINLINE int hwtimer__cancel_unthreaded(hwtimer *t, hwtimer_time
 static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
-static hwtimer *hwtimer__this_threads_shard(const hwtimer__group *g) {
+static hwtimer *hwtimer__this_threads_shard(const hwtimer__group *group) {
     if (!hwtimer__thread_number) {
         hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
     }
-    return g->shard[hwtimer__thread_number % g->shards];
+    return group->shard[hwtimer__thread_number % group->shards];
 }
 
-/* The shard of `g` that is `owner`, or NULL (another timer's, or none). */
-static hwtimer *hwtimer__shard_named(const hwtimer__group *g, const hwtimer *owner) {
+/* The shard of the group that is `owner`, or NULL (another timer's, or none). */
+static hwtimer *hwtimer__shard_named(const hwtimer__group *group, const hwtimer *owner) {
     unsigned i;
-    for (i = 0; i < g->shards; i++) {
-        if (g->shard[i] == owner) return g->shard[i];
+    for (i = 0; i < group->shards; i++) {
+        if (group->shard[i] == owner) return group->shard[i];
     }
     return NULL;
 }
 
 /* The shard that holds `to` or held it last, or NULL. */
-static hwtimer *hwtimer__shard_of(const hwtimer__group *g, const hwtimer_timeout *to) {
-    return hwtimer__shard_named(g, HWTIMER__LOAD(&to->owner));
+static hwtimer *hwtimer__shard_of(const hwtimer__group *group, const hwtimer_timeout *to) {
+    return hwtimer__shard_named(group, HWTIMER__LOAD(&to->owner));
 }
 
 /* Starts the worker of a group at its first arming (without its lock once it runs). */
-static int hwtimer__start_group_worker(hwtimer *group) {
+static int hwtimer__start_group_worker(hwtimer *timer) {
     int err = HWTIMER_OK;
-    if (!group->worker_mode || HWTIMER__LOAD(&group->worker_running)) return HWTIMER_OK;
-    hwtimer__lock(group);
-    if (!group->stopped && hwtimer__start_worker_locked(group)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(group);
+    if (!timer->worker_mode || HWTIMER__LOAD(&timer->worker_running)) return HWTIMER_OK;
+    hwtimer__lock(timer);
+    if (!timer->stopped && hwtimer__start_worker_locked(timer)) err = HWTIMER_ETHREAD;
+    hwtimer__unlock(timer);
     return err;
 }
 
-/* The shard that arms `to` for `g` (schedule, reschedule): the one that holds or held
+/* The shard that arms `to` for the group (schedule, reschedule): the one that holds or held
    it, else this thread's, claimed. A node pending on another timer goes to shard 0, which
    refuses it as that timer would (HWTIMER_EBUSY). */
-static hwtimer *hwtimer__shard_to_arm(hwtimer__group *g, hwtimer_timeout *to) {
-    hwtimer *mine = hwtimer__this_threads_shard(g);
+static hwtimer *hwtimer__shard_to_arm(hwtimer__group *group, hwtimer_timeout *to) {
+    hwtimer *mine = hwtimer__this_threads_shard(group);
     for (;;) {
         hwtimer *owner = HWTIMER__LOAD(&to->owner);
-        hwtimer *shard = hwtimer__shard_named(g, owner);
+        hwtimer *shard = hwtimer__shard_named(group, owner);
         if (shard) return shard;
-        if (hwtimer__is_armed(to)) return g->shard[0];
+        if (hwtimer__is_armed(to)) return group->shard[0];
         if (HWTIMER__CAS_PTR(&to->owner, owner, mine)) return mine;
     }
 }
@@ -3175,43 +3176,43 @@ static hwtimer *hwtimer__shard_to_arm(hwtimer__group *g, hwtimer_timeout *to) {
    before the node is filed, not after: once it is filed its callback may destroy the group
    on the worker. The woken worker answers again, and a node filed before that answer wakes it
    through hwtimer__shard_woke. */
-static void hwtimer__wake_worker_past(hwtimer *group, uint64_t now) {
-    if (!group->worker_mode || !group->own_clock || !now) return;
-    hwtimer__lock(group);
-    hwtimer__wake_worker_for(group, UINT64_MAX, now);
-    hwtimer__unlock(group);
+static void hwtimer__wake_worker_past(hwtimer *timer, uint64_t now) {
+    if (!timer->worker_mode || !timer->own_clock || !now) return;
+    hwtimer__lock(timer);
+    hwtimer__wake_worker_for(timer, UINT64_MAX, now);
+    hwtimer__unlock(timer);
 }
 
-/* The shard that an arming of `to` on `g` (the clock read `now`) locks, once the
+/* The shard that an arming of `to` on the group (the clock read `now`) locks, once the
    group's worker runs (NULL if it cannot start: *err HWTIMER_ETHREAD). */
-static hwtimer *hwtimer__arming_shard(hwtimer__group *g, hwtimer_timeout *to, int *err,
+static hwtimer *hwtimer__arming_shard(hwtimer__group *group, hwtimer_timeout *to, int *err,
                                       uint64_t now) {
-    *err = hwtimer__start_group_worker(g->timer);
+    *err = hwtimer__start_group_worker(group->timer);
     if (*err) return NULL;
-    hwtimer__wake_worker_past(g->timer, now);
-    return hwtimer__shard_to_arm(g, to);
+    hwtimer__wake_worker_past(group->timer, now);
+    return hwtimer__shard_to_arm(group, to);
 }
 
-static HWTIMER__NOINLINE int hwtimer__group_arm(hwtimer__group *g, hwtimer_timeout *to,
+static HWTIMER__NOINLINE int hwtimer__group_arm(hwtimer__group *group, hwtimer_timeout *to,
                                                 uint64_t now, uint64_t deadline, uint64_t period,
                                                 hwtimer_fn fn, void *arg) {
     int err;
-    hwtimer *shard = hwtimer__arming_shard(g, to, &err, now);
+    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
     if (!shard) return err;
     return hwtimer__arm_threaded(shard, to, now, deadline, period, fn, arg);
 }
 
-static HWTIMER__NOINLINE int hwtimer__group_reschedule(hwtimer__group *g, hwtimer_timeout *to,
+static HWTIMER__NOINLINE int hwtimer__group_reschedule(hwtimer__group *group, hwtimer_timeout *to,
                                                        uint64_t now, uint64_t deadline) {
     int err;
-    hwtimer *shard = hwtimer__arming_shard(g, to, &err, now);
+    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
     if (!shard) return err;
     return hwtimer__reschedule_threaded(shard, to, now, deadline);
 }
 
 /* Cancel on a group: in the shard that holds the node. */
-static HWTIMER__NOINLINE int hwtimer__group_cancel(hwtimer__group *g, hwtimer_timeout *to) {
-    hwtimer *shard = hwtimer__shard_of(g, to);
+static HWTIMER__NOINLINE int hwtimer__group_cancel(hwtimer__group *group, hwtimer_timeout *to) {
+    hwtimer *shard = hwtimer__shard_of(group, to);
     if (!shard) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
     return hwtimer__cancel_sync(shard, to);
 }
@@ -3703,6 +3704,83 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
 }
 
 /* =================================================================================
+   [hwtimer:lifecycle] One timer's stop, stats, fork_child and check
+
+   The bodies of those public functions for one wheel: the public function calls them for
+   the timer, and a group's part (the next section) for each of its shards.
+   ================================================================================= */
+
+/* hwtimer_stop for one timer: HWTIMER_EWORKER from its own callback, else the count of
+   nodes it cancelled (0 once stopped). */
+static int64_t hwtimer__stop_one(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    size_t n;
+    hwtimer__lock(t);
+    if (hwtimer__in_own_callback(t)) {
+        hwtimer__unlock(t);
+        return HWTIMER_EWORKER;
+    }
+    if (t->stopped) {
+        hwtimer__unlock(t);
+        return 0;
+    }
+    t->stopped = 1;
+    hwtimer__join_worker_locked(t);
+    while (t->in_pass) hwtimer__wait_done(t); /* another thread's advance ends after its callback */
+    hwtimer__init_out(out);
+    n = hwtimer__cancel_all(t, out);
+    hwtimer__unlock(t);
+    hwtimer__hand_back(out, unprocessed, ctx);
+    return (int64_t)n;
+}
+
+/* Adds t's counts to *out (its passes and wake-ups replace out's). */
+static void hwtimer__stats_one(hwtimer *t, hwtimer_stats *out) {
+    hwtimer__lock(t);
+    out->wakeups = t->stats.wakeups;
+    out->passes = t->stats.passes;
+    out->fired += t->stats.fired;
+    out->cascaded += t->stats.cascaded - t->stats.refiled; /* see hwtimer__visit_refile */
+    out->refiled += t->stats.refiled;
+    out->pending += t->pending;
+    out->bytes += t->bytes;
+    hwtimer__unlock(t);
+}
+
+/* hwtimer_fork_child for one timer with threads. */
+static int hwtimer__fork_child_one(hwtimer *t) {
+    int err, worker_forked;
+    err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
+    if (err) return err;
+    hwtimer__lock(t);
+    /* Called from a callback that the worker runs (in worker mode only the worker runs
+       passes): the thread that forked is the worker, here too, and goes on with its pass
+       when the callback returns. A second worker would run passes beside it. */
+    worker_forked = t->worker_mode && hwtimer__in_own_callback(t);
+    if (!worker_forked) HWTIMER__STORE(&t->worker_running, 0); /* it does not exist here */
+    t->worker_wake_at = 0;
+    t->waiters = 0;
+    t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
+    if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
+    if (t->worker_mode && !t->stopped &&
+        (t->group ? hwtimer__group_pending(t->group) : t->pending) &&
+        hwtimer__start_worker_locked(t)) {
+        err = HWTIMER_ETHREAD;
+    }
+    hwtimer__unlock(t);
+    return err;
+}
+
+/* hwtimer_check for one timer. */
+static int hwtimer__check_one(hwtimer *t) {
+    int err;
+    hwtimer__lock(t);
+    err = hwtimer__check_locked(t);
+    hwtimer__unlock(t);
+    return err;
+}
+
+/* =================================================================================
    [hwtimer:group-create] A timer of shards, 4: creating a group, and its part of the
    public functions
 
@@ -3713,74 +3791,76 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
 
 static int hwtimer__create_group(hwtimer **out, const hwtimer_config *cfg) {
     hwtimer_config group_cfg = *cfg, shard_cfg;
-    hwtimer *group;
-    hwtimer__group *g;
+    hwtimer *timer;
+    hwtimer__group *group;
     void *data;
     int err;
     group_cfg.ticks_per_wheel = 2;
-    err = hwtimer__create(&group, &group_cfg, NULL, sizeof(hwtimer__group), &data);
+    err = hwtimer__create(&timer, &group_cfg, NULL, sizeof(hwtimer__group), &data);
     if (err) return err;
-    g = (hwtimer__group *)data;
-    memset(g, 0, sizeof *g);
-    g->timer = group;
+    group = (hwtimer__group *)data;
+    memset(group, 0, sizeof *group);
+    group->timer = timer;
     if (cfg->max_pending) {
-        g->max_pending = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
+        group->max_pending =
+            cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
     }
-    group->group = g;
+    timer->group = group;
     shard_cfg = *cfg;
     shard_cfg.worker = 0;
-    shard_cfg.max_pending = 0; /* the group's limit, kept in g->pending */
+    shard_cfg.max_pending = 0; /* the group's limit, kept in group->pending */
     shard_cfg.wake_fn = hwtimer__shard_woke;
-    shard_cfg.wake_ctx = g; /* (log_fn stays: a shard that cannot be made says why) */
-    while (g->shards < cfg->shards) {
+    shard_cfg.wake_ctx = group; /* (log_fn stays: a shard that cannot be made says why) */
+    while (group->shards < cfg->shards) {
         hwtimer *shard;
-        err = hwtimer__create(&shard, &shard_cfg, &group->start, 0, NULL);
+        err = hwtimer__create(&shard, &shard_cfg, &timer->start, 0, NULL);
         if (err) {
-            hwtimer__finish_destroy(group); /* and the shards made so far */
+            hwtimer__finish_destroy(timer); /* and the shards made so far */
             return err;
         }
-        shard->rearm_reads_clock = group->worker_mode;
-        shard->slow_ns = group->slow_ns; /* the group's worker runs the shards' callbacks */
-        shard->in_group = g;
-        g->shard[g->shards++] = shard;
+        shard->rearm_reads_clock = timer->worker_mode;
+        shard->slow_ns = timer->slow_ns; /* the group's worker runs the shards' callbacks */
+        shard->in_group = group;
+        group->shard[group->shards++] = shard;
     }
-    *out = group;
+    *out = timer;
     return HWTIMER_OK;
 }
 
 /* hwtimer_destroy from a callback: every node of every shard stops pending now. */
-static void hwtimer__group_drop_all(hwtimer__group *g) {
+static void hwtimer__group_drop_all(hwtimer__group *group) {
     unsigned i;
-    for (i = 0; i < g->shards; i++) {
-        hwtimer__lock(g->shard[i]);
-        hwtimer__drop_all(g->shard[i]);
-        hwtimer__unlock(g->shard[i]);
+    for (i = 0; i < group->shards; i++) {
+        hwtimer__lock(group->shard[i]);
+        hwtimer__drop_all(group->shard[i]);
+        hwtimer__unlock(group->shard[i]);
     }
 }
 
 /* hwtimer_foreach: every shard's lock is held for the whole walk, so that the visitor sees
    one moment of the whole timer and may ask about a node of any shard. */
-static void hwtimer__group_foreach(hwtimer__group *g, hwtimer__nodes_walk *walk) {
-    hwtimer__lock_shards(g);
-    hwtimer__visit_as(g->timer, g->shard, g->shards, walk);
-    hwtimer__unlock_shards(g);
+static void hwtimer__group_foreach(hwtimer__group *group, hwtimer__nodes_walk *walk) {
+    hwtimer__lock_shards(group);
+    hwtimer__visit_as(group->timer, group->shard, group->shards, walk);
+    hwtimer__unlock_shards(group);
 }
 
 /* hwtimer_stop, once the group itself stopped (its worker joined): stops every shard, and
    hands their nodes back. */
-static size_t hwtimer__group_stop(hwtimer__group *g, hwtimer_fn unprocessed, void *ctx) {
+static size_t hwtimer__group_stop(hwtimer__group *group, hwtimer_fn unprocessed, void *ctx) {
     size_t n = 0;
     unsigned i;
-    for (i = 0; i < g->shards; i++) n += (size_t)hwtimer_stop(g->shard[i], unprocessed, ctx);
+    for (i = 0; i < group->shards; i++) n += (size_t)hwtimer__stop_one(group->shard[i], unprocessed, ctx);
     return n;
 }
 
 /* hwtimer_stats_get: the shards' counts, added up (their passes are the group's). */
-static void hwtimer__group_stats(hwtimer__group *g, hwtimer_stats *out) {
+static void hwtimer__group_stats(hwtimer__group *group, hwtimer_stats *out) {
     unsigned i;
-    for (i = 0; i < g->shards; i++) {
+    for (i = 0; i < group->shards; i++) {
         hwtimer_stats s;
-        hwtimer_stats_get(g->shard[i], &s);
+        memset(&s, 0, sizeof s);
+        hwtimer__stats_one(group->shard[i], &s);
         out->fired += s.fired;
         out->cascaded += s.cascaded; /* (each shard's is already without its re-filings) */
         out->refiled += s.refiled;
@@ -3790,29 +3870,29 @@ static void hwtimer__group_stats(hwtimer__group *g, hwtimer_stats *out) {
 }
 
 /* hwtimer_fork_child: every shard first. */
-static int hwtimer__group_fork_child(hwtimer__group *g) {
+static int hwtimer__group_fork_child(hwtimer__group *group) {
     unsigned i;
-    for (i = 0; i < g->shards; i++) {
-        int err = hwtimer_fork_child(g->shard[i]);
+    for (i = 0; i < group->shards; i++) {
+        int err = hwtimer__fork_child_one(group->shard[i]);
         if (err) return err;
     }
     return HWTIMER_OK;
 }
 
 /* hwtimer_check: every shard, and the count against max_pending is the shards' pending. */
-static int hwtimer__group_check(hwtimer__group *g) {
+static int hwtimer__group_check(hwtimer__group *group) {
     unsigned i;
-    for (i = 0; i < g->shards; i++) {
-        int err = hwtimer_check(g->shard[i]);
+    for (i = 0; i < group->shards; i++) {
+        int err = hwtimer__check_one(group->shard[i]);
         if (err) return err;
     }
-    if (g->max_pending) {
+    if (group->max_pending) {
         long counted;
         size_t n = 0;
-        hwtimer__lock_shards(g);
-        counted = HWTIMER__ATOMIC_ADD(&g->pending, 0);
-        for (i = 0; i < g->shards; i++) n += g->shard[i]->pending;
-        hwtimer__unlock_shards(g);
+        hwtimer__lock_shards(group);
+        counted = HWTIMER__ATOMIC_ADD(&group->pending, 0);
+        for (i = 0; i < group->shards; i++) n += group->shard[i]->pending;
+        hwtimer__unlock_shards(group);
         if (counted < 0 || (size_t)counted != n) return HWTIMER_CHECK_COUNT;
     }
     return 0;
@@ -4099,27 +4179,11 @@ HWTIMER_DEF int hwtimer_start(hwtimer *t) {
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    size_t n;
+    int64_t n;
     if (!t) return HWTIMER_EINVAL;
-    hwtimer__lock(t);
-    if (hwtimer__in_own_callback(t)) {
-        hwtimer__unlock(t);
-        return HWTIMER_EWORKER;
-    }
-    if (t->stopped) {
-        hwtimer__unlock(t);
-        return 0;
-    }
-    t->stopped = 1;
-    hwtimer__join_worker_locked(t);
-    while (t->in_pass) hwtimer__wait_done(t); /* another thread's advance ends after its callback */
-    hwtimer__init_out(out);
-    n = hwtimer__cancel_all(t, out);
-    hwtimer__unlock(t);
-    hwtimer__hand_back(out, unprocessed, ctx);
-    if (t->group) n += hwtimer__group_stop(t->group, unprocessed, ctx);
-    return (int64_t)n;
+    n = hwtimer__stop_one(t, unprocessed, ctx);
+    if (n >= 0 && t->group) n += (int64_t)hwtimer__group_stop(t->group, unprocessed, ctx);
+    return n;
 }
 
 HWTIMER_DEF const char *hwtimer_strerror(int err) {
@@ -4141,53 +4205,22 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     memset(out, 0, sizeof *out);
     if (!t) return;
     if (t->group) hwtimer__group_stats(t->group, out);
-    hwtimer__lock(t);
-    out->wakeups = t->stats.wakeups;
-    out->passes = t->stats.passes;
-    out->fired += t->stats.fired;
-    out->cascaded += t->stats.cascaded - t->stats.refiled; /* see hwtimer__visit_refile */
-    out->refiled += t->stats.refiled;
-    out->pending += t->pending;
-    out->bytes += t->bytes;
-    hwtimer__unlock(t);
+    hwtimer__stats_one(t, out);
 }
 
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
-    int err, worker_forked;
+    int err;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
     err = t->group ? hwtimer__group_fork_child(t->group) : HWTIMER_OK;
-    if (err) return err;
-    err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
-    if (err) return err;
-    hwtimer__lock(t);
-    /* Called from a callback that the worker runs (in worker mode only the worker runs
-       passes): the thread that forked is the worker, here too, and goes on with its pass
-       when the callback returns. A second worker would run passes beside it. */
-    worker_forked = t->worker_mode && hwtimer__in_own_callback(t);
-    if (!worker_forked) HWTIMER__STORE(&t->worker_running, 0); /* it does not exist here */
-    t->worker_wake_at = 0;
-    t->waiters = 0;
-    t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
-    if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
-    if (t->worker_mode && !t->stopped &&
-        (t->group ? hwtimer__group_pending(t->group) : t->pending) &&
-        hwtimer__start_worker_locked(t)) {
-        err = HWTIMER_ETHREAD;
-    }
-    hwtimer__unlock(t);
-    return err;
+    return err ? err : hwtimer__fork_child_one(t);
 }
 
 HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     int err;
     if (!t) return 0;
     err = t->group ? hwtimer__group_check(t->group) : 0;
-    if (err) return err;
-    hwtimer__lock(t);
-    err = hwtimer__check_locked(t);
-    hwtimer__unlock(t);
-    return err;
+    return err ? err : hwtimer__check_one(t);
 }
 
 #ifdef __cplusplus
