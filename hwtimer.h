@@ -3711,11 +3711,12 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint6
    ================================================================================= */
 
 /* hwtimer_stop for one timer: HWTIMER_EWORKER from its own callback, else the count of
-   nodes it cancelled (0 once stopped). */
-static int64_t hwtimer__stop_one(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
+   nodes it cancelled; *already: it was stopped before (0 nodes). */
+static int64_t hwtimer__stop_one(hwtimer *t, hwtimer_fn unprocessed, void *ctx, int *already) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     size_t n;
     hwtimer__lock(t);
+    *already = t->stopped;
     if (hwtimer__in_own_callback(t)) {
         hwtimer__unlock(t);
         return HWTIMER_EWORKER;
@@ -3850,7 +3851,10 @@ static void hwtimer__group_foreach(hwtimer__group *group, hwtimer__nodes_walk *w
 static size_t hwtimer__group_stop(hwtimer__group *group, hwtimer_fn unprocessed, void *ctx) {
     size_t n = 0;
     unsigned i;
-    for (i = 0; i < group->shards; i++) n += (size_t)hwtimer__stop_one(group->shard[i], unprocessed, ctx);
+    int already;
+    for (i = 0; i < group->shards; i++) {
+        n += (size_t)hwtimer__stop_one(group->shard[i], unprocessed, ctx, &already);
+    }
     return n;
 }
 
@@ -4180,9 +4184,12 @@ HWTIMER_DEF int hwtimer_start(hwtimer *t) {
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
     int64_t n;
+    int already;
     if (!t) return HWTIMER_EINVAL;
-    n = hwtimer__stop_one(t, unprocessed, ctx);
-    if (n >= 0 && t->group) n += (int64_t)hwtimer__group_stop(t->group, unprocessed, ctx);
+    n = hwtimer__stop_one(t, unprocessed, ctx, &already);
+    if (n >= 0 && !already && t->group) {
+        n += (int64_t)hwtimer__group_stop(t->group, unprocessed, ctx);
+    }
     return n;
 }
 
