@@ -4269,7 +4269,8 @@ VERSION HISTORY   [hwtimer:history]   (newest first)
    1.0.0 (2026-11-26)  stable API: every name, signature and rule in this file holds for
                        all 1.x; feature-test macros only in strict modes; log_fn names the
                        field behind each refusal of hwtimer_create and reports a worker's
-                       slow callbacks; a foreach visitor may ask is_pending and due_in
+                       slow callbacks; a foreach visitor may ask is_pending and due_in;
+                       a reschedule that pushes a pending deadline later is one store
    0.3.0 (2026-11-24)  cfg.shards: one timer of several wheels for threads that arm at once
    0.2.0 (2026-11-23)  wake_fn, log_fn, the _at forms, leeway, foreach, is_pending, arg,
                        period, due_in, fork_child, HWTIMER_CONTAINER_OF, the time macros
