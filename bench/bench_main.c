@@ -51,6 +51,11 @@
 #define MAX_SIZES 16      /* N values --sizes takes */
 #define IDLE_MS 30000u    /* scenario 10: the idle timeout each read pushes back */
 #define READS_PER_MS 1000u
+/* Scenario 10 at its default sizes pushes 90 million times per run: a peer at 1 us a push
+   (a heap of 10^6) would take minutes. Its timed span ends after this much wall time, and
+   a run that took longer than KEEPALIVE_SLOW_RUN_NS is not repeated. */
+#define KEEPALIVE_BUDGET_NS 8000000000ull
+#define KEEPALIVE_SLOW_RUN_NS 20000000000ull
 /* Scenario 3 expires at RPC_MAX_MS + (RESCHEDULES + 1) s: it must stay in the fake time
    libuv and libevent can map (a negative array size stops the build otherwise). */
 typedef char bench_fake_time_fits[RPC_MAX_MS + (RESCHEDULES + 1) * 1000u <= BENCH_MAX_FAKE_MS ? 1 : -1];
@@ -307,18 +312,28 @@ static void long_timers(const bench_options *o) {
 
 /* ---- scenario 10: keep-alive ---- */
 
-/* The best of 3 runs (one with --smoke), each on a fresh peer; the counts of the last. */
+/* The best of 3 runs (one with --smoke, or for a peer whose run takes more than
+   KEEPALIVE_SLOW_RUN_NS), each on a fresh peer: the best ns per push, and the counts of
+   the last run. */
 static void keepalive_runs(const bench_peer *p, bench_keepalive *k, unsigned runs) {
-    uint64_t best = UINT64_MAX;
+    double best = 0;
+    uint64_t best_ns = 0, best_ms = 0;
     for (unsigned r = 0; r < runs; r++) {
         void *ctx = p->create(k->n);
+        uint64_t t0 = bench_wall_ns();
         k->fired = 0;
         k->refiled = k->wakeups = 0;
         p->keepalive(ctx, k);
         p->destroy(ctx);
-        best = k->ns < best ? k->ns : best;
+        if (r == 0 || (double)k->ns / (double)k->timed_ms < best) {
+            best = (double)k->ns / (double)k->timed_ms;
+            best_ns = k->ns;
+            best_ms = k->timed_ms;
+        }
+        if (bench_wall_ns() - t0 > KEEPALIVE_SLOW_RUN_NS) break;
     }
-    k->ns = best;
+    k->ns = best_ns;
+    k->timed_ms = best_ms;
 }
 
 static void keepalive(const bench_options *o) {
@@ -345,18 +360,20 @@ static void keepalive(const bench_options *o) {
             k.reads_per_ms = READS_PER_MS;
             k.warm_ms = o->keepalive_warm_ms;
             k.span_ms = o->keepalive_span_ms;
+            k.budget_ns = o->smoke ? 0 : KEEPALIVE_BUDGET_NS;
             keepalive_runs(p, &k, o->smoke ? 1 : 3);
             check_fired(10, p, 0, k.fired);
             bench_record(10, p->key, n, "push, advances included",
-                         per_op(0, k.ns, (size_t)(k.span_ms * READS_PER_MS)), "ns/op");
-            if (strncmp(p->key, "hwtimer", 7) == 0) {
+                         per_op(0, k.ns, (size_t)(k.timed_ms * READS_PER_MS)), "ns/op");
+            /* (re-filings come in waves a slot apart: counted over an idle period at least) */
+            if (strncmp(p->key, "hwtimer", 7) == 0 && k.timed_ms >= IDLE_MS) {
                 bench_record(10, p->key, n, "re-filings per timeout and idle period",
-                             (double)k.refiled / (double)n * IDLE_MS / (double)k.span_ms,
+                             (double)k.refiled / (double)n * IDLE_MS / (double)k.timed_ms,
                              "count");
             }
             if (p == &bench_peer_hwtimer_worker) {
                 bench_record(10, p->key, n, "worker wake-ups per second",
-                             (double)k.wakeups * 1000.0 / (double)k.span_ms, "count");
+                             (double)k.wakeups * 1000.0 / (double)k.timed_ms, "count");
             }
         }
         free(order);
@@ -366,11 +383,15 @@ static void keepalive(const bench_options *o) {
                    "every N/%u ms), each pushing its connection's idle timeout to the loop's "
                    "time + %u s; the loop advances every 1 ms. The first %llu ms are not "
                    "timed (every timeout is pushed through a full idle period first), the "
-                   "next %llu ms are: ns per push, the advances included. First deadlines "
-                   "spread over 2-30 s (connections opened over the last idle period); "
-                   "nothing expires.", READS_PER_MS, READS_PER_MS, IDLE_MS / 1000u,
+                   "next %llu ms are, or as many of them as a peer runs in %u s of wall "
+                   "time (a slower peer): ns per push, the advances included; the best of "
+                   "3 runs, or of 1 where a run takes over %u s. First deadlines spread "
+                   "over 2-30 s (connections opened over the last idle period); nothing "
+                   "expires.", READS_PER_MS, READS_PER_MS, IDLE_MS / 1000u,
                (unsigned long long)o->keepalive_warm_ms,
-               (unsigned long long)o->keepalive_span_ms);
+               (unsigned long long)o->keepalive_span_ms,
+               (unsigned)(KEEPALIVE_BUDGET_NS / 1000000000ull),
+               (unsigned)(KEEPALIVE_SLOW_RUN_NS / 1000000000ull));
     bench_note(10, "hwtimer: hwtimer_reschedule_at; a push later of a timeout in a coarse "
                    "level (30 s ahead: level 1) only stores the deadline, and the pass "
                    "re-files the timeout when it reaches the slot where it waited "
