@@ -424,6 +424,7 @@ static void test_fork_at_varied_moments(void) {
     uint64_t rng = 0x5eed;
     hwtimer *t = worker_timer(MS, 64);
     unsigned round;
+    size_t i;
     stamps_init(shots, FORK_ONESHOTS, t);
     stamps_init(&periodic_stamp, 1, t);
     CHECK_EQ(hwtimer_schedule_periodic(t, &periodic_stamp.to, MS, MS, stamp_fn, &periodic_stamp),
@@ -441,7 +442,7 @@ static void test_fork_at_varied_moments(void) {
     CHECK_EQ(hwtimer_cancel(t, &periodic_stamp.to), 1);
     CHECK_EQ(ATOMIC_GET(&periodic_stamp.early), 0);
     hwtimer_destroy(t);
-    for (round = 0; round < FORK_ONESHOTS; round++) CHECK_EQ(ATOMIC_GET(&shots[round].early), 0);
+    for (i = 0; i < FORK_ONESHOTS; i++) CHECK_EQ(ATOMIC_GET(&shots[i].early), 0);
 }
 
 int main(void) {
