@@ -6,7 +6,7 @@
 
      config      tick (a table of useful ones, or any up to 2^36 ns), wheel size, start
                  clock S, whether advances may jump to the end of time, node count,
-                 max_pending
+                 max_pending, wake_fn, no threads or shards
      operations  one byte each (its value modulo 102) picks the kind, then its own
                  arguments: schedule, schedule_periodic and reschedule in their relative
                  and _at forms (each maybe after a set_leeway), set_leeway on any node,
@@ -15,8 +15,9 @@
                  or earlier, keep-alive rounds (the clock steps, reads push idle timeouts
                  to the clock + their length, the loop advances), a clock that wanders,
                  poll, queries (with a hwtimer_foreach walk), NULL arguments,
-                 re-initializing a node;
-                 100 = stop, 101 = destroy this timer and create the next one (the nodes
+                 re-initializing a node, a node pending on another timer;
+                 100 = stop (or: the next callback destroys the timer, which ends the
+                 episode), 101 = destroy this timer and create the next one (the nodes
                  and their leeways carry over). Callbacks draw their own mutations of the
                  timer from the input as they run.
 
@@ -83,6 +84,7 @@ static void fuzz_episode(void) {
         unsigned r = (unsigned)draw_below(OP_NEXT_TIMER + 1);
         if (input.dry || r == OP_NEXT_TIMER) break;
         model_step(r);
+        if (episode_over()) break; /* a callback destroyed the timer */
     }
     episode_end();
 }

@@ -18,13 +18,16 @@
    that sleeps until next_expiry, pushes of pending deadlines later or earlier by a tick,
    a rotation, a coarse slot or any amount, and keep-alive rounds: the clock steps on,
    reads push idle timeouts to the clock + their length, the loop advances or sleeps),
-   sometimes stops the timer with an `unprocessed` callback, and destroys it. Leeways are drawn as 0, a few ns, about a tick, many
+   makes a node pending on another timer (this one must refuse it), sometimes stops the
+   timer with an `unprocessed` callback or has its next callback destroy it (every pending
+   node cancelled at once, no other callback run), and destroys it. Leeways are drawn as 0, a few ns, about a tick, many
    ticks, near UINT64_MAX, log-uniform and round decimals, and stay with a node across
    schedulings and timers. Callbacks mutate the timer as drawn: re-arm themselves,
    schedule others with delay 0, cancel others that are due in the same pass, cancel
    themselves, set leeways, walk the timer with hwtimer_foreach. Half the episodes give
    the timer a cfg.wake_fn, as a loop that sleeps until its last answer does. In the
-   threaded modes half the episodes make a timer of 2-4 shards (cfg.shards), and each
+   threaded modes a fifth of the timers have no threads (cfg.threads NULL: the paths without
+   a lock), and half the others are timers of 2-4 shards (cfg.shards), and each
    operation and callback acts as one of several threads (the thread number that picks a
    fresh node's shard is drawn), so nodes spread over the shards and every check above
    holds across them: firing order over shards, counts, max_pending, wake_fn.
@@ -292,6 +295,10 @@ static struct {
     size_t pass_runs;
     /* a walk of the pending set: hwtimer_stop's hand-back or hwtimer_foreach */
     int hand_back_open;
+    /* the stop operation may leave the timer to the next callback, which destroys it: the
+       pass stops, and once advance returns the episode is over (sim.t NULL) */
+    int destroy_in_callback, destroyed;
+    jmp_buf episode_over;
     unsigned char visited[MAX_NODES];
     size_t visited_count;
     int next_checked; /* the node the next check_world looks at anyway */
@@ -320,6 +327,10 @@ static struct {
            that left it in its coarse slot), and to an earlier one; keep-alive rounds;
            re-filings the timers counted (stats.refiled) */
         uint64_t pushed_later, pushed_in_place, pushed_earlier, keepalive_rounds, refiled;
+        /* episodes of a timer without threads in a build with them; timers destroyed by
+           one of their callbacks */
+        uint64_t unthreaded_episodes, destroyed_in_callback;
+        uint64_t other_timer; /* nodes made pending on another timer */
     } seen;
     uint64_t episode_pushes; /* pushed_later in this episode: stats.refiled's bound */
     log_entry log[LOG_SIZE];
@@ -988,6 +999,10 @@ static void pass_end(size_t got) {
                     (unsigned long long)sim.pass_now);
     }
     check_all_nodes(sim.n);
+    if (sim.destroyed) { /* the timer is gone: the rest of the operation with it */
+        sim.t = NULL;
+        longjmp(sim.episode_over, 1);
+    }
 }
 
 static void op_advance(uint64_t now) {
@@ -1147,6 +1162,52 @@ static void op_forget(void) {
     note("forget", id, 0, 0, 0);
 }
 
+/* A node pending on another timer: this one refuses to schedule (EBUSY), reschedule (EBUSY)
+   or cancel it (EINVAL), does not count it, and says it is not pending here; its leeway is
+   refused (EBUSY). Cancelled on its own timer, it keeps that scheduling's deadline, period
+   and arg (a reschedule here reuses them). */
+static void op_other_timer(void) {
+    int id = random_node_where(is_not_pending), form = random_form();
+    hwtimer_timeout *to = &sim.nodes[id].to;
+    model_timeout *mt = &sim.m.to[id];
+    hwtimer *other;
+    hwtimer_config cfg;
+    uint64_t when = random_when(form), period = draw_percent(30) ? random_period() : 0;
+    void *arg = random_arg(id);
+    int err;
+    if (mt->pending) return;
+    test_fake_config(&cfg, &sim.clock, sim.m.tick, 4);
+    err = hwtimer_create(&other, &cfg);
+    expect_result("hwtimer_create (another timer)", -1, err, HWTIMER_OK);
+    err = form == ARM_ABSOLUTE ? hwtimer_schedule_periodic_at(other, to, when, period, on_fire, arg)
+          : period ? hwtimer_schedule_periodic(other, to, when, period, on_fire, arg)
+                   : hwtimer_schedule(other, to, when, on_fire, arg);
+    if (form == ARM_ABSOLUTE && period == 0) /* (periodic_at with period 0 is refused) */
+        err = hwtimer_schedule_at(other, to, when, on_fire, arg);
+    note("schedule on another timer", id, deadline_of(form, when), period, err);
+    expect_result("schedule on another timer", id, err, HWTIMER_OK);
+    expect_result("schedule here", id, hwtimer_schedule(sim.t, to, 1, on_fire, arg),
+                  sim.m.stopped ? HWTIMER_ESTOPPED : HWTIMER_EBUSY);
+    expect_result("reschedule_at here", id, hwtimer_reschedule_at(sim.t, to, sim.clock),
+                  sim.m.stopped ? HWTIMER_ESTOPPED : HWTIMER_EBUSY);
+    expect_result("cancel here", id, hwtimer_cancel(sim.t, to), HWTIMER_EINVAL);
+    expect_result("is_pending here", id, hwtimer_is_pending(sim.t, to), 0);
+    expect_result("set_leeway", id, hwtimer_timeout_set_leeway(to, 1), HWTIMER_EBUSY);
+    expect_result("state", id, hwtimer_timeout_state(to), HWTIMER_PENDING);
+    if (hwtimer_timeout_due_in(sim.t, to) != UINT64_MAX)
+        diverge("node %d, pending on another timer, is due in %llu here", id,
+                (unsigned long long)hwtimer_timeout_due_in(sim.t, to));
+    check_pending();
+    expect_result("cancel on the other timer", id, hwtimer_cancel(other, to), 1);
+    hwtimer_destroy(other);
+    mt->ever = 1;
+    mt->state = HWTIMER_CANCELLED;
+    mt->deadline = deadline_of(form, when);
+    mt->period = period;
+    mt->arg = arg;
+    sim.seen.other_timer++;
+}
+
 static void on_unprocessed(hwtimer_timeout *to, void *ctx);
 
 /* stop hands back exactly the pending set, each CANCELLED; a second stop returns 0. */
@@ -1264,6 +1325,22 @@ static void pick_shard(void) {
     if (sim.shards) hwtimer__thread_number = 1 + (unsigned)draw_below(2 * sim.shards);
 }
 
+/* hwtimer_destroy from a callback: every pending node is cancelled at once (a periodic one
+   running its callback too: it is not re-armed), no other callback runs in this pass, and
+   the timer is freed when the pass returns. */
+static void destroy_from_callback(void) {
+    int i;
+    note("destroy from a callback", sim.running, 0, 0, 0);
+    hwtimer_destroy(sim.t);
+    sim.destroy_in_callback = 0;
+    sim.destroyed = 1;
+    for (i = 0; i < sim.n; i++)
+        if (sim.m.to[i].pending) model_disarm(&sim.m, i, HWTIMER_CANCELLED);
+    sim.m.stopped = 1;
+    check_all_nodes(sim.n);
+    sim.seen.destroyed_in_callback++;
+}
+
 static void on_fire(hwtimer_timeout *to, void *arg) {
     int id = node_id(to, arg), rearms;
     pick_shard();
@@ -1278,7 +1355,9 @@ static void on_fire(hwtimer_timeout *to, void *arg) {
     if (!ran_period) model_disarm(&sim.m, id, HWTIMER_EXPIRED);
     sim.in_callback = 1;
     sim.running = id;
+    if (sim.destroyed) diverge("node %d ran after its timer was destroyed from a callback", id);
     mutate_from_callback(id);
+    if (sim.destroy_in_callback) destroy_from_callback();
     rearms = rearms_after_callback(id);
     next_deadline = next_run_deadline(id);
     sim.running = -1;
@@ -1308,7 +1387,8 @@ static void model_op(unsigned r) {
     else if (r < 90) op_queries();
     else if (r < 94) op_set_leeway(random_node(), random_leeway()); /* EBUSY if pending */
     else if (r < 96) op_bad_arguments();
-    else op_forget();
+    else if (r < 98) op_forget();
+    else op_other_timer();
 }
 
 static void episode_begin(void) {
@@ -1337,11 +1417,15 @@ static void episode_begin(void) {
         cfg.wake_fn = on_wake;
         cfg.wake_ctx = &sim;
     }
-    /* with threads, half the episodes spread their nodes over 2-4 shards */
+    /* in a build with threads a fifth of the timers have none (cfg.threads NULL: no lock,
+       no waits), and half the others spread their nodes over 2-4 shards */
+    if (cfg.threads && draw_percent(20)) cfg.threads = NULL;
+    sim.seen.unthreaded_episodes += cfg.threads == NULL && test_threads() != NULL;
     sim.shards = cfg.threads && draw_percent(50) ? 2 + (unsigned)draw_below(3) : 0;
     cfg.shards = sim.shards;
     sim.seen.sharded_episodes += sim.shards != 0;
     sim.episode_pushes = 0;
+    sim.destroy_in_callback = sim.destroyed = 0;
     err = hwtimer_create(&sim.t, &cfg);
     note("create", -1, sim.m.tick, sim.m.start, err);
     expect_result("hwtimer_create", -1, err, HWTIMER_OK);
@@ -1352,25 +1436,39 @@ static void episode_begin(void) {
 static void episode_end(void) {
     int i;
     hwtimer_stats stats;
-    hwtimer_stats_get(sim.t, &stats);
-    check_refiled(&stats);
-    sim.seen.refiled += stats.refiled;
-    note("destroy", -1, 0, 0, 0);
-    hwtimer_destroy(sim.t);
-    sim.t = NULL;
+    if (sim.t) { /* (not if a callback destroyed it) */
+        hwtimer_stats_get(sim.t, &stats);
+        check_refiled(&stats);
+        sim.seen.refiled += stats.refiled;
+        note("destroy", -1, 0, 0, 0);
+        hwtimer_destroy(sim.t);
+        sim.t = NULL;
+    }
     for (i = 0; i < sim.n; i++)
         if (sim.m.to[i].pending) model_disarm(&sim.m, i, HWTIMER_CANCELLED);
     check_all_nodes(MAX_NODES);
 }
 
+/* The episode's timer is gone: a callback destroyed it. The driver ends the episode. */
+static int episode_over(void) { return sim.t == NULL; }
+
 /* Operation r (below MODEL_OP_MIX, or MODEL_OP_STOP), then the checks every operation ends
-   with. */
+   with. The stop operation stops the timer, or leaves it to the next callback to destroy.
+   Once a callback destroyed the timer, the operation ends as the advance returns. */
 static void model_step(unsigned r) {
+    if (episode_over()) return;
     pick_shard();
-    if (r == MODEL_OP_STOP) {
-        op_stop();
-    } else {
+    if (setjmp(sim.episode_over)) {
+        sim.op++;
+        return;
+    }
+    if (r != MODEL_OP_STOP) {
         model_op(r);
+    } else if (draw_percent(30)) {
+        sim.destroy_in_callback = 1;
+        note("the next callback destroys the timer", -1, 0, 0, 0);
+    } else {
+        op_stop();
     }
     check_world();
     sim.seen.at_end_of_time += sim.m.last_now == UINT64_MAX;

@@ -46,7 +46,7 @@ static void run_episodes(uint64_t ops) {
         if (length > ops - sim.op) length = ops - sim.op;
         stop_at = draw_percent(40) ? draw_below(length) : length;
         episode_begin();
-        for (i = 0; i < length; i++)
+        for (i = 0; i < length && !episode_over(); i++)
             model_step(i == stop_at ? MODEL_OP_STOP : (unsigned)draw_below(MODEL_OP_MIX));
         episode_end();
     }
@@ -113,9 +113,14 @@ static void print_summary(double seconds) {
     printf("model: armings that woke the loop (wake_fn) %llu; that found an answer out and "
            "did not %llu\n",
            (unsigned long long)sim.seen.woke, (unsigned long long)sim.seen.did_not_wake);
-    printf("model: episodes on a timer of shards %llu (armings outside shard 0: %llu)\n",
+    printf("model: episodes on a timer of shards %llu (armings outside shard 0: %llu); on a "
+           "timer without threads in a build with them %llu; timers destroyed by a callback "
+           "%llu; nodes made pending on another timer %llu\n",
            (unsigned long long)sim.seen.sharded_episodes,
-           (unsigned long long)sim.seen.armed_off_shard0);
+           (unsigned long long)sim.seen.armed_off_shard0,
+           (unsigned long long)sim.seen.unthreaded_episodes,
+           (unsigned long long)sim.seen.destroyed_in_callback,
+           (unsigned long long)sim.seen.other_timer);
     printf("model: pending deadlines pushed later %llu (%llu left in their coarse slot), "
            "moved earlier %llu; keep-alive rounds %llu; re-filed by a pass "
            "after a push (stats.refiled) %llu\n",
