@@ -399,6 +399,74 @@ static void test_incomplete_thread_tables(void) {
     check_refused(&cfg, &r);
 }
 
+/* Thread objects of any size get bytes of their own in the timer's block: each object a
+   table's init hook makes is filled with a mark of its own, and every later use of it
+   (lock, unlock, broadcast, destroy) must find that mark whole. Sizes 1 to 33 bytes: one
+   past a multiple of 16 is where a layout that rounds down would let the next object
+   overlap this one. */
+static struct {
+    size_t size;
+    int objects;
+    void *obj[8];
+    unsigned char mark[8];
+    unsigned torn; /* uses that found their object's mark broken, or an unknown object */
+} marked;
+
+static int marked_init(void *obj) {
+    if (marked.objects == 8) return -1;
+    marked.obj[marked.objects] = obj;
+    marked.mark[marked.objects] = (unsigned char)(0xA0 + marked.objects);
+    memset(obj, marked.mark[marked.objects], marked.size);
+    marked.objects++;
+    return 0;
+}
+
+static void marked_use(void *obj) {
+    const unsigned char *p = (const unsigned char *)obj;
+    size_t i;
+    int k = 0;
+    while (k < marked.objects && marked.obj[k] != obj) k++;
+    if (k == marked.objects) {
+        marked.torn++;
+        return;
+    }
+    for (i = 0; i < marked.size; i++) marked.torn += p[i] != marked.mark[k];
+}
+
+static void test_thread_objects_apart(void) {
+    hwtimer_threads th;
+    hwtimer_config cfg;
+    fixture f;
+    size_t size;
+    if (!real_threads()) return; /* HWTIMER_NO_THREADS: no table is accepted */
+    fill_inert_threads(&th);
+    th.mutex_init = th.cond_init = marked_init;
+    th.mutex_lock = th.mutex_unlock = th.mutex_destroy = marked_use;
+    th.cond_broadcast = th.cond_destroy = marked_use;
+    for (size = 1; size <= 33; size++) {
+        hwtimer *t = NULL;
+        probe p;
+        memset(&marked, 0, sizeof marked);
+        marked.size = th.mutex_size = th.cond_size = th.thread_size = size;
+        fixture_config(&f, &cfg, 0, MS, 8);
+        cfg.threads = &th;
+        cfg.shards = 0;
+        CHECK_EQ(hwtimer_create(&t, &cfg), HWTIMER_OK);
+        if (!t) return;
+        CHECK_EQ(marked.objects, 3); /* the mutex and two condition variables */
+        probe_init(&p, &f, 0);
+        CHECK_EQ(hwtimer_schedule(t, &p.to, MS, probe_fn, &p), HWTIMER_OK);
+        CHECK_EQ(hwtimer_cancel(t, &p.to), 1);
+        CHECK_EQ(hwtimer_schedule(t, &p.to, MS, probe_fn, &p), HWTIMER_OK);
+        f.clock = MS;
+        CHECK_EQ(hwtimer_poll(t), 1);
+        CHECK_EQ(p.runs, 1);
+        hwtimer_destroy(t);
+        CHECK_EQ(marked.torn, 0);
+        CHECK_EQ(f.mem.live_bytes, 0);
+    }
+}
+
 /* Wrapped hooks of a real backend that fail on request and count what they made. */
 static struct {
     const hwtimer_threads *real;
@@ -518,6 +586,7 @@ int main(void) {
     RUN_TEST(test_shards_config);
     RUN_TEST(test_thread_backends);
     RUN_TEST(test_user_threads_table);
+    RUN_TEST(test_thread_objects_apart);
     RUN_TEST(test_incomplete_thread_tables);
     RUN_TEST(test_sync_objects_fail);
     if (test_threads()) { /* a worker thread needs a backend */

@@ -2,7 +2,8 @@
    brute-force computations over random inputs:
 
      hwtimer__due_tick              deadline -> the tick of its boundary
-     hwtimer__wheel_where           tick -> the level and slot it is filed in
+     hwtimer__wheel_where           tick -> the level and slot it is filed in (and the
+                                    levels: enough for the latest tick, at least one)
      hwtimer__level_next_occupied   the first occupied slot at or after an index, from the
                                     bit tree hwtimer__level_mark / _unmark keep
      hwtimer__leeway_tick           a node's due tick e and leeway -> the tick its window's
@@ -14,6 +15,8 @@
    re-files it when it reaches that slot; a push earlier, or of a node in level 0, moves it
    at once. And hwtimer_check's rule for such nodes: a node may wait in a coarse slot that
    starts at or before its due tick, never after, and in level 0 only in its own slot.
+   Last, the list of due nodes: kept in order of tick, a node behind those of its own tick
+   (a filing in time order walks nothing).
 
    Each runs on a real timer (made by hwtimer_create on a fake clock) whose geometry the
    helpers read; the brute-force side uses only the geometry hwtimer.h documents (ticks per
@@ -107,8 +110,30 @@ static void check_wheel_where(uint64_t tick_ns, uint32_t ticks_per_wheel, uint64
     fixture_close(&f);
 }
 
+/* The levels: just enough for the digits of the latest tick any deadline can have (its bit
+   length, at least one bit: a timer whose clock starts at UINT64_MAX has only tick 0), so
+   that every deadline has a place. */
+static void check_levels(uint64_t start, uint64_t tick_ns, uint32_t ticks_per_wheel) {
+    fixture f;
+    uint64_t max_tick;
+    unsigned bits = 1, length = 1;
+    fixture_open(&f, start, tick_ns, ticks_per_wheel);
+    while (((uint32_t)1 << bits) < ticks_per_wheel) bits++;
+    max_tick = (UINT64_MAX - start) / tick_ns + ((UINT64_MAX - start) % tick_ns != 0);
+    while (length < 64 && max_tick >> length) length++;
+    CHECK_EQ(f.t->max_tick, max_tick);
+    CHECK_EQ(f.t->levels, (length + bits - 1) / bits);
+    fixture_close(&f);
+}
+
 static void test_wheel_where(void) {
     uint64_t rng = 2;
+    check_levels(0, 1, 2);            /* 64 levels of one bit */
+    check_levels(0, 1, 512);          /* 8 levels of 9 bits: the last one has one */
+    check_levels(0, MS, 512);         /* 45 bits: 5 levels */
+    check_levels(UINT64_MAX - 1, 1, 8);
+    check_levels(UINT64_MAX, MS, 8);  /* max_tick 0: one level */
+    check_levels(UINT64_MAX, 1, 1u << 16);
     check_wheel_where(1, 2, &rng);
     check_wheel_where(MS, 8, &rng);
     check_wheel_where(MS, 512, &rng);
@@ -338,11 +363,47 @@ static void test_check_filed_early(void) {
     fixture_close(&f);
 }
 
+/* ---- the list of due nodes -------------------------------------------------------------- */
+
+/* Node `to`'s place in its timer's list of due nodes (0: first), or -1. */
+static int due_place(const hwtimer *t, const hwtimer_timeout *to) {
+    const struct hwtimer__link *l;
+    int i = 0;
+    for (l = t->due.next; l != &t->due; l = l->next, i++)
+        if (l == &to->link) return i;
+    return -1;
+}
+
+/* A node whose tick has passed waits in `due`, which keeps ticks in order by walking back
+   from its tail past the later ones only: a node of the tail's tick goes behind it at once
+   (filings in time order cost O(1), ties keep their order), one of an earlier tick goes in
+   front. The pass then runs them in that order. */
+static void test_due_order(void) {
+    fixture f;
+    hwtimer_timeout a = HWTIMER_TIMEOUT_INIT, b = HWTIMER_TIMEOUT_INIT, c = HWTIMER_TIMEOUT_INIT;
+    int fired = 0;
+    fixture_open(&f, 0, MS, 8);
+    CHECK_EQ(hwtimer_advance(f.t, 10 * MS), 0); /* ticks up to 10 have passed */
+    CHECK_EQ(hwtimer_schedule_at(f.t, &a, 5 * MS, on_push_fire, &fired), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(f.t, &b, 5 * MS, on_push_fire, &fired), HWTIMER_OK);
+    CHECK_EQ(due_place(f.t, &a), 0);
+    CHECK_EQ(due_place(f.t, &b), 1); /* the same tick: behind a */
+    CHECK_EQ(hwtimer_schedule_at(f.t, &c, 3 * MS, on_push_fire, &fired), HWTIMER_OK);
+    CHECK_EQ(due_place(f.t, &c), 0); /* an earlier tick: in front of both */
+    CHECK_EQ(due_place(f.t, &a), 1);
+    CHECK_EQ(due_place(f.t, &b), 2);
+    CHECK_EQ(hwtimer_check(f.t), 0);
+    CHECK_EQ(hwtimer_advance(f.t, 10 * MS), 3);
+    CHECK_EQ(fired, 3);
+    fixture_close(&f);
+}
+
 int main(void) {
     RUN_TEST(test_due_tick);
     RUN_TEST(test_wheel_where);
     RUN_TEST(test_level_next_occupied);
     RUN_TEST(test_leeway_tick);
+    RUN_TEST(test_due_order);
     RUN_TEST(test_push_later);
     RUN_TEST(test_check_filed_early);
     return test_finish();
