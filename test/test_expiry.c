@@ -1,6 +1,7 @@
 /* test_expiry.c - what an event loop asks: hwtimer_next_expiry (never later than the
-   next boundary, always ahead after an advance), hwtimer_poll_timeout_ms (rounded up,
-   capped at INT_MAX) and hwtimer_poll (advance to the clock). */
+   next boundary, always ahead after an advance, exact for a timeout in the finest level),
+   hwtimer_poll_timeout_ms (rounded up, capped at INT_MAX) and hwtimer_poll (advance to the
+   clock). */
 #include "harness.h"
 #include "fixture.h"
 #include "probe.h"
@@ -24,6 +25,24 @@ static void test_next_expiry(void) {
     probes_init(p, N, &f);
     schedule_random(p, N, &rng, MS, 10000 * SEC);
     drain_by_next_expiry(&f, p, N, 20 * N);
+    fixture_close(&f);
+}
+
+/* An advance across a stretch where nothing is pending still moves the wheel to its target:
+   a timeout then due within the finest level's rotation (ticks_per_wheel ticks: 96 to 104
+   ms here) waits in that level, so next_expiry is its boundary exactly, and it runs without
+   moving down a level (stats.cascaded). */
+static void test_next_expiry_after_empty_advance(void) {
+    fixture f;
+    probe p;
+    hwtimer_stats stats;
+    open_with_probes(&f, &p, 1, 0, 8);
+    CHECK_EQ(advance_to(&f, 100 * MS), 0);
+    CHECK_EQ(probe_schedule(&p, MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer_next_expiry(f.t), 101 * MS);
+    CHECK_EQ(advance_to(&f, 101 * MS), 1);
+    hwtimer_stats_get(f.t, &stats);
+    CHECK_EQ(stats.cascaded, 0);
     fixture_close(&f);
 }
 
@@ -93,6 +112,7 @@ static void test_poll(void) {
 
 int main(void) {
     RUN_TEST(test_next_expiry);
+    RUN_TEST(test_next_expiry_after_empty_advance);
     RUN_TEST(test_poll_timeout_ms);
     RUN_TEST(test_poll);
     return test_finish();

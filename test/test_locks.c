@@ -1,0 +1,244 @@
+/* test_locks.c - every public function that reads or changes a timer with threads takes its
+   locks, and gives back each lock it took, once.
+
+   The timers here run on a backend that wraps this mode's and keeps, for every mutex a
+   timer made, whether it is held. It counts the misuses: a lock of a mutex already held,
+   an unlock or a wait on one that is not, a destroy of one still held (a misuse is counted
+   and not passed on, so that the test fails rather than hangs), and it counts the locks.
+   Every entry point is called on an ordinary timer and on a timer of 3 shards, caller-driven
+   on a fake clock and on this thread alone (so a mutex held when it is locked again is held
+   by this thread), from the outside, from callbacks and from a hwtimer_foreach visitor;
+   then no misuse may have been counted, each call from the outside must have locked, and
+   each call from a visitor must not have (foreach holds the locks: it would deadlock). */
+#include "harness.h"
+#include "fixture.h"
+#include "probe.h"
+
+/* ---- a backend that checks the locking ---------------------------------------------------- */
+
+enum { GUARDED_MAX = 16 };
+
+static struct {
+    const hwtimer_threads *real;
+    void *mutex[GUARDED_MAX]; /* the mutexes made and not destroyed */
+    int held[GUARDED_MAX];
+    unsigned mutexes;
+    unsigned locks, misuses;
+} guard;
+
+static hwtimer_threads guarded_threads;
+
+/* The mutex's index in the guard's table; an unknown mutex is a misuse. */
+static int guarded(const void *m) {
+    unsigned i;
+    for (i = 0; i < guard.mutexes; i++)
+        if (guard.mutex[i] == m) return (int)i;
+    guard.misuses++;
+    return -1;
+}
+
+static int guarded_mutex_init(void *m) {
+    int err;
+    if (guard.mutexes == GUARDED_MAX) return -1;
+    err = guard.real->mutex_init(m);
+    if (err) return err;
+    guard.mutex[guard.mutexes] = m;
+    guard.held[guard.mutexes++] = 0;
+    return 0;
+}
+
+static void guarded_mutex_destroy(void *m) {
+    int i = guarded(m);
+    if (i < 0) return;
+    if (guard.held[i]) guard.misuses++;
+    guard.mutex[i] = NULL;
+    guard.real->mutex_destroy(m);
+}
+
+static void guarded_mutex_lock(void *m) {
+    int i = guarded(m);
+    if (i < 0) return;
+    if (guard.held[i]) { /* by this thread: a second lock would never return */
+        guard.misuses++;
+        return;
+    }
+    guard.real->mutex_lock(m);
+    guard.held[i] = 1;
+    guard.locks++;
+}
+
+static void guarded_mutex_unlock(void *m) {
+    int i = guarded(m);
+    if (i < 0) return;
+    if (!guard.held[i]) {
+        guard.misuses++;
+        return;
+    }
+    guard.held[i] = 0;
+    guard.real->mutex_unlock(m);
+}
+
+static void guarded_cond_wait(void *cond, void *m, uint64_t timeout_ns) {
+    int i = guarded(m);
+    if (i < 0) return;
+    if (!guard.held[i]) {
+        guard.misuses++;
+        return;
+    }
+    guard.held[i] = 0;
+    guard.real->cond_wait(cond, m, timeout_ns);
+    guard.held[i] = 1;
+}
+
+/* A caller-driven timer on f's fake clock with the checking backend and `shards` shards. */
+static void open_guarded(fixture *f, unsigned shards) {
+    hwtimer_config cfg;
+    memset(&guard, 0, sizeof guard);
+    guard.real = test_threads();
+    guarded_threads = *guard.real;
+    guarded_threads.mutex_init = guarded_mutex_init;
+    guarded_threads.mutex_destroy = guarded_mutex_destroy;
+    guarded_threads.mutex_lock = guarded_mutex_lock;
+    guarded_threads.mutex_unlock = guarded_mutex_unlock;
+    guarded_threads.cond_wait = guarded_cond_wait;
+    fixture_config(f, &cfg, 0, MS, 64);
+    cfg.threads = &guarded_threads;
+    cfg.shards = shards;
+    fixture_create(f, &cfg);
+}
+
+/* No mutex held, none misused. */
+static int guard_clean(void) {
+    unsigned i;
+    int held = 0;
+    for (i = 0; i < guard.mutexes; i++) held += guard.mutex[i] != NULL && guard.held[i];
+    return held == 0 && guard.misuses == 0;
+}
+
+/* The locks a call takes: LOCKS_IN(n, call) runs the call and sets n. */
+#define LOCKS_IN(n, call)                                                         \
+    do {                                                                          \
+        unsigned locks__before = guard.locks;                                     \
+        call;                                                                     \
+        (n) = guard.locks - locks__before;                                        \
+    } while (0)
+
+/* ---- the entry points ----------------------------------------------------------------------- */
+
+static unsigned visitor_locks, visits;
+
+/* A foreach visitor asks about the node: under foreach's locks, so without locking. */
+static void visit_and_ask(hwtimer_timeout *to, void *ctx) {
+    probe *p = (probe *)ctx;
+    unsigned n;
+    LOCKS_IN(n, CHECK_EQ(hwtimer_is_pending(p->f->t, to), 1));
+    visitor_locks += n;
+    LOCKS_IN(n, CHECK(hwtimer_timeout_due_in(p->f->t, to) != UINT64_MAX));
+    visitor_locks += n;
+    visits++;
+}
+
+/* A callback that works on the timer: each call locks as from the outside. */
+static unsigned callback_calls_unlocked;
+
+static void act_work(probe *p) {
+    unsigned n;
+    LOCKS_IN(n, CHECK_EQ(probe_schedule(p->peer[0], 5 * MS), HWTIMER_OK));
+    callback_calls_unlocked += n == 0;
+    LOCKS_IN(n, CHECK_EQ(hwtimer_reschedule(p->f->t, &p->peer[0]->to, 6 * MS), HWTIMER_OK));
+    callback_calls_unlocked += n == 0;
+    LOCKS_IN(n, CHECK_EQ(hwtimer_is_pending(p->f->t, &p->peer[0]->to), 1));
+    callback_calls_unlocked += n == 0;
+    LOCKS_IN(n, CHECK_EQ(probe_cancel(p->peer[0]), 1));
+    callback_calls_unlocked += n == 0;
+}
+
+static void check_entry_points(unsigned shards) {
+    fixture f;
+    probe p[4];
+    hwtimer_stats stats;
+    handed_back back;
+    unsigned n;
+    open_guarded(&f, shards);
+    probes_init(p, 4, &f);
+    CHECK_EQ(guard.mutexes, shards ? 1 + shards : 1); /* the group's and each shard's */
+    /* arming, moving and cancelling, from the outside */
+    LOCKS_IN(n, CHECK_EQ(probe_schedule(&p[0], 10 * MS), HWTIMER_OK));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(probe_schedule_at(&p[1], 200 * MS), HWTIMER_OK));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(probe_schedule_periodic(&p[2], 3 * MS, 7 * MS), HWTIMER_OK));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_reschedule(f.t, &p[1].to, 300 * MS), HWTIMER_OK)); /* later */
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_reschedule_at(f.t, &p[1].to, 20 * MS), HWTIMER_OK)); /* earlier */
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(probe_cancel(&p[1]), 1));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(probe_cancel(&p[1]), 0)); /* not pending */
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_reschedule(f.t, &p[1].to, 30 * MS), HWTIMER_OK)); /* again */
+    CHECK(n > 0);
+    CHECK(guard_clean());
+    /* the questions, from the outside */
+    LOCKS_IN(n, CHECK_EQ(hwtimer_is_pending(f.t, &p[0].to), 1));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_timeout_due_in(f.t, &p[0].to), 10 * MS));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_pending(f.t), 3));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_next_expiry(f.t), 3 * MS));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_poll_timeout_ms(f.t), 3));
+    CHECK(n > 0);
+    LOCKS_IN(n, hwtimer_stats_get(f.t, &stats));
+    CHECK(n > 0);
+    CHECK_EQ(stats.pending, 3);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_check(f.t), 0));
+    CHECK(n > 0);
+    CHECK(guard_clean());
+    /* a foreach visitor asks without locking; after the walk, asking locks again */
+    visitor_locks = visits = 0;
+    LOCKS_IN(n, CHECK_EQ(hwtimer_foreach(f.t, visit_and_ask, &p[0]), 3));
+    CHECK(n > 0);
+    CHECK_EQ(visits, 3);
+    CHECK_EQ(visitor_locks, 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_is_pending(f.t, &p[0].to), 1));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK(hwtimer_timeout_due_in(f.t, &p[0].to) != UINT64_MAX));
+    CHECK(n > 0);
+    CHECK(guard_clean());
+    /* passes whose callbacks work on the timer, each call locking */
+    p[2].action = act_work;
+    p[2].peer[0] = &p[3];
+    callback_calls_unlocked = 0;
+    LOCKS_IN(n, CHECK_EQ(advance_to(&f, 3 * MS), 1));
+    CHECK(n > 0);
+    f.clock = 10 * MS;
+    LOCKS_IN(n, CHECK_EQ(hwtimer_poll(f.t), 2)); /* p[0], and p[2] again */
+    CHECK(n > 0);
+    CHECK_EQ(callback_calls_unlocked, 0);
+    CHECK_EQ(p[3].runs, 0);
+    CHECK(guard_clean());
+    /* stop hands the rest back, then the timer refuses */
+    memset(&back, 0, sizeof back);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_stop(f.t, note_handed_back, &back), 2)); /* p[1], p[2] */
+    CHECK(n > 0);
+    CHECK_EQ(back.calls, 2);
+    LOCKS_IN(n, CHECK_EQ(probe_schedule(&p[0], MS), HWTIMER_ESTOPPED));
+    CHECK(n > 0);
+    CHECK(guard_clean());
+    fixture_close(&f);
+    CHECK(guard_clean()); /* destroy: nothing held, every mutex destroyed unheld */
+}
+
+static void test_entry_points_lock(void) { check_entry_points(0); }
+
+static void test_entry_points_lock_shards(void) { check_entry_points(3); }
+
+int main(void) {
+    REQUIRE_THREADS("test_locks");
+    RUN_TEST(test_entry_points_lock);
+    RUN_TEST(test_entry_points_lock_shards);
+    return test_finish();
+}
