@@ -67,25 +67,25 @@ static void guarded_mutex_lock(void *m) {
     guard.locks++;
 }
 
-static void guarded_mutex_unlock(void *m) {
+/* Marks a held mutex released and returns its index; one not held is a misuse: -1. */
+static int guarded_release(const void *m) {
     int i = guarded(m);
-    if (i < 0) return;
+    if (i < 0) return -1;
     if (!guard.held[i]) {
         guard.misuses++;
-        return;
+        return -1;
     }
     guard.held[i] = 0;
-    guard.real->mutex_unlock(m);
+    return i;
+}
+
+static void guarded_mutex_unlock(void *m) {
+    if (guarded_release(m) >= 0) guard.real->mutex_unlock(m);
 }
 
 static void guarded_cond_wait(void *cond, void *m, uint64_t timeout_ns) {
-    int i = guarded(m);
+    int i = guarded_release(m);
     if (i < 0) return;
-    if (!guard.held[i]) {
-        guard.misuses++;
-        return;
-    }
-    guard.held[i] = 0;
     guard.real->cond_wait(cond, m, timeout_ns);
     guard.held[i] = 1;
 }
