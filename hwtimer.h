@@ -310,7 +310,8 @@ enum {
     HWTIMER_ETHREAD = -7   /* the thread backend failed */
 };
 
-/* A list link. Private: only the timer touches it. */
+/* A list link, and a timer's wheel. Private: only the timer touches them. */
+struct hwtimer__wheel;
 struct hwtimer__link {
     struct hwtimer__link *next, *prev;
 };
@@ -329,7 +330,7 @@ struct hwtimer_timeout {
     uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns (rounded down) */
     uint16_t leeway_digits;
     uint64_t deadline;         /* D of the last scheduling */
-    hwtimer *owner;            /* the timer it was last scheduled on */
+    struct hwtimer__wheel *wheel; /* the wheel (of its timer) it was last scheduled in */
     uint64_t period;           /* 0: one-shot */
     hwtimer_fn fn;
     void *arg;
@@ -432,8 +433,7 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
    table, threads under HWTIMER_NO_THREADS, alloc_fn without free_fn (or the reverse), no
    clock under HWTIMER_NO_DEFAULT_CLOCK. HWTIMER_ENOMEM: the allocation failed.
    HWTIMER_ETHREAD: a mutex or condition variable could not be made. With cfg.shards > 1
-   (see "Many producers: shards" in THREADS) it allocates one block per shard and one for
-   the timer, all on the start S read once; HWTIMER_EINVAL also for shards > 64, or
+   (see "Many producers: shards" in THREADS), HWTIMER_EINVAL also for shards > 64, or
    shards > 1 without threads or with a compiler that has neither GCC's atomics nor MSVC's
    (a thread-local variable and a compare-and-swap). On error *out is NULL, and cfg.log_fn,
    if set, hears one sentence naming the field and the rule it broke. */
@@ -1049,25 +1049,27 @@ static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
 #define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
 #endif
 
-/* Shards (hwtimer_config.shards) need two things of the compiler: a thread-local variable,
-   so that each thread keeps to its own shard, and a compare-and-swap on a pointer, so that
-   two threads that arm the same fresh node at once cannot put it in two shards. Without
-   them hwtimer_create refuses shards (HWTIMER__CAN_SHARD 0). */
+/* Thread-local variables (a thread's shard, the foreach visitor's timer) and a compare-and-
+   swap on a pointer (a fresh node claimed by one shard). Shards need both: without them
+   hwtimer_create refuses shards. */
 #if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__CAN_SHARD 1
+#define HWTIMER__HAVE_THREAD_LOCAL 1
 #define HWTIMER__THREAD_LOCAL __thread
+#define HWTIMER__HAVE_CAS 1
 #define HWTIMER__CAS_PTR(p, expected, desired)                                          \
     __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
                                 __ATOMIC_ACQUIRE)
 #elif defined(_MSC_VER)
-#define HWTIMER__CAN_SHARD 1
+#define HWTIMER__HAVE_THREAD_LOCAL 1
 #define HWTIMER__THREAD_LOCAL __declspec(thread)
+#define HWTIMER__HAVE_CAS 1
 #define HWTIMER__CAS_PTR(p, expected, desired)                                          \
     (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
      (void *)(expected))
 #else
-#define HWTIMER__CAN_SHARD 0
+#define HWTIMER__HAVE_THREAD_LOCAL 0
 #define HWTIMER__THREAD_LOCAL
+#define HWTIMER__HAVE_CAS 0
 #define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
 #endif
 
@@ -1082,19 +1084,53 @@ static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
 }
 
+/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale, no format
+   strings to get wrong): text and decimal numbers appended in turn, cut at its size. */
+typedef struct hwtimer__sentence {
+    char text[256];
+    size_t len;
+} hwtimer__sentence;
+
+static void hwtimer__say(hwtimer__sentence *msg, const char *words) {
+    while (*words && msg->len + 1 < sizeof msg->text) msg->text[msg->len++] = *words++;
+    msg->text[msg->len] = '\0';
+}
+
+static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
+    char digits[21];
+    size_t n = sizeof digits - 1;
+    digits[n] = '\0';
+    do {
+        digits[--n] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v);
+    hwtimer__say(msg, digits + n);
+}
+
 /* =================================================================================
-   [hwtimer:data] Data: where a node is, levels, waiting cancels, the timer itself
+   [hwtimer:data] Data: a node's place, the geometry, a wheel, the timer over its wheels
+
+   Three layers, each in its own type. The geometry: the tick and the levels, fixed at
+   create. A wheel (hwtimer__wheel): the levels' lists and bit trees, the `due` and `ready`
+   lists and its pending count; it knows nothing of locks, threads, the clock, callbacks,
+   wake_fn or the log. The timer (struct hwtimer), the front end: its config, clock,
+   threads, worker, the loop's answers, the log and the counters, over 1 .. 64 wheels. Each
+   wheel comes with what its lock guards (hwtimer__shard): the callback of one of its nodes
+   that runs, the cancels that wait for it, and the timer's last answer as its filings
+   compare with it. With one wheel its lock is the timer's.
    ================================================================================= */
 
-/* Where a node is while pending (struct hwtimer_timeout.where). 0 must mean "nowhere" so a
+/* Where a node is while pending (hwtimer_timeout.where). 0 must mean "nowhere" so that a
    zero-filled node is idle. */
 enum {
     HWTIMER__WHERE_NONE = 0,
-    HWTIMER__WHERE_LIST = 1, /* t->due or t->ready: a plain list, no bitmap */
-    HWTIMER__WHERE_WHEEL = 2 /* + level * width + slot */
+    HWTIMER__WHERE_LIST = 1, /* `due` or `ready`: a plain list, no bit tree */
+    HWTIMER__WHERE_WHEEL = 2 /* + (level << bits) + slot: a slot of the wheel */
 };
 
 #define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
+#define HWTIMER__MAX_SHARDS 64    /* a bit each in a pass's mask of wheels */
+#define HWTIMER__LINE 64          /* every part of a timer's block starts on a line of its own */
 
 /* A worker's callback that runs longer than this (or than a tick, if that is longer) makes
    every timeout due meanwhile late: cfg.log_fn hears of it, at most once a second. */
@@ -1108,14 +1144,94 @@ enum {
 typedef char hwtimer__slot_lists_is_a_power_of_two
     [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
 
-/* One level: `width` slots of HWTIMER_SLOT_LISTS lists each, and a bit tree that says
-   which slots are occupied. Layer 0 of the tree has a bit per slot; each word of layer k
-   has its bit in layer k+1, set while the word is nonzero. The geometry (layers, offsets)
-   is the same for every level and lives in the timer. */
-typedef struct hwtimer__level {
-    struct hwtimer__link *lists; /* slot i: lists[i * HWTIMER_SLOT_LISTS ...] */
-    uint64_t *occupied;
-} hwtimer__level;
+/* The tick and the levels (THE DESIGN), fixed at create and read by every wheel. */
+typedef struct hwtimer__geometry {
+    uint64_t tick_ns;
+    uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
+    uint64_t start;    /* S: the clock at create */
+    uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
+    uint32_t width;    /* slots per level, a power of two >= 2 */
+    uint32_t mask;     /* width - 1 */
+    unsigned bits;     /* log2(width) */
+    unsigned levels;
+    unsigned bit_layers;  /* of each level's bit tree: a bit per slot, then a bit per word */
+    size_t level_words;   /* the words of one level's bit tree */
+    /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
+    uint8_t shift_of_bit[64];  /* the shift of its level's digit: level * bits */
+    uint32_t where_of_bit[64]; /* HWTIMER__WHERE_WHEEL + (level << bits) */
+    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
+    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
+} hwtimer__geometry;
+
+/* The last leeway a wheel turned into ticks (hwtimer__leeway_tick): a program uses one or
+   two. */
+typedef struct hwtimer__leeway_memo {
+    uint32_t key;  /* hwtimer__leeway_key of that leeway, 0: none yet */
+    uint64_t mask; /* 2^k - 1, 2^k the largest power of two <= its ticks + 1 */
+    uint64_t room; /* the last due tick e whose e + mask is <= max_tick */
+} hwtimer__leeway_memo;
+
+/* A wheel: the levels' slots and bit trees, and the lists of nodes due now. What a pass
+   does to it comes in steps: begin (a target tick), collect each step's nodes, end. */
+typedef struct hwtimer__wheel {
+    const hwtimer__geometry *geo;
+    struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS ...] */
+    uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words ...] */
+    uint64_t elapsed;     /* processed up to this tick */
+    uint64_t notice_upto; /* a filing at a tick <= this is noticed: the greater of the two */
+    uint64_t due_upto;    /* ... ticks <= this go to `due`: a pass's target, or elapsed */
+    uint64_t watch_upto;  /* ... ticks <= this are reported to the filer (the front end's) */
+    size_t pending;       /* armed here: filed, or held out of the lists by the front end */
+    uint32_t next_list;   /* which list of a busy slot gets the next node, in turn */
+    int collecting;       /* a pass is under way: between hwtimer__wheel_begin and _end */
+    hwtimer__leeway_memo memo;
+    struct hwtimer__link due;   /* sorted by due tick: filed at or before the target */
+    struct hwtimer__link ready; /* to run in the step under way, in order */
+    uint64_t cascaded;          /* nodes moved down a level, re-filings included */
+    uint64_t refiled;           /* ... of which re-filings after a push later */
+} hwtimer__wheel;
+
+/* A step of a pass in one wheel: the ready nodes due at `tick`, or the occupied slot that
+   starts there. */
+typedef struct hwtimer__step {
+    uint64_t tick;
+    int runs_ready; /* the ready nodes, else the slot */
+    unsigned level;
+    uint32_t slot;
+} hwtimer__step;
+
+/* What a callback did to its own node while it ran (hwtimer__run_first_ready). */
+typedef enum hwtimer__fate {
+    HWTIMER__UNTOUCHED = 0, /* a periodic node is re-armed for its next period */
+    HWTIMER__REARMED,       /* scheduled or rescheduled: pending again, filed */
+    HWTIMER__CANCELLED      /* cancelled: never touched again */
+} hwtimer__fate;
+
+/* The node whose callback runs now. The pass claims a due node N: N leaves `ready` as
+   EXPIRED, a one-shot N stops counting as pending at once, a periodic one keeps counting;
+   then the callback runs with no lock held. What each event does meanwhile:
+
+     event during the callback    one-shot N                  periodic N
+     is N pending?                no (until armed again)      yes: EXPIRED + period,
+                                                              until cancelled
+     hwtimer_cancel(N)            0, nothing changes          1: CANCELLED, pending--,
+                                  (1 if armed again)          fate CANCELLED
+     schedule/reschedule N on t   armed: PENDING, filed;      schedule: EBUSY; reschedule:
+                                  fate REARMED                filed now; fate REARMED
+     schedule N on another timer  allowed (not pending)       EBUSY (pending here)
+     a cancel on another thread   returns 0 at once           cancels (as above), then
+                                  (once the callback ends)    waits for the callback
+
+   When the callback returns: REARMED: a cancel waiting on another thread cancels that
+   arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed for the first
+   period after `now`; otherwise N is never touched again (a one-shot callback may have
+   freed it). */
+typedef struct hwtimer__running {
+    hwtimer_timeout *node; /* or NULL */
+    int periodic;          /* read without touching the node */
+    hwtimer__fate fate;
+    uint64_t now;          /* the `now` its periodic re-arm counts from */
+} hwtimer__running;
 
 /* A cancel that waits for a running callback, on the canceller's stack. If the callback arms
    its node again, the pass cancels that arming for the waiter and sets `hit`. */
@@ -1125,177 +1241,108 @@ typedef struct hwtimer__cancel_wait {
     struct hwtimer__cancel_wait *next;
 } hwtimer__cancel_wait;
 
+/* An answer to the loop (hwtimer_next_expiry) or to the worker: no tick with work lies
+   before `time`. A filing before it, or any filing while it says nothing was pending,
+   must wake the loop or the worker, once per answer. */
+typedef struct hwtimer__answer {
+    uint64_t time;
+    int none;  /* nothing was pending */
+    int armed; /* no filing has called for a wake-up since: the next one before it does */
+} hwtimer__answer;
+
+/* A wheel and what its lock guards. */
+typedef struct hwtimer__shard {
+    hwtimer__wheel wheel; /* first: a node's `wheel` is also its shard */
+    void *mutex;          /* the wheel's lock; with one wheel, the timer's */
+    void *done_cond;      /* a cancel waits on it for a callback; one wheel: the timer's */
+    unsigned waiters;     /* cancels waiting on done_cond */
+    int wake_now;         /* a filing called for a wake-up: once the lock is released */
+    hwtimer__running run;
+    hwtimer__cancel_wait *cancel_waits;
+    hwtimer__answer answer; /* the timer's last answer, as this wheel's filings see it */
+    uint64_t wake_by_clock; /* a worker sleeps until this clock time (else UINT64_MAX): an
+                               arming that reads the clock past it must wake the worker */
+} hwtimer__shard;
+
+typedef void (*hwtimer__wake_fn)(void *);
+
+/* The pass under way (hwtimer__pass): at most one per timer. */
+typedef struct hwtimer__pass_state {
+    int on;
+    void *thread;      /* the thread that runs it (and its callbacks) */
+    uint64_t last_now; /* the `now` of the last advance */
+} hwtimer__pass_state;
+
+typedef struct hwtimer__worker_state {
+    int mode;     /* cfg.worker: a worker runs the passes */
+    int running;  /* its thread was started (read without the lock: atomic) */
+    int sleeping; /* it waits on wake_cond for its answer's time */
+    int counted;  /* counted in hwtimer__live_workers */
+    void *thread;
+    void *wake_cond;
+} hwtimer__worker_state;
+
+/* The loop that drives a caller-driven timer. */
+typedef struct hwtimer__loop_state {
+    hwtimer__wake_fn wake_fn;
+    void *wake_ctx;
+    hwtimer__answer answer; /* the last answer; armed: a wake_fn call is owed to it */
+    long wakes_running;     /* wake-ups under way with no lock held (the timer outlives them) */
+} hwtimer__loop_state;
+
+typedef struct hwtimer__log_state {
+    void (*fn)(void *, const char *);
+    void *ctx;
+    uint64_t slow_ns;     /* worker mode with log_fn: a callback that runs longer is reported
+                             (max(HWTIMER__SLOW_CALLBACK_NS, tick)); 0: never */
+    uint64_t quiet_until; /* no report before this time: at most one a second */
+} hwtimer__log_state;
+
 struct hwtimer {
-    /* geometry, fixed at create */
-    uint64_t tick_ns;
-    uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
-    uint64_t start;    /* S: the clock at create */
-    uint32_t width;    /* slots per level, a power of two >= 2 */
-    uint32_t mask;     /* width - 1 */
-    unsigned bits;     /* log2(width) */
-    unsigned levels;
-    unsigned bit_layers;
-    /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
-    uint8_t shift_of_bit[64]; /* the shift of its level's digit: level * bits */
-    uint32_t where_of_bit[64]; /* HWTIMER__WHERE_WHEEL + level * width */
-    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
-    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
-    hwtimer__level *level;
-    struct hwtimer__link *lists; /* every level's slot lists, level after level */
-    size_t max_pending; /* SIZE_MAX: no limit */
+    hwtimer__geometry geo;
     uint64_t (*clock_fn)(void *);
     void *clock_ctx;
-    int own_clock;      /* clock_fn is the user's, not the platform clock the OS waits on */
+    int own_clock; /* clock_fn is the user's, not the platform clock the OS waits on */
+    unsigned shards; /* its wheels: max(1, cfg.shards), after the struct (hwtimer__shard_at) */
+    const hwtimer_threads *threads; /* NULL: no locks */
+    void *mutex;     /* the timer's lock: passes, answers, the worker; with one wheel also the
+                        wheel's */
+    void *done_cond; /* advance and stop wait on it for a pass to end */
+    unsigned waiters;
+    size_t max_pending;  /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
+    long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
+    long shared_pending; /* ... and the nodes pending in all wheels, counted apart */
+    int stopped;         /* read by entries under a wheel's lock: atomic */
+    int destroy_deferred; /* hwtimer_destroy was called from a callback */
+    hwtimer__pass_state pass;
+    hwtimer__worker_state worker;
+    hwtimer__loop_state loop;
+    hwtimer__log_state log;
+    hwtimer_stats stats; /* wakeups, passes and fired (a wheel counts its moves) */
     void (*free_fn)(void *, void *);
     void *alloc_ctx;
-    size_t bytes;
-
-    /* the wheel */
-    uint64_t elapsed;  /* processed up to this tick */
-    uint64_t due_upto; /* ticks <= due_upto go to `due`: the target of the pass under way */
-    uint64_t notice_upto; /* a filing at a tick <= this is noticed: it may go to `due` or call
-                             wake_fn (hwtimer__file_noticed). The greater of due_upto and
-                             hwtimer__wake_upto (hwtimer__set_notice_upto) */
-    uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
-    uint32_t leeway_key;   /* memo of the last leeway turned into ticks (hwtimer__leeway_key) */
-    uint64_t leeway_mask;  /* ... 2^k - 1, 2^k the largest power of two <= its ticks + 1 */
-    uint64_t leeway_room;  /* ... the last e whose e + leeway_mask is <= max_tick */
-    uint64_t last_now; /* the `now` of the last advance */
-    uint32_t next_list; /* which list of a busy slot gets the next node, in turn */
-    struct hwtimer__link due;   /* sorted by deadline */
-    struct hwtimer__link ready; /* to run in this pass, in order */
-    size_t pending;
-
-    /* Running callbacks. The pass claims a due node N: N leaves `ready` as EXPIRED, a
-       one-shot N stops counting as pending at once, a periodic one keeps counting; then
-       running = N, touched = rearmed = 0, and the callback runs with the lock released.
-       What each event does while it runs, and when it returns:
-
-         event during the callback    one-shot N                  periodic N
-         is N pending?                no (until armed again)      yes: EXPIRED + period,
-                                                                  until cancelled
-         hwtimer_cancel(N)            0, nothing changes          1: CANCELLED, pending--,
-                                      (1 if armed again)          touched, not rearmed
-         schedule/reschedule N on t   armed: PENDING, filed;      schedule: EBUSY; reschedule:
-                                      touched, rearmed            filed now; touched, rearmed
-         schedule N on another timer  allowed (not pending)       EBUSY (pending here)
-         a cancel on another thread   returns 0 at once           cancels (as above), then
-                                      (once the callback ends)    waits for the callback
-
-         when the callback returns    rearmed: a cancel waiting on another thread cancels
-                                      that arming too (hwtimer__cancel_for_waiter);
-                                      periodic and untouched: re-armed for the first period
-                                      after running_now; otherwise N is never touched again
-                                      (a one-shot callback may have freed it). */
-    hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
-    int running_touched;       /* it was cancelled or scheduled during its callback */
-    int running_rearmed;       /* it is pending again, armed during its callback */
-    int running_periodic;      /* it is periodic (read without touching the node) */
-    uint64_t running_now;      /* the `now` its periodic re-arm counts from */
-    struct hwtimer__cancel_wait *cancel_waits; /* cancels waiting for a running callback */
-    int in_pass;
-    int stopped;
-    int destroy_deferred;      /* hwtimer_destroy was called from a callback */
-    hwtimer_stats stats;
-
-    /* threads (all NULL without) */
-    const hwtimer_threads *threads;
-    void *mutex;
-    void *wake_cond;   /* the worker sleeps on it */
-    void *done_cond;   /* cancel/stop/advance wait on it for a callback or pass to end */
-    void *worker_thread;
-    void *pass_thread; /* the thread running the pass under way */
-    unsigned waiters;  /* threads waiting on done_cond */
-    int worker_mode;
-    int rearm_reads_clock;   /* a periodic node re-arms from the clock when its run started
-                                (worker mode), not from the pass's `now` */
-    int worker_running;
-    uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
-    uint64_t worker_wake_tick; /* ... and the tick of that time (no division per schedule) */
-    int counted_worker;      /* counted in hwtimer__live_workers */
-
-    /* the loop that drives a caller-driven timer (cfg.wake_fn) */
-    void (*wake_fn)(void *);
-    void *wake_ctx;
-    uint64_t reported;  /* the time next_expiry / poll_timeout_ms last answered */
-    int reported_none;  /* ... and that answer said nothing was pending */
-    int wake_armed;     /* an answer is out that no wake_fn call has answered yet */
-    int wake_now;       /* call wake_fn as soon as the lock is released */
-    void (*log_fn)(void *, const char *);
-    void *log_ctx;
-    uint64_t slow_ns;          /* worker mode with log_fn: a callback that runs longer is
-                                  reported (max(HWTIMER__SLOW_CALLBACK_NS, tick)); 0: never */
-    uint64_t slow_quiet_until; /* no report before this time: at most one a second */
-
-    /* a timer of shards (cfg.shards > 1): the layer [hwtimer:group] */
-    struct hwtimer__group *group;    /* a group: its shards; NULL: an ordinary timer or a shard */
-    struct hwtimer__group *in_group; /* a shard: the group it belongs to; else NULL */
+    void *block; /* what alloc_fn returned: the timer is aligned within it */
     hwtimer *fork_next; /* the next timer whose locks fork() takes (hwtimer__fork_list) */
 };
 
-/* =================================================================================
-   [hwtimer:group] A timer of shards, 1: the group, and what its shards share with it
+/* The timer and its shards, each on lines of its own (no shard shares a line with another
+   one's lock word or counters). */
+#define HWTIMER__ROUND_LINE(n) (((n) + HWTIMER__LINE - 1) & ~(size_t)(HWTIMER__LINE - 1))
+#define HWTIMER__SHARDS_AT HWTIMER__ROUND_LINE(sizeof(hwtimer))
+#define HWTIMER__SHARD_STRIDE HWTIMER__ROUND_LINE(sizeof(hwtimer__shard))
 
-   A group (cfg.shards > 1) is a timer that keeps no node itself: its nodes live in its
-   shards, ordinary caller-driven timers with locks, on its clock and start, whose wake_fn is
-   hwtimer__shard_woke. Its own lock serializes its passes and answers, and its worker. The
-   layer comes in parts, each where what it needs is defined: here its data and the hooks an
-   ordinary timer calls as a shard (a pending place, a wake-up under way, the quiet time of
-   slow-callback reports); [hwtimer:group-pass] its pass and answers; [hwtimer:group-arming]
-   which shard an entry point works on; [hwtimer:group-create] its creation and its part
-   of the public functions. A public entry point tests t->group where a group differs and
-   goes to the layer (a pass and an answer through hwtimer__run_pass and
-   hwtimer__answer_loop). Elsewhere the code knows a group only as t->in_group and these
-   hooks, and as t->group where a group's shards are freed (hwtimer__finish_destroy) or
-   locked for fork() (hwtimer__fork_prepare).
-   ================================================================================= */
-
-#define HWTIMER__MAX_SHARDS 64
-
-typedef struct hwtimer__group {
-    hwtimer *timer;                      /* the group itself (its lock, worker, answers) */
-    unsigned shards;
-    hwtimer *shard[HWTIMER__MAX_SHARDS];
-    long max_pending;   /* cfg.max_pending (at most LONG_MAX), 0: no limit ... */
-    long pending;       /* ... else the nodes pending in all the shards */
-    long wakes_running; /* calls of hwtimer__shard_woke under way (the group is not freed
-                           before they end) */
-    uint64_t slow_quiet_until; /* the shards' callbacks run on the group's worker: no report
-                                  of a slow one before this time, at most one a second */
-} hwtimer__group;
-
-/* A shard of a group with max_pending reserves a place in the group's pending count before
-   a node becomes pending, and releases it as the node stops pending (cancel, run, stop): a
-   count that every shard writes, exact under any interleaving. Returns 0 if the count was
-   at the group's max_pending. */
-static int hwtimer__group_reserve(hwtimer__group *group) {
-    if (!group->max_pending || HWTIMER__ATOMIC_ADD(&group->pending, 1) <= group->max_pending) return 1;
-    HWTIMER__ATOMIC_ADD(&group->pending, -1);
-    return 0;
+static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
+    return (hwtimer__shard *)(void *)((char *)(uintptr_t)t + HWTIMER__SHARDS_AT +
+                                      (size_t)i * HWTIMER__SHARD_STRIDE);
 }
 
-/* n nodes of t stopped pending: a shard gives their places back. */
-static void hwtimer__release_pending(hwtimer *t, size_t n) {
-    if (t->in_group && t->in_group->max_pending) {
-        HWTIMER__ATOMIC_ADD(&t->in_group->pending, -(long)n);
-    }
-}
-
-/* A shard's wake_fn is about to be called with no lock held (hwtimer__unlock_and_wake): count
-   the call, under the shard's lock, so that the group outlives it (hwtimer__shard_woke). */
-static void hwtimer__group_wake_begins(hwtimer__group *group) {
-    HWTIMER__ATOMIC_ADD_SYNC(&group->wakes_running, 1);
-}
-
-/* Where t's reports of slow callbacks note their quiet time: a shard's is its group's. */
-static uint64_t *hwtimer__slow_quiet(hwtimer *t) {
-    return t->in_group ? &t->in_group->slow_quiet_until : &t->slow_quiet_until;
-}
+/* The one forward declaration: the worker frees a timer destroyed from its callback. */
+static void hwtimer__finish_destroy(hwtimer *t);
 
 /* =================================================================================
    [hwtimer:ticks] Ticks: deadlines to ticks and back, leeway, the slot of a tick
 
-   Arithmetic; its one write is the timer's memo of the last leeway.
+   Arithmetic on the geometry; its one write is a wheel's leeway memo.
    ================================================================================= */
 
 #if defined(__SIZEOF_INT128__)
@@ -1304,28 +1351,35 @@ __extension__ typedef unsigned __int128 hwtimer__u128;
 
 /* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
    the estimate is floor(n/tick) or one less, and one comparison corrects it. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n,
+                                                  uint64_t *rem) {
 #if defined(__SIZEOF_INT128__)
-    uint64_t q = (uint64_t)(((hwtimer__u128)n * t->tick_inv) >> 64);
-    uint64_t r = n - q * t->tick_ns;
-    if (r >= t->tick_ns) {
+    uint64_t q = (uint64_t)(((hwtimer__u128)n * g->tick_inv) >> 64);
+    uint64_t r = n - q * g->tick_ns;
+    if (r >= g->tick_ns) {
         q++;
-        r -= t->tick_ns;
+        r -= g->tick_ns;
     }
     *rem = r;
     return q;
 #else
-    *rem = n % t->tick_ns;
-    return n / t->tick_ns;
+    *rem = n % g->tick_ns;
+    return n / g->tick_ns;
 #endif
 }
 
 /* The tick a deadline is due at: the first boundary at or after it. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer__geometry *g, uint64_t deadline) {
     uint64_t q, r;
-    if (deadline <= t->start) return 0;
-    q = hwtimer__div_tick(t, deadline - t->start, &r);
+    if (deadline <= g->start) return 0;
+    q = hwtimer__div_tick(g, deadline - g->start, &r);
     return q + (r != 0);
+}
+
+/* The time of a tick boundary, UINT64_MAX if it lies beyond. */
+static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick) {
+    if (tick > (UINT64_MAX - g->start) / g->tick_ns) return UINT64_MAX;
+    return g->start + tick * g->tick_ns;
 }
 
 /* A node's leeway in ns: up to 65535 decimal digits times a power of ten, so that the
@@ -1351,49 +1405,47 @@ static uint32_t hwtimer__leeway_bits(void) {
     return first ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
-/* A leeway's key in the timer's memo: the node's exponent and digits as they lie in
-   memory, nonzero for any leeway; one load and one and, where reading the two fields and
-   joining them took five instructions. Read it before storing the node's state: a load
-   that spans a store just made waits until that store is done (bench scenario 9 measures
-   a schedule with a leeway against one without). */
+/* A leeway's key in the memo: the node's exponent and digits as they lie in memory, nonzero
+   for any leeway: one load and one and. Read it before storing the node's state: a load
+   that spans a store just made waits until that store is done. */
 static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
     return word & hwtimer__leeway_bits();
 }
 
-/* A program uses one or two leeways: the timer remembers the last one as its mask. */
-static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer *t, const hwtimer_timeout *to) {
-    uint64_t rem, n = hwtimer__div_tick(t, hwtimer__leeway(to), &rem);
+static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
+                                                       const hwtimer_timeout *to) {
+    uint64_t rem, n = hwtimer__div_tick(w->geo, hwtimer__leeway(to), &rem);
     uint64_t mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
                                     : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
-    t->leeway_mask = mask;
-    t->leeway_room = mask < t->max_tick ? t->max_tick - mask : 0;
-    t->leeway_key = hwtimer__leeway_key(to);
+    w->memo.mask = mask;
+    w->memo.room = mask < w->geo->max_tick ? w->geo->max_tick - mask : 0;
+    w->memo.key = hwtimer__leeway_key(to);
 }
 
 /* The grid tick of a window that may end past max_tick: that tick if it does not. */
-static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick_at_end(const hwtimer *t, uint64_t e) {
-    uint64_t up = e + t->leeway_mask;
-    if (up < e || (up & ~t->leeway_mask) > t->max_tick) return t->max_tick;
-    return up & ~t->leeway_mask;
+static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick_at_end(const hwtimer__wheel *w,
+                                                              uint64_t e) {
+    uint64_t up = e + w->memo.mask;
+    if (up < e || (up & ~w->memo.mask) > w->geo->max_tick) return w->geo->max_tick;
+    return up & ~w->memo.mask;
 }
 
 /* The tick a node with a leeway runs at, for its due tick e (see Leeway in THE DESIGN):
-   the first multiple of 2^k at or after e. Inline and without a bit scan: an add and a
-   mask once the memo holds this leeway's mask. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer *t, const hwtimer_timeout *to,
+   the first multiple of 2^k at or after e; an add and a mask once the memo holds it. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                      uint64_t e) {
-    if (hwtimer__leeway_key(to) != t->leeway_key) hwtimer__set_leeway_memo(t, to);
-    if (e > t->leeway_room) return hwtimer__leeway_tick_at_end(t, e);
-    return (e + t->leeway_mask) & ~t->leeway_mask;
+    if (hwtimer__leeway_key(to) != w->memo.key) hwtimer__set_leeway_memo(w, to);
+    if (e > w->memo.room) return hwtimer__leeway_tick_at_end(w, e);
+    return (e + w->memo.mask) & ~w->memo.mask;
 }
 
 /* The tick a node runs at, for a deadline: its due tick, or its leeway's grid tick. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer *t, const hwtimer_timeout *to,
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                    uint64_t deadline) {
-    uint64_t e = hwtimer__due_tick(t, deadline);
-    if (hwtimer__leeway_key(to)) return hwtimer__leeway_tick(t, to, e);
+    uint64_t e = hwtimer__due_tick(w->geo, deadline);
+    if (hwtimer__leeway_key(to)) return hwtimer__leeway_tick(w, to, e);
     return e;
 }
 
@@ -1403,71 +1455,69 @@ static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
     return k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
 }
 
-/* The time of a tick boundary, UINT64_MAX if it lies beyond. */
-static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
-    if (tick > (UINT64_MAX - t->start) / t->tick_ns) return UINT64_MAX;
-    return t->start + tick * t->tick_ns;
-}
-
-/* The level and slot for a tick after elapsed: the level of the highest bit in which they
+/* The slot of a tick after elapsed, as a `where`: the level of the highest bit in which they
    differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
-HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
-    unsigned bit = hwtimer__msb64(tick ^ t->elapsed);
-    uint32_t slot = (uint32_t)(tick >> t->shift_of_bit[bit]) & t->mask;
-    HWTIMER_ASSERT(tick > t->elapsed && bit / t->bits < t->levels);
-    return t->where_of_bit[bit] + slot;
+HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick) {
+    const hwtimer__geometry *g = w->geo;
+    unsigned bit = hwtimer__msb64(tick ^ w->elapsed);
+    uint32_t slot = (uint32_t)(tick >> g->shift_of_bit[bit]) & g->mask;
+    HWTIMER_ASSERT(tick > w->elapsed && bit / g->bits < g->levels);
+    return g->where_of_bit[bit] + slot;
 }
 
-/* =================================================================================
-   [hwtimer:wake] Waking the loop: which filings must call wake_fn
-
-   The loop that drives a caller-driven timer was last told a time (hwtimer__answer_loop in
-   [hwtimer:pass]). A node filed to run before it must wake the loop, once per answer:
-   wake_fn is called at once without threads, and with threads once the lock is released
-   (hwtimer__unlock_and_wake in [hwtimer:locking]). Lock held, or no threads.
-   ================================================================================= */
-
-/* The last tick whose filing may have to wake the loop: none (0) unless an answer is out
-   that no wake_fn call has answered; then the tick of the time it told the loop (a tick
-   whose boundary is before that time runs before the loop would wake), or every tick
-   when it told the loop that nothing was pending. An upper bound: hwtimer__note_arming
-   decides exactly. */
-static uint64_t hwtimer__wake_upto(const hwtimer *t) {
-    if (!t->wake_armed) return 0;
-    return t->reported_none ? UINT64_MAX : hwtimer__due_tick(t, t->reported);
+/* The tick at which slot `slot` of the level whose digit sits at bit `shift` (level * bits)
+   starts, for a slot after elapsed's position (in elapsed's rotation of that level). */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, unsigned shift,
+                                                    uint32_t slot) {
+    unsigned up = shift + w->geo->bits;
+    return hwtimer__shl(hwtimer__shr(w->elapsed, up), up) | hwtimer__shl(slot, shift);
 }
 
-/* Call after due_upto, wake_armed or the answer changes: filings at the ticks that need a
-   look take the out-of-line way (hwtimer__file_noticed), every other filing one comparison. */
-static void hwtimer__set_notice_upto(hwtimer *t) {
-    uint64_t wake_upto = hwtimer__wake_upto(t);
-    t->notice_upto = wake_upto > t->due_upto ? wake_upto : t->due_upto;
-}
-
-/* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
-   timer was last told a later time, or that nothing was pending, it must be woken: once per
-   answer (see "Waking the loop" at hwtimer_next_expiry). Without threads wake_fn is called
-   at once; with threads once the lock is released (hwtimer__unlock_and_wake). */
-static void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
-    if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
-    if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
-    t->wake_armed = 0;
-    hwtimer__set_notice_upto(t);
-    if (t->threads) {
-        t->wake_now = 1;
-    } else {
-        t->wake_fn(t->wake_ctx);
+/* Fills the geometry for ticks of tick_ns from `start` and ticks_per_wheel slots a level:
+   enough levels for the tick of the latest deadline, and each level's bit tree. */
+static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
+                                   uint32_t ticks_per_wheel, uint64_t start) {
+    unsigned tick_bits, layer;
+    uint32_t words, offset = 0;
+    memset(g, 0, sizeof *g);
+    g->tick_ns = tick_ns;
+    g->tick_inv = UINT64_MAX / tick_ns;
+    g->start = start;
+    g->width = 2;
+    g->bits = 1;
+    while (g->width < ticks_per_wheel) {
+        g->width <<= 1;
+        g->bits++;
     }
+    g->mask = g->width - 1;
+    g->max_tick = hwtimer__due_tick(g, UINT64_MAX);
+    tick_bits = g->max_tick ? hwtimer__msb64(g->max_tick) + 1 : 1;
+    g->levels = (tick_bits + g->bits - 1) / g->bits;
+    for (layer = 0; layer < 64; layer++) {
+        unsigned level = layer / g->bits;
+        g->shift_of_bit[layer] = (uint8_t)(level * g->bits);
+        g->where_of_bit[layer] = HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits);
+    }
+    words = (g->width + 63) / 64;
+    for (layer = 0;; layer++) {
+        g->layer_words[layer] = words;
+        g->layer_offset[layer] = offset;
+        offset += words;
+        if (words == 1) break;
+        words = (words + 63) / 64;
+    }
+    g->bit_layers = layer + 1;
+    g->level_words = offset;
 }
 
 /* =================================================================================
-   [hwtimer:wheel] The wheel without locks: lists, the bit tree, filing, walks, expiry
+   [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
-   Everything here runs with the timer's lock held (or without threads; the hand-back of
-   cancelled nodes with none) and knows nothing of threads, callbacks or the clock: the
-   unit the model test and the checker look at. A filing the loop must hear of goes to
-   [hwtimer:wake]. Last, the walks over every node: cancelling them all (stop, destroy),
-   handing them back, visiting them (foreach).
+   A wheel's functions take a wheel, never a timer: no lock, thread, clock, callback,
+   wake_fn or log in here. They run with the wheel's lock held, or without threads. A
+   filing at a tick the front end watches (watch_upto) is reported to the filer, which
+   decides whether the loop must wake. Last, the walks over every node: visiting them
+   (foreach), cancelling them all (stop, destroy), handing them back.
    ================================================================================= */
 
 /* Doubly linked circular lists with a sentinel head. */
@@ -1505,12 +1555,18 @@ static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
     return (hwtimer_timeout *)(void *)link;
 }
 
+/* A level's bit tree: layer 0 has a bit per slot; each word of layer k has its bit in layer
+   k+1, set while the word is nonzero. */
+static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
+    return w->occupied + (size_t)level * w->geo->level_words;
+}
+
 /* Marks slot i occupied, climbing only while words were empty. */
-static void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
+static void hwtimer__bits_mark(const hwtimer__geometry *g, uint64_t *bits, uint32_t i) {
     unsigned layer;
     uint64_t pos = i;
-    for (layer = 0; layer < t->bit_layers; layer++) {
-        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
+    for (layer = 0; layer < g->bit_layers; layer++) {
+        uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
         uint64_t was = *word;
         *word = was | ((uint64_t)1 << (pos & 63));
         if (was) break;
@@ -1519,47 +1575,47 @@ static void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv, uint32_t i
 }
 
 /* Clears slot i, climbing only while words become empty. */
-static void hwtimer__level_unmark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
+static void hwtimer__bits_unmark(const hwtimer__geometry *g, uint64_t *bits, uint32_t i) {
     unsigned layer;
     uint64_t pos = i;
-    for (layer = 0; layer < t->bit_layers; layer++) {
-        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
+    for (layer = 0; layer < g->bit_layers; layer++) {
+        uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
         *word &= ~((uint64_t)1 << (pos & 63));
         if (*word) break;
         pos >>= 6;
     }
 }
 
-/* The first occupied slot at index >= from, or t->width if none (no wrap-around: slots
-   behind the level's position are empty by construction). */
-static uint32_t hwtimer__level_next_occupied(const hwtimer *t, const hwtimer__level *lv,
-                                             uint32_t from) {
+/* The first occupied slot at index >= from, or width if none (no wrap-around: slots behind
+   the level's position are empty by construction). */
+static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *bits,
+                                   uint32_t from) {
     unsigned layer = 0;
     uint64_t pos = from;
     for (;;) {
         uint64_t w = pos >> 6;
-        if (w < t->layer_words[layer]) {
-            uint64_t word = lv->occupied[t->layer_offset[layer] + w] & (UINT64_MAX << (pos & 63));
+        if (w < g->layer_words[layer]) {
+            uint64_t word = bits[g->layer_offset[layer] + w] & (UINT64_MAX << (pos & 63));
             if (word) {
                 pos = (w << 6) | hwtimer__ctz64(word);
                 break;
             }
         }
-        if (++layer == t->bit_layers) return t->width;
+        if (++layer == g->bit_layers) return g->width;
         pos = w + 1;
     }
-    while (layer-- > 0) {
-        pos = (pos << 6) | hwtimer__ctz64(lv->occupied[t->layer_offset[layer] + pos]);
-    }
+    while (layer-- > 0) pos = (pos << 6) | hwtimer__ctz64(bits[g->layer_offset[layer] + pos]);
     return (uint32_t)pos;
 }
 
-HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot(const hwtimer__level *lv, uint32_t i) {
-    return &lv->lists[(size_t)i * HWTIMER_SLOT_LISTS];
+/* The lists of the slot with wheel index id (level << bits) + slot. */
+HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__wheel *w,
+                                                                 uint32_t id) {
+    return &w->lists[(size_t)id * HWTIMER_SLOT_LISTS];
 }
 
-/* Are the lists from `lists` to the end of its slot all empty? (All of a slot's lists from
-   its first.) One branch: a mispredicted branch per list would cost more than the loads. */
+/* Are the lists from `first` to the end of a slot all empty? One branch: a mispredicted
+   branch per list would cost more than the loads. */
 HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *lists,
                                                     unsigned first) {
     unsigned k;
@@ -1582,10 +1638,8 @@ typedef struct hwtimer__walk {
 
 /* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
    before either node is visited, as a visit may re-link or free its node, and fetched at
-   once: the visits to the other lists until this one's next turn hide the wait. Both ends
-   of each are fetched: a node in an array that malloc aligned to 16 bytes spans two cache
-   lines, and its visit reads the second (the leeway, to re-file it) as well as the first
-   (bench scenario 2 measures what that saves). */
+   once, both ends of each (a node need not sit on one line, and a re-filing reads both):
+   the visits to the other lists until this one's next turn hide the wait. */
 HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
                                               void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
@@ -1630,239 +1684,285 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
     } while (more);
 }
 
-/* Marks the slot with wheel index id (level * width + slot) occupied. */
-static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer *t, uint32_t id) {
-    hwtimer__level_mark(t, &t->level[id >> t->bits], id & t->mask);
+/* Marks the slot with wheel index id occupied. */
+static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id) {
+    hwtimer__bits_mark(w->geo, hwtimer__level_bits(w, id >> w->geo->bits), id & w->geo->mask);
 }
 
-/* Files a node in the wheel slot `where`: in its first list while that is empty, so a
-   sparse slot keeps its one or two nodes where emptying it looks first (which list holds
-   them would otherwise be a coin toss, and a mispredicted branch costs more than the
-   walk); else in the slot's lists in turn, a run of 2^HWTIMER__LIST_RUN_BITS filings per
-   list: nodes filed one after another are often neighbours in memory (an array of
-   connections), and as neighbours in a list too, a cancel's neighbour writes hit lines
-   the cache already has (one list each in turn spread them ~30 KB apart). A slot whose
-   first list is empty may still be occupied: marking twice is harmless. */
+/* Files a node in the wheel slot `where`: in its first list while that is empty, so a sparse
+   slot keeps its one or two nodes where emptying it looks first; else in the slot's lists
+   in turn, a run of 2^HWTIMER__LIST_RUN_BITS filings per list: nodes filed one after
+   another are often neighbours in memory (an array of connections), and as neighbours in a
+   list too, a cancel's neighbour writes hit lines the cache already has. A slot whose first
+   list is empty may still be occupied: marking twice is harmless. */
 #define HWTIMER__LIST_RUN_BITS 10
-HWTIMER__ALWAYS_INLINE void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to,
-                                                   uint32_t where) {
+HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                  uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    struct hwtimer__link *head = &t->lists[(size_t)id * HWTIMER_SLOT_LISTS];
+    struct hwtimer__link *head = hwtimer__slot_lists(w, id);
     to->where = where;
     if (hwtimer__list_empty(head)) {
-        hwtimer__mark_slot(t, id);
+        hwtimer__mark_slot(w, id);
     } else {
-        head += (t->next_list++ >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
+        head += (w->next_list++ >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     }
     hwtimer__list_append(head, &to->link);
 }
 
 /* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
    the clock stepped back across ticks, as nodes are filed here in time order. */
-static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
-    struct hwtimer__link *pos = t->due.prev;
-    while (pos != &t->due &&
-           hwtimer__node_tick(t, hwtimer__node(pos), hwtimer__node(pos)->deadline) > tick) {
+static void hwtimer__file_in_due(hwtimer__wheel *w, hwtimer_timeout *to, uint64_t tick) {
+    struct hwtimer__link *pos = w->due.prev;
+    while (pos != &w->due &&
+           hwtimer__node_tick(w, hwtimer__node(pos), hwtimer__node(pos)->deadline) > tick) {
         pos = pos->prev;
     }
     to->where = HWTIMER__WHERE_LIST;
     hwtimer__list_insert_after(pos, &to->link);
 }
 
-/* Files a node at a tick <= notice_upto: due in the pass under way or already passed (to
-   `due`), or in the wheel but maybe before the loop's wake-up. */
-static HWTIMER__NOINLINE void hwtimer__file_noticed(hwtimer *t, hwtimer_timeout *to,
-                                                    uint64_t tick) {
-    if (tick <= t->due_upto) {
-        hwtimer__file_in_due(t, to, tick);
+/* The filing of a node at a tick <= notice_upto: due in the pass under way or already passed
+   (to `due`), or in the wheel but watched. Returns whether it is watched. */
+static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                   uint64_t tick) {
+    if (tick <= w->due_upto) {
+        hwtimer__file_in_due(w, to, tick);
     } else {
-        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
+        hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, tick));
     }
-    if (t->wake_armed) hwtimer__note_arming(t, tick);
+    return tick <= w->watch_upto;
 }
 
-/* Files a pending node due at `tick` (hwtimer__node_tick of its deadline). Most filings are
-   for a tick past notice_upto: one comparison, then the wheel. */
-HWTIMER__ALWAYS_INLINE void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
-    if (tick <= t->notice_upto) {
-        hwtimer__file_noticed(t, to, tick);
-    } else {
-        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-    }
-}
-
-/* Makes a node in no list PENDING at `deadline` and files it; returns the tick it will run
-   at. Its tick is found before its state is stored (see hwtimer__leeway_key). */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__file_pending(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t deadline) {
-    uint64_t tick = hwtimer__node_tick(t, to, deadline);
+/* Makes a node in no list PENDING at `deadline` and files it at the tick it will run at,
+   *tick. Returns 1 if that tick is watched (<= watch_upto): the filer looks at it. Most
+   filings are for a tick past notice_upto: one comparison, then the slot. The tick is found
+   before the state is stored (see hwtimer__leeway_key). */
+HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
+                                               uint64_t deadline, uint64_t *tick) {
+    uint64_t e = hwtimer__node_tick(w, to, deadline);
+    *tick = e;
     HWTIMER__STORE64(&to->deadline, deadline);
     hwtimer__set_state(to, HWTIMER_PENDING);
-    hwtimer__file_at(t, to, tick);
-    return tick;
+    if (e <= w->notice_upto) return hwtimer__file_noticed(w, to, e);
+    hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
+    return 0;
 }
 
 /* A node alone in one of the lists of slot `where` was taken out: clears the slot's bit if
    its other lists are empty too. Out of line, so that a cancel needs few registers. */
-static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer *t, uint32_t where) {
+static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    hwtimer__level *lv = &t->level[id >> t->bits];
-    if (hwtimer__slot_empty_from(hwtimer__slot(lv, id & t->mask), 0)) {
-        hwtimer__level_unmark(t, lv, id & t->mask);
+    if (hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
+        hwtimer__bits_unmark(w->geo, hwtimer__level_bits(w, id >> w->geo->bits),
+                             id & w->geo->mask);
     }
 }
 
-/* Takes a pending node out of its list. Its slot can only have become empty if the node was
+/* Takes a filed node out of its list. Its slot can only have become empty if the node was
    alone in its list (both its links point at the list's head). `where` keeps its stale
    value: it is only read while the node is pending. */
-HWTIMER__ALWAYS_INLINE void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
+HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
     hwtimer__list_unlink(&to->link);
     if (to->where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
-        hwtimer__unmark_if_empty(t, to->where);
+        hwtimer__unmark_if_empty(w, to->where);
     }
 }
 
-/* A pending node pushed later may stay where it is filed (see "Pushing a deadline later" in
-   THE DESIGN) if it waits in a coarse slot (level 1 or up: not in `due` or `ready`, whose
-   order and pass are exact, nor in a level-0 slot, a single tick where a loop would wake
-   for nothing), its new deadline is not earlier (so its slot still starts at or before
-   its new tick: the pass reaches the slot first and files it by that deadline), and no
-   pass of this wheel is under way (whose target the new deadline might not pass: it would
-   then run in the same pass, and must go to `due`; a shard whose pass has ended while its
-   timer's goes on has no slot left before that target). Then only the deadline is
-   written: no list, no bitmap, no division, and no wake-up, as the boundary only moves
-   later. Returns 1 if so. */
-HWTIMER__ALWAYS_INLINE int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to,
-                                               uint64_t deadline) {
-    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + t->width ||
-        deadline < to->deadline || t->in_pass) {
+/* A filed node pushed later stays where it is (see "Pushing a deadline later" in THE
+   DESIGN) if it waits in a coarse slot (not in `due` or `ready`, whose order and pass are
+   exact, nor in a level-0 slot, a single tick where a loop would wake for nothing), its new
+   deadline is not earlier (so its slot still starts at or before its new tick), and no pass
+   is under way (whose target the new deadline might not pass: it would then run in the same
+   pass). Then only the deadline is written. Returns 1 if so. */
+HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
+                                                     uint64_t deadline) {
+    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + w->geo->width ||
+        deadline < to->deadline || w->collecting) {
         return 0;
     }
     HWTIMER__STORE64(&to->deadline, deadline);
     return 1;
 }
 
-/* Gives a filed node a new deadline that is due in the wheel past notice_upto: moves it to
-   its new slot, or leaves it where it is if the slot is the same (a slot does not care
-   about the exact deadline). Returns the tick it will run at (> 0, as it is past
-   notice_upto); 0 for a tick <= notice_upto (lock held): the caller unfiles the node and files
-   it again, which looks at that tick. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
-                                                       uint64_t deadline) {
-    uint64_t tick = hwtimer__node_tick(t, to, deadline);
+/* Gives a filed node a new deadline due in the wheel past notice_upto: moves it to its new
+   slot, or leaves it where it is if the slot is the same. Returns the tick it will run at
+   (> 0, as it is past notice_upto); 0 for a tick <= notice_upto, and nothing changed: the
+   caller unfiles the node and files it again, which looks at that tick. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__wheel_move(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                    uint64_t deadline) {
+    uint64_t tick = hwtimer__node_tick(w, to, deadline);
     uint32_t where;
-    if (tick <= t->notice_upto) return 0;
-    where = hwtimer__wheel_where(t, tick);
+    if (tick <= w->notice_upto) return 0;
+    where = hwtimer__wheel_where(w, tick);
     HWTIMER__STORE64(&to->deadline, deadline);
     if (where != to->where) {
-        hwtimer__unfile(t, to);
-        hwtimer__file_in_wheel(t, to, where);
+        hwtimer__wheel_unfile(w, to);
+        hwtimer__file_in_slot(w, to, where);
     }
     return tick;
 }
 
-/* The tick at which slot `slot` of a level starts (the level's digit at bit `shift`: level
-   * bits), for a slot after elapsed's position (in elapsed's rotation of that level). */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer *t, unsigned shift,
-                                                    uint32_t slot) {
-    return hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits), shift + t->bits) |
-           hwtimer__shl(slot, shift);
+/* Sets the ticks the front end watches, and the filings that take the noticed way. */
+static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
+    w->watch_upto = upto;
+    w->notice_upto = upto > w->due_upto ? upto : w->due_upto;
 }
 
 /* The first occupied slot after elapsed's position, in the lowest level that has one (every
    slot of a lower level starts before any of a higher one), and the tick it starts at. */
-static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *slot_out,
-                              uint64_t *start_out) {
+static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
+    const hwtimer__geometry *g = w->geo;
     unsigned level;
-    for (level = 0; level < t->levels; level++) {
-        unsigned shift = level * t->bits;
-        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, shift) & t->mask);
-        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[level], pos + 1);
-        if (slot < t->width) {
-            *level_out = level;
-            *slot_out = slot;
-            *start_out = hwtimer__slot_start(t, shift, slot);
+    for (level = 0; level < g->levels; level++) {
+        unsigned shift = level * g->bits;
+        uint32_t pos = (uint32_t)(hwtimer__shr(w->elapsed, shift) & g->mask);
+        uint32_t slot = hwtimer__bits_next(g, hwtimer__level_bits(w, level), pos + 1);
+        if (slot < g->width) {
+            step->runs_ready = 0;
+            step->level = level;
+            step->slot = slot;
+            step->tick = hwtimer__slot_start(w, shift, slot);
             return 1;
         }
     }
     return 0;
 }
 
-static void hwtimer__to_ready(hwtimer *t, hwtimer_timeout *to) {
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_append(&t->ready, &to->link);
+/* The tick of a list's first node. */
+static uint64_t hwtimer__first_tick(hwtimer__wheel *w, struct hwtimer__link *list) {
+    hwtimer_timeout *first = hwtimer__node(list->next);
+    return hwtimer__node_tick(w, first, first->deadline);
+}
+
+/* The tick of the wheel's next work: `ready` (now), `due`, or the next occupied slot (which
+   may hold only nodes that move down or were pushed later). 0 if the wheel holds nothing. */
+static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
+    hwtimer__step step;
+    if (!hwtimer__list_empty(&w->ready)) {
+        *tick = w->elapsed;
+    } else if (!hwtimer__list_empty(&w->due)) {
+        *tick = hwtimer__first_tick(w, &w->due);
+    } else if (hwtimer__next_slot(w, &step)) {
+        *tick = step.tick;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* A pass to `target` begins: filings up to it go to `due` (they run in the next pass), and
+   what earlier calls left due runs first. */
+static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
+    w->collecting = 1;
+    w->due_upto = target;
+    hwtimer__wheel_watch(w, w->watch_upto);
+    hwtimer__list_splice(&w->ready, &w->due);
+}
+
+/* The pass's next step in this wheel: the first ready node's tick, else the next occupied
+   slot up to the target. 0 when the wheel has none (UINT64_MAX is a tick like any other). */
+static int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
+    if (!hwtimer__list_empty(&w->ready)) {
+        step->runs_ready = 1;
+        step->tick = hwtimer__first_tick(w, &w->ready);
+        return 1;
+    }
+    return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
+}
+
+/* The pass ends in this wheel: at its target, or where it was if it was cut short (a stop
+   or destroy), whose nodes may still wait in the slots before the target. */
+static void hwtimer__wheel_end(hwtimer__wheel *w, int reached) {
+    if (reached) w->elapsed = w->due_upto;
+    w->collecting = 0;
 }
 
 /* Emptying a slot that starts at elapsed (a coarse one: and how many ticks it spans,
    UINT64_MAX for one that reaches past the last tick). */
-typedef struct hwtimer__refiling {
-    hwtimer *t;
+typedef struct hwtimer__collect {
+    hwtimer__wheel *w;
     uint64_t span;
-} hwtimer__refiling;
+} hwtimer__collect;
 
-/* A node of a level-0 slot is due at its tick (none waits there pushed later: see
-   hwtimer__push_later): it runs. */
+static void hwtimer__to_ready(hwtimer__wheel *w, hwtimer_timeout *to) {
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_append(&w->ready, &to->link);
+}
+
+/* A node of a level-0 slot is due at its tick (none waits there pushed later): it runs. */
 static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
-    hwtimer__to_ready(((hwtimer__refiling *)ctx)->t, to);
+    hwtimer__to_ready(((hwtimer__collect *)ctx)->w, to);
 }
 
 /* A node of a coarse slot: due now, to `ready`; else filed by its deadline in a later slot.
-   Counted as a move down a level (stats.cascaded), and apart as a re-filing if the node was
-   pushed later than the slot where it waited, which its tick past the slot's end shows
-   (hwtimer_stats_get reports cascaded without those). */
+   Counted as a move down a level, and apart as a re-filing if the node was pushed later
+   than the slot where it waited, which its tick past the slot's end shows. */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
-    hwtimer__refiling *refiling = (hwtimer__refiling *)ctx;
-    hwtimer *t = refiling->t;
-    uint64_t tick = hwtimer__node_tick(t, to, to->deadline);
-    if (tick <= t->elapsed) {
-        hwtimer__to_ready(t, to);
+    hwtimer__collect *c = (hwtimer__collect *)ctx;
+    hwtimer__wheel *w = c->w;
+    uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
+    if (tick <= w->elapsed) {
+        hwtimer__to_ready(w, to);
         return;
     }
-    if (tick - t->elapsed >= refiling->span) t->stats.refiled++;
-    hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-    t->stats.cascaded++;
+    if (tick - w->elapsed >= c->span) w->refiled++;
+    hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, tick));
+    w->cascaded++;
 }
 
-/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
-   coarse slot is re-filed by its deadline, which puts it in a later slot, never back in
-   this one (so the walk never meets a node it re-filed). Order within a slot does not
-   matter: its nodes are re-filed by their own deadlines. */
-static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
-    hwtimer__level *lv = &t->level[level];
-    struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-    hwtimer__refiling refiling;
+/* Runs a slot step: elapsed moves to the slot's start, and the slot is emptied: what is due
+   now goes to `ready` (exactly the nodes due at that tick: filings during the pass go to
+   `due`), the rest of a coarse slot is re-filed by its deadline, which puts it in a later
+   slot, never back in this one (so the walk never meets a node it re-filed). */
+static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
+    const hwtimer__geometry *g = w->geo;
+    uint32_t id = (step->level << g->bits) + step->slot;
+    struct hwtimer__link *lists = hwtimer__slot_lists(w, id);
+    hwtimer__collect c;
     unsigned k, used;
+    w->elapsed = step->tick;
     HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
-    refiling.t = t;
-    /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
+    c.w = w;
+    /* a sparse slot has its nodes in its first list (see hwtimer__file_in_slot) */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
-    if (level == 0) {
-        hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &refiling);
+    if (step->level == 0) {
+        hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &c);
     } else {
-        refiling.span = level * t->bits < 64 ? (uint64_t)1 << (level * t->bits) : UINT64_MAX;
-        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &refiling);
+        unsigned shift = step->level * g->bits;
+        c.span = shift < 64 ? (uint64_t)1 << shift : UINT64_MAX;
+        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
     }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
-    hwtimer__level_unmark(t, lv, slot);
+    hwtimer__bits_unmark(g, hwtimer__level_bits(w, step->level), step->slot);
 }
 
-/* Calls slot_fn(ctx, level, slot) for every occupied slot of every level. */
-static void hwtimer__for_each_slot(hwtimer *t, void (*slot_fn)(void *, unsigned, uint32_t),
-                                   void *ctx) {
+/* Takes the first ready node out (a plain list: no bit tree to update). */
+static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
+    hwtimer_timeout *to = hwtimer__node(w->ready.next);
+    HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
+                   to->where == HWTIMER__WHERE_LIST);
+    hwtimer__list_unlink(&to->link);
+    return to;
+}
+
+/* Calls slot_fn(ctx, lists) with the lists of every occupied slot of every level. */
+static void hwtimer__for_each_slot(hwtimer__wheel *w,
+                                   void (*slot_fn)(void *, struct hwtimer__link *), void *ctx) {
+    const hwtimer__geometry *g = w->geo;
     unsigned l;
-    for (l = 0; l < t->levels; l++) {
-        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[l], 0);
-        while (slot < t->width) {
-            slot_fn(ctx, l, slot);
-            slot = hwtimer__level_next_occupied(t, &t->level[l], slot + 1);
+    for (l = 0; l < g->levels; l++) {
+        const uint64_t *bits = hwtimer__level_bits(w, l);
+        uint32_t slot;
+        for (slot = hwtimer__bits_next(g, bits, 0); slot < g->width;
+             slot = hwtimer__bits_next(g, bits, slot + 1)) {
+            slot_fn(ctx, hwtimer__slot_lists(w, (l << g->bits) + slot));
         }
     }
 }
 
-/* A walk over a timer's nodes, with the visitor of hwtimer_foreach or the hand-back of
-   hwtimer_stop, or cancelling them all (hwtimer__cancel_all). */
+/* A walk over a wheel's nodes: a visitor and its context (foreach, stop's hand-back), or
+   the lists that cancelled nodes go to. */
 typedef struct hwtimer__nodes_walk {
-    hwtimer *t;
     hwtimer_fn fn;
     void *ctx;
     size_t visited;
@@ -1876,42 +1976,57 @@ static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
     walk->visited++;
 }
 
+static void hwtimer__visit_slot(void *ctx, struct hwtimer__link *lists) {
+    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, ctx);
+}
+
+/* Visits every filed node with walk->fn (foreach). */
+static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
+    hwtimer__walk_lists(&w->due, 1, hwtimer__visit_node, walk);
+    hwtimer__walk_lists(&w->ready, 1, hwtimer__visit_node, walk);
+    hwtimer__for_each_slot(w, hwtimer__visit_slot, walk);
+}
+
 static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     ++((hwtimer__nodes_walk *)ctx)->visited;
 }
 
 /* Cancels every node of an occupied slot and moves its lists to the walk's `out`. */
-static void hwtimer__cancel_slot(void *ctx, unsigned level, uint32_t slot) {
+static void hwtimer__cancel_slot(void *ctx, struct hwtimer__link *lists) {
     hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    struct hwtimer__link *lists = hwtimer__slot(&walk->t->level[level], slot);
     unsigned k;
     hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, walk);
     for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&walk->out[k], &lists[k]);
 }
 
-/* Cancels every pending node and moves it to one of the HWTIMER_SLOT_LISTS lists of `out`,
-   list k of each slot to out[k], so that handing them back can walk them in step too (lock
-   held, no pass under way). */
-static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
-    unsigned l;
-    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
+/* Cancels every filed node and moves it to the end of one of the HWTIMER_SLOT_LISTS lists
+   of `out`, list k of each slot to out[k], so that handing them back walks them in step
+   too (no pass under way, and no node held out of the lists). Returns how many. */
+static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link *out) {
     hwtimer__nodes_walk walk;
+    struct hwtimer__link listed; /* `due` and `ready`, apart from what `out` holds already */
     memset(&walk, 0, sizeof walk);
-    walk.t = t;
     walk.out = out;
-    hwtimer__list_splice(&out[0], &t->due);
-    hwtimer__list_splice(&out[0], &t->ready);
-    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &walk);
-    hwtimer__for_each_slot(t, hwtimer__cancel_slot, &walk);
-    for (l = 0; l < t->levels; l++) memset(t->level[l].occupied, 0, words_per_level * sizeof(uint64_t));
-    HWTIMER_ASSERT(walk.visited == t->pending);
-    t->pending = 0;
-    hwtimer__release_pending(t, walk.visited);
+    hwtimer__list_init(&listed);
+    hwtimer__list_splice(&listed, &w->due);
+    hwtimer__list_splice(&listed, &w->ready);
+    hwtimer__walk_lists(&listed, 1, hwtimer__visit_cancel, &walk);
+    hwtimer__list_splice(&out[0], &listed);
+    hwtimer__for_each_slot(w, hwtimer__cancel_slot, &walk);
+    memset(w->occupied, 0, w->geo->levels * w->geo->level_words * sizeof(uint64_t));
+    HWTIMER_ASSERT(walk.visited == w->pending);
+    w->pending = 0;
     return walk.visited;
 }
 
-/* Hands each cancelled node to fn (no lock held: fn may free the node). */
+/* Empties the lists a stop hands back. */
+static void hwtimer__init_out(struct hwtimer__link *out) {
+    unsigned k;
+    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
+}
+
+/* Hands each cancelled node of `out` to fn (no lock held: fn may free the node). */
 static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
     hwtimer__nodes_walk walk;
     if (!fn) return;
@@ -1921,491 +2036,43 @@ static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *c
     hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
 }
 
-/* Visits every node of an occupied slot with hwtimer__visit_node. */
-static void hwtimer__visit_slot(void *ctx, unsigned level, uint32_t slot) {
-    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    hwtimer__walk_lists(hwtimer__slot(&walk->t->level[level], slot), HWTIMER_SLOT_LISTS,
-                        hwtimer__visit_node, walk);
-}
-
-/* Empties the lists a stop hands back. */
-static void hwtimer__init_out(struct hwtimer__link *out) {
-    unsigned k;
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
-}
-
-/* =================================================================================
-   [hwtimer:memory] Memory and lifecycle: the one allocation, its layout, the thread objects
-
-   First the config's check (and the sentences that tell log_fn what it refused); last,
-   freeing a timer (and a group's shards) once it is stopped.
-   ================================================================================= */
-
-/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale, no format
-   strings to get wrong): text and decimal numbers appended in turn, cut at its size. */
-typedef struct hwtimer__sentence {
-    char text[256];
-    size_t len;
-} hwtimer__sentence;
-
-static void hwtimer__say(hwtimer__sentence *msg, const char *words) {
-    while (*words && msg->len + 1 < sizeof msg->text) msg->text[msg->len++] = *words++;
-    msg->text[msg->len] = '\0';
-}
-
-static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
-    char digits[21];
-    size_t n = sizeof digits - 1;
-    digits[n] = '\0';
-    do {
-        digits[--n] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    hwtimer__say(msg, digits + n);
-}
-
-/* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
-static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
-                                  const uint64_t *value, const char *rule) {
-    hwtimer__sentence msg;
-    if (!cfg || !cfg->log_fn) return;
-    msg.len = 0;
-    hwtimer__say(&msg, "hwtimer_create: ");
-    hwtimer__say(&msg, what);
-    if (value) hwtimer__say_number(&msg, *value);
-    hwtimer__say(&msg, rule);
-    cfg->log_fn(cfg->log_ctx, msg.text);
-}
-
-/* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
-static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
-    if (!th->mutex_size) return "mutex_size";
-    if (!th->cond_size) return "cond_size";
-    if (!th->thread_size) return "thread_size";
-    if (!th->mutex_init) return "mutex_init";
-    if (!th->mutex_destroy) return "mutex_destroy";
-    if (!th->mutex_lock) return "mutex_lock";
-    if (!th->mutex_unlock) return "mutex_unlock";
-    if (!th->cond_init) return "cond_init";
-    if (!th->cond_destroy) return "cond_destroy";
-    if (!th->cond_broadcast) return "cond_broadcast";
-    if (!th->cond_wait) return "cond_wait";
-    if (!th->thread_start) return "thread_start";
-    if (!th->thread_join) return "thread_join";
-    if (!th->thread_detach) return "thread_detach";
-    if (!th->thread_self) return "thread_self";
-    if (!th->thread_is_self) return "thread_is_self";
-    return NULL;
-}
-
-/* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn which field broke which rule. */
-static int hwtimer__check_config(const hwtimer_config *cfg) {
-    uint64_t width = 2, value;
-    const char *missing;
-    if (cfg->tick_ns == 0) {
-        hwtimer__tell_refusal(cfg, "tick_ns is 0: it must be at least 1 ns (start from "
-                              "hwtimer_config_default, which sets 100 ms)", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->ticks_per_wheel == 0 || cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
-        value = cfg->ticks_per_wheel;
-        hwtimer__tell_refusal(cfg, "ticks_per_wheel is ", &value,
-                              ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)");
-        return HWTIMER_EINVAL;
-    }
-    while (width < cfg->ticks_per_wheel) width <<= 1;
-    if (cfg->tick_ns > UINT64_MAX / width) { /* Netty checks this too */
-        hwtimer__tell_refusal(cfg, "tick_ns is ", &cfg->tick_ns,
-                              ": times the wheel's slots (ticks_per_wheel rounded up to a power "
-                              "of two) that overflows 64 bits of nanoseconds; make either smaller");
-        return HWTIMER_EINVAL;
-    }
-    if (!cfg->alloc_fn != !cfg->free_fn) {
-        hwtimer__tell_refusal(cfg, cfg->alloc_fn ? "alloc_fn is set but free_fn is NULL"
-                                                 : "free_fn is set but alloc_fn is NULL",
-                              NULL, ": set both or neither");
-        return HWTIMER_EINVAL;
-    }
-    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) {
-        hwtimer__tell_refusal(cfg, "clock_fn is NULL and this build has no platform clock "
-                              "(HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->worker && !cfg->threads) {
-        hwtimer__tell_refusal(cfg, "worker is set but threads is NULL: a worker needs a threads "
-                              "backend (cfg.threads = hwtimer_threads_default())", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->threads && !HWTIMER__HAVE_THREADS) {
-        hwtimer__tell_refusal(cfg, "threads is set but this build has no thread code "
-                              "(HWTIMER_NO_THREADS): set threads to NULL", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
-    if (missing) {
-        hwtimer__sentence msg;
-        msg.len = 0;
-        hwtimer__say(&msg, "threads is a table whose ");
-        hwtimer__say(&msg, missing);
-        hwtimer__say(&msg, " is missing (NULL or 0): every hook and size is required");
-        hwtimer__tell_refusal(cfg, msg.text, NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    value = cfg->shards;
-    if (cfg->shards > HWTIMER__MAX_SHARDS) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value, ": it must be at most 64");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->shards > 1 && !cfg->threads) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value,
-                              " but threads is NULL: shards need a threads backend");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->shards > 1 && !HWTIMER__CAN_SHARD) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value,
-                              " but this compiler has neither GCC's nor MSVC's atomics and "
-                              "thread-local variables, which shards need: use 0");
-        return HWTIMER_EINVAL;
-    }
-    return HWTIMER_OK;
-}
-
-/* Fills the geometry: width, levels, bit-tree layers. */
-static void hwtimer__set_geometry(hwtimer *t, uint32_t ticks_per_wheel) {
-    uint64_t max_tick;
-    unsigned tick_bits, layer;
-    uint32_t words, offset = 0;
-    t->width = 2;
-    t->bits = 1;
-    while (t->width < ticks_per_wheel) {
-        t->width <<= 1;
-        t->bits++;
-    }
-    t->mask = t->width - 1;
-    /* enough levels for the tick of the latest representable deadline */
-    max_tick = hwtimer__due_tick(t, UINT64_MAX);
-    t->max_tick = max_tick;
-    tick_bits = max_tick ? hwtimer__msb64(max_tick) + 1 : 1;
-    t->levels = (tick_bits + t->bits - 1) / t->bits;
-    for (layer = 0; layer < 64; layer++) {
-        unsigned level = layer / t->bits;
-        t->shift_of_bit[layer] = (uint8_t)(level * t->bits);
-        t->where_of_bit[layer] = HWTIMER__WHERE_WHEEL + ((uint32_t)level << t->bits);
-    }
-    words = (t->width + 63) / 64;
-    for (layer = 0;; layer++) {
-        t->layer_words[layer] = words;
-        t->layer_offset[layer] = offset;
-        offset += words;
-        if (words == 1) break;
-        words = (words + 63) / 64;
-    }
-    t->bit_layers = layer + 1;
-}
-
-static size_t hwtimer__align(size_t n) { return (n + 15u) & ~(size_t)15u; }
-
-/* Adds n bytes to *total, failing on overflow. */
-static int hwtimer__add_size(size_t *total, size_t n) {
-    if (n > SIZE_MAX - *total - 16u) return 0;
-    *total = hwtimer__align(*total + n);
-    return 1;
-}
-
-/* Lays out the one allocation: the timer, levels, slots, bitmaps, thread objects, and
-   `extra` bytes for a layer over the timer (a group's data). Returns 0 when its size does
-   not fit a size_t. */
-static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t extra,
-                           size_t *offsets, size_t *total) {
-    uint64_t slots64 = (uint64_t)t->levels * t->width * HWTIMER_SLOT_LISTS;
-    size_t slots = (size_t)slots64;
-    size_t words = (size_t)t->levels * (t->layer_offset[t->bit_layers - 1] + 1);
-    *total = 0;
-    offsets[0] = 0;
-    if (!hwtimer__add_size(total, sizeof(hwtimer))) return 0;
-    offsets[1] = *total;
-    if (!hwtimer__add_size(total, t->levels * sizeof(hwtimer__level))) return 0;
-    offsets[2] = *total;
-    if (slots64 > SIZE_MAX / sizeof(struct hwtimer__link)) return 0;
-    if (!hwtimer__add_size(total, slots * sizeof(struct hwtimer__link))) return 0;
-    offsets[3] = *total;
-    if (!hwtimer__add_size(total, words * sizeof(uint64_t))) return 0;
-    offsets[4] = *total;
-    if (th) {
-        if (!hwtimer__add_size(total, th->mutex_size) || !hwtimer__add_size(total, th->cond_size) ||
-            !hwtimer__add_size(total, th->cond_size) || !hwtimer__add_size(total, th->thread_size) ||
-            !hwtimer__add_size(total, th->thread_size)) {
-            return 0;
-        }
-    }
-    offsets[5] = *total;
-    return !extra || hwtimer__add_size(total, extra);
-}
-
-/* Points the timer's levels and thread objects into its block and empties the wheel. */
-static void hwtimer__carve(hwtimer *t, char *block, const size_t *offsets) {
-    unsigned l;
-    size_t i;
-    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
-    t->level = (hwtimer__level *)(void *)(block + offsets[1]);
-    t->lists = (struct hwtimer__link *)(void *)(block + offsets[2]);
-    for (l = 0; l < t->levels; l++) {
-        hwtimer__level *lv = &t->level[l];
-        lv->lists = t->lists + (size_t)l * t->width * HWTIMER_SLOT_LISTS;
-        lv->occupied = (uint64_t *)(void *)(block + offsets[3]) + l * words_per_level;
-        for (i = 0; i < (size_t)t->width * HWTIMER_SLOT_LISTS; i++) hwtimer__list_init(&lv->lists[i]);
-        memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
-    }
-    if (t->threads) {
-        const hwtimer_threads *th = t->threads;
-        char *p = block + offsets[4];
-        t->mutex = p;
-        p += hwtimer__align(th->mutex_size);
-        t->wake_cond = p;
-        p += hwtimer__align(th->cond_size);
-        t->done_cond = p;
-        p += hwtimer__align(th->cond_size);
-        t->worker_thread = p;
-        p += hwtimer__align(th->thread_size);
-        t->pass_thread = p;
-    }
-}
-
-static void *hwtimer__alloc(const hwtimer_config *cfg, size_t size) {
-    if (cfg->alloc_fn) return cfg->alloc_fn(size, cfg->alloc_ctx);
-    return HWTIMER_MALLOC(cfg->alloc_ctx, size);
-}
-
-static void hwtimer__free_block(hwtimer *t) {
-    void (*free_fn)(void *, void *) = t->free_fn;
-    void *ctx = t->alloc_ctx;
-    if (free_fn) {
-        free_fn(t, ctx);
-    } else {
-        HWTIMER_FREE(ctx, t);
-    }
-}
-
-/* Makes the mutex and condition variables; undoes what it made on failure. */
-static int hwtimer__init_thread_objects(hwtimer *t) {
-    const hwtimer_threads *th = t->threads;
-    if (!th) return HWTIMER_OK;
-    if (th->mutex_init(t->mutex)) return HWTIMER_ETHREAD;
-    if (th->cond_init(t->wake_cond)) {
-        th->mutex_destroy(t->mutex);
-        return HWTIMER_ETHREAD;
-    }
-    if (th->cond_init(t->done_cond)) {
-        th->cond_destroy(t->wake_cond);
-        th->mutex_destroy(t->mutex);
-        return HWTIMER_ETHREAD;
-    }
-    return HWTIMER_OK;
-}
-
-/* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
-   thread, and more than HWTIMER__MANY_WORKERS is likely a timer per object instead of one
-   shared timer (Netty warns at the same count). */
-#define HWTIMER__MANY_WORKERS 64
-static long hwtimer__live_workers;
-
-static void hwtimer__count_worker(hwtimer *t) {
-    t->counted_worker = 1;
-    if (HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, 1) > HWTIMER__MANY_WORKERS && t->log_fn) {
-        t->log_fn(t->log_ctx, "hwtimer: this timer was created while more than 64 timers with a "
-                              "worker thread are alive (each is a thread); share one timer "
-                              "among many timeouts instead");
-    }
-}
-
-static void hwtimer__fini_thread_objects(hwtimer *t) {
-    if (!t->threads) return;
-    t->threads->cond_destroy(t->done_cond);
-    t->threads->cond_destroy(t->wake_cond);
-    t->threads->mutex_destroy(t->mutex);
-}
-
-static void hwtimer__fork_list_remove(hwtimer *t); /* [hwtimer:platform] */
-
-/* Frees a stopped timer whose worker and passes are over. */
-static void hwtimer__finish_destroy(hwtimer *t) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    unsigned i;
-    hwtimer__fork_list_remove(t);
-    if (t->group) { /* its shards, once no call of hwtimer__shard_woke is under way */
-        while (HWTIMER__ATOMIC_ADD_SYNC(&t->group->wakes_running, 0) != 0) {
-            t->threads->mutex_lock(t->mutex); /* (waits while one holds the lock) */
-            t->threads->mutex_unlock(t->mutex);
-        }
-        for (i = 0; i < t->group->shards; i++) hwtimer__finish_destroy(t->group->shard[i]);
-    }
-    hwtimer__init_out(out);
-    hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
-    if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
-    hwtimer__fini_thread_objects(t);
-    hwtimer__free_block(t);
+/* Makes an empty wheel on `lists` (levels * width * HWTIMER_SLOT_LISTS heads) and
+   `occupied` (levels * level_words words). */
+static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
+                                struct hwtimer__link *lists, uint64_t *occupied) {
+    size_t i, heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
+    memset(w, 0, sizeof *w);
+    w->geo = g;
+    w->lists = lists;
+    w->occupied = occupied;
+    for (i = 0; i < heads; i++) hwtimer__list_init(&lists[i]);
+    memset(occupied, 0, g->levels * g->level_words * sizeof(uint64_t));
+    hwtimer__list_init(&w->due);
+    hwtimer__list_init(&w->ready);
 }
 
 /* =================================================================================
-   [hwtimer:locking] Locking and the running-node rules
+   [hwtimer:check] The invariant check: a wheel against THE DESIGN's invariants
 
-   The lock, the waits for a running callback, waking a sleeping worker, and the rules for
-   a node whose callback runs (the table at struct hwtimer): whether a node is pending,
-   when it will run, and which nodes foreach visits.
-   ================================================================================= */
-
-HWTIMER__ALWAYS_INLINE void hwtimer__lock(hwtimer *t) {
-    if (t->threads) t->threads->mutex_lock(t->mutex);
-}
-HWTIMER__ALWAYS_INLINE void hwtimer__unlock(hwtimer *t) {
-    if (t->threads) t->threads->mutex_unlock(t->mutex);
-}
-
-/* The timer whose hwtimer_foreach visitor this thread is running, or NULL. foreach holds
-   that timer's locks (every shard's) while its visitor runs, and the visitor may ask
-   hwtimer_is_pending and hwtimer_timeout_due_in, which then read without locking: only
-   this thread can be asking, since another would wait for the locks. Thread-local wherever
-   the compiler has thread-locals (HWTIMER__CAN_SHARD); elsewhere never set, and the
-   visitor must not ask. */
-static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
-
-/* Takes t's lock unless this thread is inside the foreach visitor of `asked` (the timer the
-   caller named: t, or the group t is a shard of; see hwtimer__visiting), which holds it
-   already. Returns whether it took it. */
-static int hwtimer__lock_unless_visiting(const hwtimer *asked, hwtimer *t) {
-    if (HWTIMER__CAN_SHARD && hwtimer__visiting == asked) return 0;
-    hwtimer__lock(t);
-    return 1;
-}
-
-/* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). The
-   call reads nothing of t: the arming's callback may have destroyed it meanwhile, on the
-   worker. A shard counts the call in its group first (hwtimer__group_wake_begins). */
-static void hwtimer__unlock_and_wake(hwtimer *t) {
-    int wake = t->wake_now;
-    void (*wake_fn)(void *) = t->wake_fn;
-    void *wake_ctx = t->wake_ctx;
-    if (wake && t->in_group) hwtimer__group_wake_begins(t->in_group);
-    t->wake_now = 0;
-    hwtimer__unlock(t);
-    if (wake) wake_fn(wake_ctx);
-}
-
-/* Is the caller the thread running this timer's callbacks right now? Without threads,
-   anything that runs during a pass runs inside a callback. */
-static int hwtimer__in_own_callback(const hwtimer *t) {
-    if (!t->in_pass) return 0;
-    return !t->threads || t->threads->thread_is_self(t->pass_thread);
-}
-
-/* Waits (lock held) until a callback or a pass ends. */
-static void hwtimer__wait_done(hwtimer *t) {
-    t->waiters++;
-    t->threads->cond_wait(t->done_cond, t->mutex, UINT64_MAX);
-    t->waiters--;
-}
-
-static void hwtimer__signal_done(hwtimer *t) {
-    if (t->waiters) t->threads->cond_broadcast(t->done_cond);
-}
-
-/* A node was filed to run at `tick` when the clock read `now` (0: not read). Wake a sleeping
-   worker if the node is due before it wakes, or if the clock already passed its wake-up:
-   the worker waits in OS time, and a clock_fn that jumps (a test clock, a suspend) can
-   leave it asleep past what is due. */
-static void hwtimer__wake_worker_for(hwtimer *t, uint64_t tick, uint64_t now) {
-    if (t->worker_running && t->worker_wake_at &&
-        (now >= t->worker_wake_at || tick < t->worker_wake_tick)) {
-        t->threads->cond_broadcast(t->wake_cond);
-        t->worker_wake_at = 0; /* it is awake now: no more broadcasts until it sleeps again */
-    }
-}
-
-/* Armed on some timer, its owner (pending there; hwtimer_is_pending asks about one timer):
-   filed (PENDING), or a periodic node inside its own callback that the callback did not
-   touch. Such a node is EXPIRED exactly then: a cancel makes it
-   CANCELLED, an arming PENDING, and the owner re-arms it when the callback returns. So the
-   answer needs no lock of the owner, whichever timer asks. */
-static int hwtimer__is_armed(const hwtimer_timeout *to) {
-    int state = HWTIMER__LOAD(&to->state);
-    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
-}
-
-/* Pending on t (what hwtimer_is_pending answers), or armed on another timer. */
-static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner == t && hwtimer__is_armed(to);
-}
-
-static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner != t && hwtimer__is_armed(to);
-}
-
-/* Is `to` a periodic node inside its own callback on t, pending but in no list? Decided
-   from the timer alone: a one-shot callback may have freed its node. */
-static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to) {
-    return to && to == t->running && t->running_periodic && !t->running_touched;
-}
-
-/* Must cancel wait for this node's callback, which runs on another thread? */
-static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
-    return t->running == to && t->threads && !t->threads->thread_is_self(t->pass_thread);
-}
-
-/* When a node pending on t will run (lock held): the boundary of its tick; for a periodic
-   node inside its own callback, of the period its re-arm will give it. */
-static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
-    uint64_t deadline = to->deadline;
-    if (hwtimer__running_unfiled(t, to)) {
-        deadline = hwtimer__next_period(deadline, to->period, t->running_now);
-    }
-    return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
-}
-
-/* Visits every node pending on t, one wheel (its lock held). */
-static void hwtimer__visit_pending(hwtimer *t, hwtimer__nodes_walk *walk) {
-    size_t before = walk->visited;
-    walk->t = t;
-    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_node, walk);
-    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_node, walk);
-    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_node(walk, t->running);
-    hwtimer__for_each_slot(t, hwtimer__visit_slot, walk);
-    HWTIMER_ASSERT(walk->visited - before == t->pending);
-    (void)before;
-}
-
-/* hwtimer_foreach on `asked`: visits the wheels that hold its nodes (their locks held), as
-   its visitor (see hwtimer__visiting). */
-static void hwtimer__visit_as(const hwtimer *asked, hwtimer *const *wheels, unsigned n,
-                              hwtimer__nodes_walk *walk) {
-    const hwtimer *outer = hwtimer__visiting;
-    unsigned i;
-    if (HWTIMER__CAN_SHARD) hwtimer__visiting = asked; /* (a thread-local only there) */
-    for (i = 0; i < n; i++) hwtimer__visit_pending(wheels[i], walk);
-    if (HWTIMER__CAN_SHARD) hwtimer__visiting = outer;
-}
-
-/* =================================================================================
-   [hwtimer:check] The invariant check: one timer's wheel against THE DESIGN's invariants
-
-   What hwtimer_check runs on each timer (a group: on each shard), lock held. It reads the
-   wheel and the running-node rules (a periodic node inside its callback is pending but in
-   no list), and changes nothing.
+   What hwtimer_check runs on each wheel, its lock held. It changes nothing but the
+   wheel's leeway memo.
    ================================================================================= */
 
 /* May a node due at `tick` wait in wheel slot `slot_where`? In the slot its tick names; or,
    pushed later, in a coarse slot an earlier deadline named, which starts at or before its
    tick (so the pass reaches the slot first). Returns 0 if so. (The slot starts after
    elapsed: hwtimer__check_level checks that no slot at or behind it is occupied.) */
-static int hwtimer__check_slot(const hwtimer *t, uint32_t slot_where, uint64_t tick) {
+static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uint64_t tick) {
+    const hwtimer__geometry *g = w->geo;
     uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
-    if (tick <= t->elapsed) return 1;
-    if (hwtimer__wheel_where(t, tick) == slot_where) return 0;
-    return id < t->width || hwtimer__slot_start(t, (id >> t->bits) * t->bits, id & t->mask) > tick;
+    if (tick <= w->elapsed) return 1;
+    if (hwtimer__wheel_where(w, tick) == slot_where) return 0;
+    return id < g->width || hwtimer__slot_start(w, (id >> g->bits) * g->bits, id & g->mask) > tick;
 }
 
-/* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
-   the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
-static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
+/* Checks a list's links and its nodes; counts them into *n. `slot_where` is the `where` of
+   the slot the list belongs to, or HWTIMER__WHERE_LIST. */
+static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *head,
                                uint32_t slot_where, size_t *n) {
     const struct hwtimer__link *l;
     uint64_t last_tick = 0;
@@ -2413,17 +2080,17 @@ static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
     for (l = head->next; l != head; l = l->next) {
         const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
         uint64_t tick;
-        if (l->prev->next != l || l->next->prev != l || ++steps > t->pending) {
+        if (l->prev->next != l || l->next->prev != l || ++steps > w->pending) {
             return HWTIMER_CHECK_LINKS;
         }
-        if (to->owner != t || to->state != HWTIMER_PENDING || to->where != slot_where) {
+        if (to->wheel != w || to->state != HWTIMER_PENDING || to->where != slot_where) {
             return HWTIMER_CHECK_NODE;
         }
-        tick = hwtimer__node_tick(t, to, to->deadline);
-        if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(t, slot_where, tick)) {
+        tick = hwtimer__node_tick(w, to, to->deadline);
+        if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(w, slot_where, tick)) {
             return HWTIMER_CHECK_SLOT;
         }
-        if (head == &t->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
+        if (head == &w->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
         last_tick = tick;
     }
     *n += steps;
@@ -2433,475 +2100,578 @@ static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
 /* Checks level l's bit tree, layer by layer, then walks its occupied slots: O(occupied
    slots + words), so that tests can check after every operation. A slot with nodes but no
    bit is not visited: its nodes are missing from the count. */
-static int hwtimer__check_level(hwtimer *t, unsigned l, size_t *n) {
-    const hwtimer__level *lv = &t->level[l];
-    uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, l * t->bits) & t->mask), slot, w;
+static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
+    const hwtimer__geometry *g = w->geo;
+    const uint64_t *bits = hwtimer__level_bits(w, l);
+    uint32_t pos = (uint32_t)(hwtimer__shr(w->elapsed, l * g->bits) & g->mask), slot, word;
     unsigned layer, k;
-    for (layer = 0; layer + 1 < t->bit_layers; layer++) {
-        for (w = 0; w < t->layer_words[layer]; w++) {
-            int nonzero = lv->occupied[t->layer_offset[layer] + w] != 0;
-            uint64_t up = lv->occupied[t->layer_offset[layer + 1] + (w >> 6)];
-            if (nonzero != (int)((up >> (w & 63)) & 1u)) return HWTIMER_CHECK_BITMAP;
+    for (layer = 0; layer + 1 < g->bit_layers; layer++) {
+        for (word = 0; word < g->layer_words[layer]; word++) {
+            int nonzero = bits[g->layer_offset[layer] + word] != 0;
+            uint64_t up = bits[g->layer_offset[layer + 1] + (word >> 6)];
+            if (nonzero != (int)((up >> (word & 63)) & 1u)) return HWTIMER_CHECK_BITMAP;
         }
     }
-    slot = hwtimer__level_next_occupied(t, lv, 0);
+    slot = hwtimer__bits_next(g, bits, 0);
     if (slot <= pos) return HWTIMER_CHECK_BEHIND;
-    for (; slot < t->width; slot = hwtimer__level_next_occupied(t, lv, slot + 1)) {
-        const struct hwtimer__link *lists = hwtimer__slot(lv, slot);
+    for (; slot < g->width; slot = hwtimer__bits_next(g, bits, slot + 1)) {
+        uint32_t id = (l << g->bits) + slot;
+        const struct hwtimer__link *lists = hwtimer__slot_lists(w, id);
         if (hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
         for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
-            int err = hwtimer__check_list(t, &lists[k],
-                                          HWTIMER__WHERE_WHEEL + ((uint32_t)l << t->bits) + slot, n);
+            int err = hwtimer__check_list(w, &lists[k], HWTIMER__WHERE_WHEEL + id, n);
             if (err) return err;
         }
     }
     return 0;
 }
 
-static int hwtimer__check_locked(hwtimer *t) {
-    size_t n = hwtimer__running_unfiled(t, t->running) ? 1 : 0;
+/* Every invariant of one wheel; `unfiled`: its pending nodes that the front end holds out of
+   the lists (a periodic node inside its own callback: 0 or 1). */
+static int hwtimer__wheel_check(hwtimer__wheel *w, size_t unfiled) {
+    size_t n = unfiled;
     unsigned l;
-    int err = hwtimer__check_list(t, &t->due, HWTIMER__WHERE_LIST, &n);
-    if (!err) err = hwtimer__check_list(t, &t->ready, HWTIMER__WHERE_LIST, &n);
-    for (l = 0; !err && l < t->levels; l++) err = hwtimer__check_level(t, l, &n);
-    if (!err && (n != t->pending || t->pending > t->max_pending)) err = HWTIMER_CHECK_COUNT;
-    if (!err && (t->notice_upto < t->due_upto || t->notice_upto < hwtimer__wake_upto(t))) {
+    int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
+    if (!err) err = hwtimer__check_list(w, &w->ready, HWTIMER__WHERE_LIST, &n);
+    for (l = 0; !err && l < w->geo->levels; l++) err = hwtimer__check_level(w, l, &n);
+    if (!err && n != w->pending) err = HWTIMER_CHECK_COUNT;
+    if (!err && (w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto)) {
         err = HWTIMER_CHECK_NEAR;
     }
     return err;
 }
 
 /* =================================================================================
-   [hwtimer:nodes] One node: arming, moving and cancelling it (lock held, or no threads)
+   [hwtimer:locking] Locking, and which wheel a node is in
 
-   What the entry points of [hwtimer:arming] and the pass do to a node once they hold the
-   timer's lock (or without threads): why an arming is refused, arming in two steps (what
-   it runs, then when), a new deadline, a cancel, and the cancel a waiter is owed when the
-   callback re-armed its node. Last, cancelling every node from a callback, for destroy.
+   The lock order: the timer's, then its wheels' in order. An entry point (schedule,
+   reschedule, cancel, is_pending, due_in) takes only the lock of the node's wheel; the
+   rest (a pass, an answer, pending, foreach, stop, check, stats) take the timer's, then
+   each wheel's that is another lock. A thread that holds a wheel's lock releases it before
+   it takes the timer's (hwtimer__unlock_and_wake). With one wheel they are one lock.
    ================================================================================= */
 
-/* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
-    if (t->stopped) return HWTIMER_ESTOPPED;
+HWTIMER__ALWAYS_INLINE void hwtimer__lock(const hwtimer *t, void *mutex) {
+    if (t->threads) t->threads->mutex_lock(mutex);
+}
+HWTIMER__ALWAYS_INLINE void hwtimer__unlock(const hwtimer *t, void *mutex) {
+    if (t->threads) t->threads->mutex_unlock(mutex);
+}
+
+/* A wheel's lock for a thread that holds the timer's: nothing to take with one wheel. */
+static void hwtimer__lock_wheel(const hwtimer *t, hwtimer__shard *s) {
+    if (s->mutex != t->mutex) hwtimer__lock(t, s->mutex);
+}
+static void hwtimer__unlock_wheel(const hwtimer *t, hwtimer__shard *s) {
+    if (s->mutex != t->mutex) hwtimer__unlock(t, s->mutex);
+}
+static void hwtimer__lock_wheels(const hwtimer *t) {
+    unsigned i;
+    for (i = 0; i < t->shards; i++) hwtimer__lock_wheel(t, hwtimer__shard_at(t, i));
+}
+static void hwtimer__unlock_wheels(const hwtimer *t) {
+    unsigned i = t->shards;
+    while (i > 0) hwtimer__unlock_wheel(t, hwtimer__shard_at(t, --i));
+}
+
+/* Waits on `cond` (its mutex held) until a callback or a pass ends. */
+static void hwtimer__wait(const hwtimer *t, void *cond, void *mutex, unsigned *waiters) {
+    ++*waiters;
+    t->threads->cond_wait(cond, mutex, UINT64_MAX);
+    --*waiters;
+}
+static void hwtimer__signal(const hwtimer *t, void *cond, unsigned waiters) {
+    if (waiters) t->threads->cond_broadcast(cond);
+}
+
+/* Is the caller the thread running this timer's callbacks right now (the timer's lock
+   held)? Without threads, anything that runs during a pass runs inside a callback. */
+static int hwtimer__in_own_callback(const hwtimer *t) {
+    if (!t->pass.on) return 0;
+    return !t->threads || t->threads->thread_is_self(t->pass.thread);
+}
+
+/* Armed in some wheel, the one it names: filed (PENDING), or a periodic node inside its own
+   callback that the callback did not touch, EXPIRED exactly then (a cancel makes it
+   CANCELLED, an arming PENDING, and its timer re-arms it when the callback returns). So
+   the answer needs no lock of that wheel, whichever timer asks. */
+static int hwtimer__is_armed(const hwtimer_timeout *to) {
+    int state = HWTIMER__LOAD(&to->state);
+    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
+}
+
+/* Pending in wheel w (what hwtimer_is_pending answers), or armed in another wheel. */
+HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_in(const hwtimer__wheel *w,
+                                                  const hwtimer_timeout *to) {
+    return to->wheel == w && hwtimer__is_armed(to);
+}
+HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_elsewhere(const hwtimer__wheel *w,
+                                                         const hwtimer_timeout *to) {
+    return to->wheel != w && hwtimer__is_armed(to);
+}
+
+/* The shard of t whose wheel is w, or NULL: another timer's, or none (a wheel is the first
+   member of its shard, and the shards lie at one stride from each other). */
+static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__wheel *w) {
+    uintptr_t at = (uintptr_t)w - (uintptr_t)hwtimer__shard_at(t, 0);
+    if (at >= (uintptr_t)t->shards * HWTIMER__SHARD_STRIDE) return NULL;
+    return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
+}
+
+/* The shard of t that holds `to` or held it last, or NULL. Read without a lock: a node
+   stays in its wheel while it is armed. */
+static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
+    return hwtimer__shard_named(t, HWTIMER__LOAD(&to->wheel));
+}
+
+/* Threads are numbered in the order they first arm a node on any timer of shards. */
+static long hwtimer__threads_seen;
+static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
+
+/* The shard that arms `to` (schedule, reschedule). A node stays in the wheel that armed it
+   first, for as long as it is armed on this timer again, whichever thread arms or cancels
+   it: so one lock orders every operation on it, as in one wheel. A node this timer has not
+   held yet goes to the calling thread's (thread n uses shard n mod shards), claimed by a
+   compare-and-swap: two threads that arm it at once cannot put it in two wheels. A node
+   armed on another timer goes to shard 0, which refuses it as that timer would. */
+static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__shard *mine;
+    if (t->shards == 1) return hwtimer__shard_at(t, 0);
+    if (!hwtimer__thread_number) {
+        hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
+    }
+    mine = hwtimer__shard_at(t, hwtimer__thread_number % t->shards);
+    for (;;) {
+        struct hwtimer__wheel *named = HWTIMER__LOAD(&to->wheel);
+        hwtimer__shard *s = hwtimer__shard_named(t, named);
+        if (s) return s;
+        if (hwtimer__is_armed(to)) return hwtimer__shard_at(t, 0);
+        if (HWTIMER__CAS_PTR(&to->wheel, named, &mine->wheel)) return mine;
+    }
+}
+
+/* The timer whose hwtimer_foreach visitor this thread is running, or NULL. foreach holds
+   that timer's locks while its visitor runs, and the visitor may ask hwtimer_is_pending
+   and hwtimer_timeout_due_in, which then read without locking: only this thread can be
+   asking, since another would wait for the locks. Elsewhere (no thread-local variables)
+   never set, and the visitor must not ask. */
+static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
+
+/* Takes the lock of s, a wheel of t, unless this thread is inside t's foreach visitor,
+   which holds it already. Returns whether it took it. */
+static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
+    if (HWTIMER__HAVE_THREAD_LOCAL && hwtimer__visiting == t) return 0;
+    hwtimer__lock(t, s->mutex);
+    return 1;
+}
+
+/* =================================================================================
+   [hwtimer:loop] The front end, 1: the loop's answers and wake_fn
+
+   The loop that drives a caller-driven timer, or the worker, was last told a time: the
+   earliest next work of all the wheels (hwtimer__give_answer). Each wheel keeps a copy, so that
+   a filing under the wheel's lock alone tells whether it comes before that time; if so the
+   loop (see "Waking the loop" at hwtimer_next_expiry) or the worker is woken, once per
+   answer, with no wheel's lock held.
+   ================================================================================= */
+
+/* The last tick whose filing in s may have to wake the loop or the worker: none (0) unless
+   an answer is out that no filing called a wake-up for yet; then the tick of its time (a
+   tick whose boundary lies before it runs before the loop would wake), or every tick when
+   it said that nothing was pending. An upper bound: hwtimer__note_filing decides. */
+static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
+    if (!s->answer.armed) return 0;
+    return s->answer.none ? UINT64_MAX : hwtimer__due_tick(s->wheel.geo, s->answer.time);
+}
+
+/* Wakes what a filing before the last answer calls for (the timer's lock free, or no
+   threads): a sleeping worker at once; the loop's wake_fn with no lock held, once per
+   answer, and never during a pass (the loop asks again when advance returns). `counted`:
+   the caller counted this call in wakes_running, so that the timer outlives it (the node
+   just filed may run on another thread meanwhile, and its callback destroy the timer). */
+static void hwtimer__wake(hwtimer *t, int counted) {
+    hwtimer__wake_fn fn = NULL;
+    void *ctx = NULL;
+    hwtimer__lock(t, t->mutex);
+    if (t->worker.mode) {
+        if (t->worker.sleeping) {
+            t->threads->cond_broadcast(t->worker.wake_cond);
+            t->worker.sleeping = 0; /* no more broadcasts until it sleeps again */
+        }
+    } else if (t->loop.answer.armed && !t->pass.on) {
+        t->loop.answer.armed = 0;
+        fn = t->loop.wake_fn;
+        ctx = t->loop.wake_ctx;
+    }
+    hwtimer__unlock(t, t->mutex);
+    if (counted) HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, -1); /* the last touch */
+    if (fn) fn(ctx);
+}
+
+/* A node was filed in s's wheel to run at `tick` (its lock held, or no threads) when the
+   clock read `now` (0: not read). If the answer the wheel knows names a later time, or
+   said that nothing was pending, or if the clock already passed the time a worker sleeps
+   until (it sleeps in the OS's time, which a clock_fn of the user's can outrun: a test
+   clock, a suspend), that answer is done: the loop or the worker is woken, without threads
+   now, with threads once the lock is released (hwtimer__unlock_and_wake). Not during a
+   pass: the loop asks again when advance returns, and the worker answers again. */
+static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
+    int clock_past = s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
+    if (!s->answer.armed || s->wheel.collecting) return;
+    if (!s->answer.none && !clock_past &&
+        hwtimer__tick_time(s->wheel.geo, tick) >= s->answer.time) {
+        return;
+    }
+    s->answer.armed = 0;
+    hwtimer__wheel_watch(&s->wheel, 0);
+    if (t->threads) {
+        s->wake_now = 1;
+    } else {
+        hwtimer__wake(t, 0);
+    }
+}
+
+/* Releases the lock of wheel s, then wakes what a filing under it called for. */
+static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
+    int wake = s->wake_now;
+    if (wake) {
+        s->wake_now = 0;
+        HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 1);
+    }
+    hwtimer__unlock(t, s->mutex);
+    if (wake) hwtimer__wake(t, 1);
+}
+
+/* Tells the loop or the worker when a pass has work next (the timer's lock held): the
+   earliest next work of all the wheels, found with every wheel's lock held, so that a
+   filing in any wheel comes before the answer (and is in it) or after (and compares with
+   it). Each wheel keeps the answer for its filings. */
+static uint64_t hwtimer__give_answer(hwtimer *t) {
+    uint64_t next = UINT64_MAX, tick;
+    int none = 1;
+    unsigned i;
+    hwtimer__lock_wheels(t);
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__wheel *w = &hwtimer__shard_at(t, i)->wheel;
+        if (hwtimer__wheel_next_tick(w, &tick) && hwtimer__tick_time(&t->geo, tick) < next) {
+            next = hwtimer__tick_time(&t->geo, tick);
+        }
+        if (w->pending) none = 0;
+    }
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        s->answer.time = next;
+        s->answer.none = none;
+        s->answer.armed = t->worker.mode || t->loop.wake_fn;
+        s->wake_by_clock = t->worker.mode ? next : UINT64_MAX;
+        hwtimer__wheel_watch(&s->wheel, hwtimer__wake_upto(s));
+    }
+    hwtimer__unlock_wheels(t);
+    t->loop.answer.time = next;
+    t->loop.answer.none = none;
+    t->loop.answer.armed = t->loop.wake_fn && !t->worker.mode;
+    return next;
+}
+
+/* =================================================================================
+   [hwtimer:nodes] The front end, 2: arming, moving and cancelling one node
+
+   What the entries and the pass do to a node in wheel s, its lock held (or no threads):
+   why an arming is refused, an arming, a new deadline, a cancel, the cancel a waiter is
+   owed when a callback armed its node again, and dropping them all (destroy from a
+   callback). A filing that comes before the loop's answer says so (hwtimer__note_filing).
+   ================================================================================= */
+
+/* n nodes stopped pending in a timer of shards with max_pending: their places in the count
+   that all wheels share go back. */
+static void hwtimer__release_shared(hwtimer *t, size_t n) {
+    if (t->shared_limit) HWTIMER__ATOMIC_ADD(&t->shared_pending, -(long)n);
+}
+
+/* Why a node cannot be armed in wheel w now, or HWTIMER_OK, which (with shards and
+   max_pending) has taken the node's place in the count all wheels share. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
+                                                const hwtimer_timeout *to) {
+    if (HWTIMER__LOAD(&t->stopped)) return HWTIMER_ESTOPPED;
     if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
-    if (t->pending >= t->max_pending) return HWTIMER_EFULL;
+    if (w->pending >= t->max_pending) return HWTIMER_EFULL;
+    if (t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 1) > t->shared_limit) {
+        HWTIMER__ATOMIC_ADD(&t->shared_pending, -1);
+        return HWTIMER_EFULL;
+    }
     return HWTIMER_OK;
 }
 
-/* Arming a node that hwtimer__arm_refusal let through (lock held), in two steps: what it
-   runs, then when. */
-HWTIMER__ALWAYS_INLINE void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
-                                              hwtimer_fn fn, void *arg) {
-    if (to == t->running) t->running_touched = t->running_rearmed = 1;
+/* Arms a node in wheel s at `deadline` (the clock read `now`, 0 if not read). */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                               uint64_t now, uint64_t deadline, uint64_t period,
+                                               hwtimer_fn fn, void *arg) {
+    hwtimer__wheel *w = &s->wheel;
+    uint64_t tick;
+    int err = hwtimer__arm_refusal(t, w, to);
+    if (err) return err;
+    if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
     to->fn = fn;
     to->arg = arg;
     to->period = period;
-    HWTIMER__STORE_RELAXED(&to->owner, t); /* a group reads it without a lock */
-}
-
-/* Returns the tick the node will run at. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to,
-                                                  uint64_t deadline) {
-    t->pending++;
-    return hwtimer__file_pending(t, to, deadline);
-}
-
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to,
-                                                  uint64_t deadline, uint64_t period, hwtimer_fn fn,
-                                                  void *arg) {
-    hwtimer__arm_what(t, to, period, fn, arg);
-    return hwtimer__arm_when(t, to, deadline);
-}
-
-/* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
-   callback is in no list yet: it is filed now and will not be re-armed by its period. */
-static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                 uint64_t deadline) {
-    if (to == t->running) t->running_touched = t->running_rearmed = 1;
-    if (hwtimer__push_later(t, to, deadline)) {
-        hwtimer__wake_worker_for(t, UINT64_MAX, now); /* only for a clock past its wake-up */
-        return;
+    HWTIMER__STORE_RELAXED(&to->wheel, w); /* read without a lock: hwtimer__shard_of */
+    w->pending++;
+    if (hwtimer__wheel_file(w, to, deadline, &tick) || now >= s->wake_by_clock) {
+        hwtimer__note_filing(t, s, tick, now);
     }
-    if (to->state == HWTIMER_PENDING) {
-        uint64_t tick = hwtimer__move_in_wheel(t, to, deadline);
-        if (tick) {
-            hwtimer__wake_worker_for(t, tick, now);
-            return;
+    return HWTIMER_OK;
+}
+
+/* Gives a node pending in wheel s a new deadline. A periodic node inside its own callback is
+   in no list yet: it is filed now, and will not be re-armed by its period. */
+static void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                 uint64_t now, uint64_t deadline) {
+    hwtimer__wheel *w = &s->wheel;
+    uint64_t tick = UINT64_MAX; /* a push later: only a clock past a worker's wake-up counts */
+    int noticed = 0;
+    if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
+    if (!hwtimer__wheel_push_later(w, to, deadline)) {
+        tick = to->state == HWTIMER_PENDING ? hwtimer__wheel_move(w, to, deadline) : 0;
+        if (!tick) { /* not filed, or due at a tick that is noticed: filed anew */
+            if (to->state == HWTIMER_PENDING) hwtimer__wheel_unfile(w, to);
+            noticed = hwtimer__wheel_file(w, to, deadline, &tick);
         }
-        hwtimer__unfile(t, to);
     }
-    hwtimer__wake_worker_for(t, hwtimer__file_pending(t, to, deadline), now);
+    if (noticed || now >= s->wake_by_clock) hwtimer__note_filing(t, s, tick, now);
 }
 
-/* Cancels a node if it is pending on t (lock held): 1, else 0. */
-static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
-    int filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
-    if (!hwtimer__is_pending_on(t, to)) return 0;
-    if (to == t->running) {
-        t->running_touched = 1;
-        t->running_rearmed = 0; /* the callback may now free it */
-    }
-    HWTIMER_ASSERT(t->pending > 0);
+/* Cancels a node if it is pending in wheel s: 1, else 0. */
+HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
+                                                  hwtimer_timeout *to) {
+    int filed;
+    if (!hwtimer__is_pending_in(&s->wheel, to)) return 0;
+    filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
+    if (to == s->run.node) s->run.fate = HWTIMER__CANCELLED; /* the callback may free it */
+    HWTIMER_ASSERT(s->wheel.pending > 0);
     hwtimer__set_state(to, HWTIMER_CANCELLED);
-    t->pending--;
-    hwtimer__release_pending(t, 1);
-    if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
+    s->wheel.pending--;
+    hwtimer__release_shared(t, 1);
+    if (filed) hwtimer__wheel_unfile(&s->wheel, to);
     return 1;
 }
 
 /* The callback of `to` armed it again and returned: if a cancel waits for it, cancel that
    arming now for the waiter. Otherwise a callback that keeps re-arming at deadlines already
-   due would run again before the waiter gets the lock, for as long as it re-arms. (A node
-   that was not re-armed may have been freed by its callback: it is not touched.) */
-static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer_timeout *to) {
+   due would run again before the waiter gets the lock, for as long as it re-arms. */
+static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to) {
     hwtimer__cancel_wait *waiter;
-    for (waiter = t->cancel_waits; waiter; waiter = waiter->next) {
+    for (waiter = s->cancel_waits; waiter; waiter = waiter->next) {
         if (waiter->to == to) {
-            waiter->hit |= hwtimer__cancel_locked(t, to);
+            waiter->hit |= hwtimer__cancel_locked(t, s, to);
             return;
         }
     }
 }
 
-/* Stops t from a callback (lock held): cancels every node, the running one included, and
-   hands none back; a pass under way stops at `stopped`. */
-static void hwtimer__drop_all(hwtimer *t) {
+/* Is the node whose callback runs in s still pending there (a periodic one that its
+   callback did not touch, or one armed again)? Decided without reading the node: a
+   one-shot callback may have freed it. */
+static int hwtimer__running_pending(const hwtimer__shard *s) {
+    return s->run.node && (s->run.fate == HWTIMER__REARMED ||
+                           (s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED));
+}
+
+/* Is `to` a periodic node inside its own callback in s, pending but in no list? */
+static int hwtimer__running_unfiled(const hwtimer__shard *s, const hwtimer_timeout *to) {
+    return to && to == s->run.node && s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED;
+}
+
+/* When a node pending in s will run: the boundary of its tick; for a periodic node inside
+   its own callback, of the period its re-arm will give it. */
+static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) {
+    uint64_t deadline = to->deadline;
+    if (hwtimer__running_unfiled(s, to)) {
+        deadline = hwtimer__next_period(deadline, to->period, s->run.now);
+    }
+    return hwtimer__tick_time(s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
+}
+
+/* Cancels every node of wheel s, the running one included, and hands none back (destroy
+   from a callback: the timer's lock and the wheel's held). */
+static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    t->stopped = 1;
-    if (t->running) hwtimer__cancel_locked(t, t->running);
+    if (hwtimer__running_pending(s)) hwtimer__cancel_locked(t, s, s->run.node);
     hwtimer__init_out(out);
-    hwtimer__cancel_all(t, out);
+    hwtimer__release_shared(t, hwtimer__wheel_cancel_all(&s->wheel, out));
 }
 
 /* =================================================================================
-   [hwtimer:pass] The pass: advancing to a tick and running callbacks
+   [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
 
-   Then the answer to the loop (the next expiry, remembered for wake_fn), and a pass that
-   fork() left without its thread.
+   A pass up to `now` holds the timer's lock but while a callback runs. It begins in every
+   wheel, then runs the wheels' steps in tick order (the earliest first; ties in any order,
+   as within one wheel), each under its wheel's lock, and ends each wheel once it has no
+   step left under its lock. With one wheel that is its own lock, held throughout. Nodes
+   filed during the pass at a tick up to its target go to `due`, for the next pass.
    ================================================================================= */
 
-static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t now) {
-    hwtimer__file_pending(t, to, hwtimer__next_period(to->deadline, to->period, now));
+/* A periodic node whose callback returned untouched: its next period (its wheel's lock
+   held; during a pass, so nothing to tell the loop). */
+static void hwtimer__rearm_periodic(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                    uint64_t now) {
+    uint64_t tick;
+    uint64_t deadline = hwtimer__next_period(to->deadline, to->period, now);
+    if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick)) hwtimer__note_filing(t, s, tick, 0);
 }
 
 /* A worker's callback that started at `started` has just returned (no lock held): if it ran
-   longer than t->slow_ns, tell cfg.log_fn, unless it heard of one less than a second ago. */
+   longer than slow_ns, tell cfg.log_fn, unless it heard of one less than a second ago. */
 static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
-    uint64_t ended = t->clock_fn(t->clock_ctx), ms, *quiet = hwtimer__slow_quiet(t);
+    uint64_t ended = t->clock_fn(t->clock_ctx), ms;
     hwtimer__sentence msg;
-    if (ended < started || ended - started <= t->slow_ns || ended < *quiet) return;
-    *quiet = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
+    if (ended < started || ended - started <= t->log.slow_ns || ended < t->log.quiet_until) return;
+    t->log.quiet_until = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
     msg.len = 0;
     ms = (ended - started) / 1000000u;
     hwtimer__say(&msg, "hwtimer: a callback ran for ");
     hwtimer__say_number(&msg, ms);
     hwtimer__say(&msg, " ms on the worker thread, longer than ");
-    hwtimer__say_number(&msg, t->slow_ns / 1000000u);
+    hwtimer__say_number(&msg, t->log.slow_ns / 1000000u);
     hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep "
                      "callbacks short, hand slow work to another thread; said at most once a "
                      "second)");
-    t->log_fn(t->log_ctx, msg.text);
+    t->log.fn(t->log.ctx, msg.text);
 }
 
-/* Runs the first ready node's callback with the lock released. After a one-shot callback the
-   node is never touched again: the callback may have freed it. */
-static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
-    hwtimer_timeout *to = hwtimer__node(t->ready.next);
+/* Runs the first ready node of wheel s with no lock held (the timer's and the wheel's
+   released, then taken back in lock order). After a one-shot callback the node is never
+   touched again: the callback may have freed it. */
+static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now) {
+    hwtimer_timeout *to = hwtimer__wheel_take_ready(&s->wheel);
     hwtimer_fn fn = to->fn;
     void *arg = to->arg;
     int periodic = to->period != 0;
     uint64_t started = 0;
-    HWTIMER_ASSERT(to->owner == t && to->state == HWTIMER_PENDING &&
-                   to->where == HWTIMER__WHERE_LIST);
-    hwtimer__list_unlink(&to->link); /* a plain list: no bitmap to update */
     hwtimer__set_state(to, HWTIMER_EXPIRED);
     if (!periodic) {
-        t->pending--;
-        hwtimer__release_pending(t, 1);
+        s->wheel.pending--;
+        hwtimer__release_shared(t, 1);
     }
-    t->running = to;
-    t->running_periodic = periodic;
-    t->running_touched = t->running_rearmed = 0;
+    s->run.node = to;
+    s->run.periodic = periodic;
+    s->run.fate = HWTIMER__UNTOUCHED;
     t->stats.fired++;
-    if ((periodic && t->rearm_reads_clock) || t->slow_ns) started = t->clock_fn(t->clock_ctx);
-    if (periodic && t->rearm_reads_clock) now = started; /* the run's start */
-    t->running_now = now;
-    hwtimer__unlock(t);
+    if ((periodic && t->worker.mode) || t->log.slow_ns) started = t->clock_fn(t->clock_ctx);
+    if (periodic && t->worker.mode) now = started; /* a worker's period counts from the run */
+    s->run.now = now;
+    hwtimer__unlock_wheel(t, s);
+    hwtimer__unlock(t, t->mutex);
     fn(to, arg);
-    if (t->slow_ns) hwtimer__time_callback(t, started);
-    hwtimer__lock(t);
-    t->running = NULL;
-    if (t->running_rearmed) {
-        hwtimer__cancel_for_waiter(t, to);
-    } else if (periodic && !t->running_touched) {
-        hwtimer__rearm_periodic(t, to, t->running_now);
+    if (t->log.slow_ns) hwtimer__time_callback(t, started);
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheel(t, s);
+    s->run.node = NULL;
+    if (s->run.fate == HWTIMER__REARMED) {
+        hwtimer__cancel_for_waiter(t, s, to);
+    } else if (periodic && s->run.fate == HWTIMER__UNTOUCHED) {
+        hwtimer__rearm_periodic(t, s, to, s->run.now);
     }
-    hwtimer__signal_done(t);
+    hwtimer__signal(t, s->done_cond, s->waiters);
 }
 
-/* Runs the ready nodes due by `upto` (all of them: UINT64_MAX), in order. */
-static size_t hwtimer__run_ready(hwtimer *t, uint64_t upto, uint64_t now) {
+/* Runs a step of wheel s that hwtimer__wheel_next_step just gave (its lock held since): a
+   slot's nodes due at its start, or the ready nodes due at the step's tick. */
+static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
+                                uint64_t now) {
+    hwtimer__wheel *w = &s->wheel;
     size_t ran = 0;
-    while (!t->stopped && !hwtimer__list_empty(&t->ready)) {
-        hwtimer_timeout *first = hwtimer__node(t->ready.next);
-        if (upto != UINT64_MAX && hwtimer__node_tick(t, first, first->deadline) > upto) break;
-        hwtimer__run_first_ready(t, now);
+    if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: exactly the slot's */
+    while (!HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready)) {
+        if (step->runs_ready && hwtimer__first_tick(w, &w->ready) > step->tick) break;
+        hwtimer__run_first_ready(t, s, now);
         ran++;
     }
     return ran;
 }
 
-/* A pass up to `now` runs in three steps (lock held throughout but in callbacks): begin,
-   steps (each runs the ready nodes of one tick or one occupied slot, in time order), end.
-   A group interleaves its shards' steps by tick (hwtimer__group_pass). Nodes
-   filed during the pass with a tick up to its target go to `due`, for the next pass.
-   hwtimer__pass_begin returns 0 if there is no pass to run. */
-static int hwtimer__pass_begin(hwtimer *t, uint64_t now) {
+/* The next step of wheel s in this pass (its lock held), or 0 once it has none, or the
+   timer stopped (a destroy from a callback): then the wheel's pass ends. */
+static int hwtimer__next_step(hwtimer *t, hwtimer__shard *s, hwtimer__step *step) {
+    int stopped = HWTIMER__LOAD(&t->stopped);
+    if (!stopped && hwtimer__wheel_next_step(&s->wheel, step)) return 1;
+    hwtimer__wheel_end(&s->wheel, !stopped);
+    return 0;
+}
+
+/* The wheel whose next step comes first. */
+static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsigned n) {
+    unsigned i, first = n;
+    for (i = 0; i < n; i++) {
+        if ((on >> i & 1) && (first == n || step[i].tick < step[first].tick)) first = i;
+    }
+    return first;
+}
+
+/* Begins a pass up to `now` (the timer's lock held): 0 if there is none to run (a `now`
+   below the last one, before the start, or a stopped timer), else its target tick. */
+static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     uint64_t rem;
-    if (now < t->last_now || t->stopped) return 0;
-    t->last_now = now;
-    if (now < t->start) return 0;
-    t->in_pass = 1;
-    t->due_upto = hwtimer__div_tick(t, now - t->start, &rem); /* the target */
-    hwtimer__set_notice_upto(t);
-    if (t->threads) t->threads->thread_self(t->pass_thread);
+    if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
+    t->pass.last_now = now;
+    if (now < t->geo.start) return 0;
+    *target = hwtimer__div_tick(&t->geo, now - t->geo.start, &rem);
+    t->pass.on = 1;
+    if (t->threads) t->threads->thread_self(t->pass.thread);
     t->stats.passes++;
-    hwtimer__list_splice(&t->ready, &t->due); /* what earlier calls left due runs first */
     return 1;
 }
 
-/* A step of a pass: the ready nodes due at `tick`, or the occupied slot that starts there. */
-typedef struct hwtimer__step {
-    uint64_t tick;
-    int runs_ready; /* the ready nodes, else the slot */
-    unsigned level;
-    uint32_t slot;
-} hwtimer__step;
-
-/* The pass's next step: the first ready node's tick, else the next occupied slot up to the
-   target. Returns 0 when the pass is done (UINT64_MAX is a tick like any other). */
-static int hwtimer__pass_next(hwtimer *t, hwtimer__step *step) {
-    if (t->stopped) return 0;
-    step->runs_ready = !hwtimer__list_empty(&t->ready);
-    if (step->runs_ready) {
-        hwtimer_timeout *first = hwtimer__node(t->ready.next);
-        step->tick = hwtimer__node_tick(t, first, first->deadline);
-        return 1;
-    }
-    return hwtimer__next_slot(t, &step->level, &step->slot, &step->tick) &&
-           step->tick <= t->due_upto;
-}
-
-/* Runs a step that hwtimer__pass_next just gave (the lock held since). */
-static size_t hwtimer__pass_step(hwtimer *t, const hwtimer__step *step, uint64_t now) {
-    if (step->runs_ready) return hwtimer__run_ready(t, step->tick, now);
-    t->elapsed = step->tick;
-    hwtimer__expire_slot(t, step->level, step->slot);
-    /* `ready` now holds exactly the slot's nodes due at its tick (filings during the pass
-       go to `due`): no tick to compare */
-    return hwtimer__run_ready(t, UINT64_MAX, now);
-}
-
-static void hwtimer__pass_end(hwtimer *t) {
-    if (!t->stopped) t->elapsed = t->due_upto;
-    t->in_pass = 0;
-    hwtimer__signal_done(t);
-}
-
-/* One pass of an ordinary timer up to `now` (lock held). */
+/* One pass up to `now` (the timer's lock held); returns the callbacks it ran. With several
+   wheels another thread may file in or cancel from a wheel between its steps: its step is
+   taken again under its lock before it runs, and run only if it is still the one found. */
 static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
+    hwtimer__step step[HWTIMER__MAX_SHARDS];
+    uint64_t on = 0, target; /* bit i: wheel i has step[i] to run */
     size_t ran = 0;
-    hwtimer__step step;
-    if (!hwtimer__pass_begin(t, now)) return 0;
-    while (hwtimer__pass_next(t, &step)) ran += hwtimer__pass_step(t, &step, now);
-    hwtimer__pass_end(t);
+    unsigned i;
+    if (!hwtimer__pass_begin(t, now, &target)) return 0;
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        hwtimer__wheel_begin(&s->wheel, target);
+        if (hwtimer__next_step(t, s, &step[i])) on |= (uint64_t)1 << i;
+        hwtimer__unlock_wheel(t, s);
+    }
+    while (on) {
+        hwtimer__shard *s;
+        uint64_t found;
+        i = hwtimer__earliest(step, on, t->shards);
+        s = hwtimer__shard_at(t, i);
+        found = step[i].tick;
+        hwtimer__lock_wheel(t, s);
+        if (t->shards > 1 && !hwtimer__next_step(t, s, &step[i])) {
+            on &= ~((uint64_t)1 << i);
+        } else if (step[i].tick == found) { /* else another step came first: found next */
+            ran += hwtimer__run_step(t, s, &step[i], now);
+            if (!hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
+        }
+        hwtimer__unlock_wheel(t, s);
+    }
+    t->pass.on = 0;
+    hwtimer__signal(t, t->done_cond, t->waiters);
     return ran;
 }
 
-static uint64_t hwtimer__next_expiry_locked(hwtimer *t) {
-    unsigned level;
-    uint32_t slot;
-    uint64_t start;
-    if (!hwtimer__list_empty(&t->ready)) return hwtimer__tick_time(t, t->elapsed);
-    if (!hwtimer__list_empty(&t->due)) {
-        hwtimer_timeout *first = hwtimer__node(t->due.next);
-        return hwtimer__tick_time(t, hwtimer__node_tick(t, first, first->deadline));
-    }
-    if (hwtimer__next_slot(t, &level, &slot, &start)) return hwtimer__tick_time(t, start);
-    return UINT64_MAX;
-}
-
-/* Answers the loop when to call advance next (lock held), and remembers the answer for
-   wake_fn (see "Waking the loop"): `next`, and `none` if nothing is pending. */
-static uint64_t hwtimer__remember_answer(hwtimer *t, uint64_t next, int none) {
-    t->reported = next;
-    t->reported_none = none;
-    t->wake_armed = t->wake_fn && !t->worker_mode;
-    hwtimer__set_notice_upto(t);
-    return next;
-}
-
-/* The pass under way in the parent ran on a thread the child does not have (lock held): the
-   child treats the callback that was running as done, as the parent will, and re-arms a
-   periodic one for its next period. Nodes left in `ready` run first in the next pass. */
+/* The pass under way in the parent ran on a thread the child does not have (the timer's
+   lock and the wheels' held): the child treats the callback that was running as done, as
+   the parent will, and re-arms a periodic one for its next period. Nodes left in `ready`
+   run first in the next pass. */
 static void hwtimer__abandon_pass(hwtimer *t) {
-    hwtimer_timeout *to = t->running;
-    int rearm = hwtimer__running_unfiled(t, to);
-    t->in_pass = 0;
-    t->running = NULL;
-    if (rearm) hwtimer__rearm_periodic(t, to, t->running_now);
-}
-
-/* =================================================================================
-   [hwtimer:group-pass] A timer of shards, 2: its pass and its answers
-
-   Each shard is an ordinary timer with a lock of its own, on the same clock and start, and a
-   node lives in one shard (which one: [hwtimer:group-arming]). The group's pass begins a pass
-   in every shard, runs the shards' steps in tick order (the earliest next step first; ties
-   in any order, as in one timer), then ends them: one shard's lock at a time, none in a
-   callback. Its answer to the loop (or its worker's wake-up) is the earliest of the shards'
-   next expiries, taken with every shard's lock held and given to each shard as its own
-   answer: a filing before it then calls the shard's wake_fn, hwtimer__shard_woke, which
-   wakes the loop or the worker once, as one timer would. Only these take more than one
-   lock: the group's, then its shards' in order. Last, what the worker and the public
-   functions call for any timer: a pass (hwtimer__run_pass) and an answer
-   (hwtimer__answer_loop).
-   ================================================================================= */
-
-static void hwtimer__lock_shards(hwtimer__group *group) {
     unsigned i;
-    for (i = 0; i < group->shards; i++) hwtimer__lock(group->shard[i]);
-}
-
-static void hwtimer__unlock_shards(hwtimer__group *group) {
-    unsigned i = group->shards;
-    while (i > 0) hwtimer__unlock(group->shard[--i]);
-}
-
-/* The pass of a group up to `now` (its lock held, and released while the shards' passes
-   run). A shard's pass ends only when, under its lock, it has no step left: a node filed in
-   it since its last step (by a callback or another thread) is due after the target but may
-   sit in a coarse slot that starts before it, and must move down first. */
-static size_t hwtimer__group_pass(hwtimer__group *group, uint64_t now) {
-    uint64_t next_tick[HWTIMER__MAX_SHARDS];
-    uint64_t passes_on = 0;   /* bit i: shard i's pass is on */
-    uint64_t steps_ready = 0; /* bit i: shard i has a step at next_tick[i] */
-    unsigned i, earliest;
-    size_t ran = 0;
-    hwtimer__step step;
-    if (!hwtimer__pass_begin(group->timer, now)) return 0; /* its own wheel is empty: only the marks */
-    hwtimer__unlock(group->timer);
-    for (i = 0; i < group->shards; i++) {
-        hwtimer__lock(group->shard[i]);
-        if (hwtimer__pass_begin(group->shard[i], now)) passes_on |= (uint64_t)1 << i;
-        hwtimer__unlock(group->shard[i]);
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer_timeout *to = s->run.node;
+        int rearm = hwtimer__running_unfiled(s, to);
+        s->wheel.collecting = 0;
+        s->run.node = NULL;
+        if (rearm) hwtimer__rearm_periodic(t, s, to, s->run.now);
     }
-    while (passes_on) {
-        for (i = 0; i < group->shards; i++) { /* end each shard with nothing left */
-            hwtimer *shard = group->shard[i];
-            if (!(passes_on >> i & 1)) continue;
-            hwtimer__lock(shard);
-            if (hwtimer__pass_next(shard, &step)) {
-                next_tick[i] = step.tick;
-                steps_ready |= (uint64_t)1 << i;
-            } else {
-                hwtimer__pass_end(shard);
-                passes_on &= ~((uint64_t)1 << i);
-            }
-            hwtimer__unlock(shard);
-        }
-        while (steps_ready) { /* the steps, earliest first */
-            hwtimer *shard;
-            earliest = group->shards;
-            for (i = 0; i < group->shards; i++) {
-                if (!(steps_ready >> i & 1)) continue;
-                if (earliest == group->shards || next_tick[i] < next_tick[earliest]) earliest = i;
-            }
-            shard = group->shard[earliest];
-            hwtimer__lock(shard); /* the shard may have changed since: run its step only if it
-                                     is still the one found, else take the new one into
-                                     account */
-            if (hwtimer__pass_next(shard, &step) && step.tick == next_tick[earliest]) {
-                ran += hwtimer__pass_step(shard, &step, now);
-            }
-            if (hwtimer__pass_next(shard, &step)) {
-                next_tick[earliest] = step.tick;
-            } else {
-                steps_ready &= ~((uint64_t)1 << earliest);
-            }
-            hwtimer__unlock(shard);
-        }
-    }
-    hwtimer__lock(group->timer);
-    hwtimer__pass_end(group->timer);
-    return ran;
-}
-
-/* The next expiry of a group (its lock held), given to every shard as its answer, and to
-   the loop as the group's. */
-static uint64_t hwtimer__group_answer(hwtimer__group *group) {
-    uint64_t next = UINT64_MAX;
-    int none = 1;
-    unsigned i;
-    hwtimer__lock_shards(group);
-    for (i = 0; i < group->shards; i++) {
-        uint64_t n = hwtimer__next_expiry_locked(group->shard[i]);
-        if (n < next) next = n;
-        if (group->shard[i]->pending) none = 0;
-    }
-    for (i = 0; i < group->shards; i++) {
-        hwtimer *shard = group->shard[i];
-        shard->reported = next;
-        shard->reported_none = none;
-        shard->wake_armed = group->timer->worker_mode || group->timer->wake_fn;
-        hwtimer__set_notice_upto(shard);
-    }
-    hwtimer__unlock_shards(group);
-    return hwtimer__remember_answer(group->timer, next, none);
-}
-
-/* A group's pending count: its shards' pending, added up under their locks. */
-static size_t hwtimer__group_pending(hwtimer__group *group) {
-    size_t n = 0;
-    unsigned i;
-    hwtimer__lock_shards(group);
-    for (i = 0; i < group->shards; i++) n += group->shard[i]->pending;
-    hwtimer__unlock_shards(group);
-    return n;
-}
-
-/* A shard's wake_fn (no lock held): a node was filed before the group's last answer. Wakes
-   the worker if it sleeps, or calls the loop's wake_fn once per answer, never while a pass
-   runs (the loop asks again when advance returns). The shard counted this call in the
-   group's wakes_running before it released its lock: the group is not freed until the count
-   is back to 0, even if the node just filed runs on the worker and its callback destroys
-   the group. */
-static void hwtimer__shard_woke(void *ctx) {
-    hwtimer__group *group = (hwtimer__group *)ctx;
-    hwtimer *timer = group->timer;
-    void (*wake_fn)(void *) = NULL;
-    void *wake_ctx = NULL;
-    hwtimer__lock(timer);
-    if (!timer->worker_mode && timer->wake_armed && !timer->in_pass) {
-        timer->wake_armed = 0;
-        wake_fn = timer->wake_fn;
-        wake_ctx = timer->wake_ctx;
-    }
-    if (timer->worker_mode) hwtimer__wake_worker_for(timer, 0, UINT64_MAX);
-    hwtimer__unlock(timer);
-    HWTIMER__ATOMIC_ADD_SYNC(&group->wakes_running, -1); /* the last touch of the timer */
-    if (wake_fn) wake_fn(wake_ctx);
-}
-
-/* A pass of any timer up to `now` (lock held). */
-static size_t hwtimer__run_pass(hwtimer *t, uint64_t now) {
-    return t->group ? hwtimer__group_pass(t->group, now) : hwtimer__pass(t, now);
-}
-
-/* Answers the loop of any timer when to call advance next (lock held). */
-static uint64_t hwtimer__answer_loop(hwtimer *t) {
-    if (t->group) return hwtimer__group_answer(t->group);
-    return hwtimer__remember_answer(t, hwtimer__next_expiry_locked(t), t->pending == 0);
+    t->pass.on = 0;
 }
 
 /* =================================================================================
@@ -2909,393 +2679,158 @@ static uint64_t hwtimer__answer_loop(hwtimer *t) {
    ================================================================================= */
 
 /* The worker sleeps until the next boundary that has work (forever when there is none) and
-   is woken early only by a schedule that is due sooner, or by stop. */
+   is woken early only by a filing due sooner (hwtimer__wake), or by stop. */
 static void hwtimer__worker_main(void *arg) {
     hwtimer *t = (hwtimer *)arg;
     int destroy;
-    hwtimer__lock(t);
+    hwtimer__lock(t, t->mutex);
     while (!t->stopped) {
-        /* the clock after the answer: a group takes locks to answer (and arms
-           its shards' wake-ups), and the worker sleeps for next - now */
-        uint64_t next = hwtimer__answer_loop(t);
+        /* the clock after the answer, which takes every wheel's lock: the worker sleeps for
+           next - now */
+        uint64_t next = hwtimer__give_answer(t);
         uint64_t now = t->clock_fn(t->clock_ctx);
-        if (now < t->last_now) now = t->last_now; /* a clock that stepped back still runs what was due */
+        if (now < t->pass.last_now) now = t->pass.last_now; /* a clock that stepped back */
         if (next <= now) {
-            hwtimer__run_pass(t, now);
+            hwtimer__pass(t, now);
             continue;
         }
-        t->worker_wake_at = next;
-        t->worker_wake_tick = next == UINT64_MAX ? UINT64_MAX : hwtimer__due_tick(t, next);
-        t->threads->cond_wait(t->wake_cond, t->mutex, next == UINT64_MAX ? UINT64_MAX : next - now);
-        t->worker_wake_at = 0;
+        t->worker.sleeping = 1;
+        t->threads->cond_wait(t->worker.wake_cond, t->mutex,
+                              next == UINT64_MAX ? UINT64_MAX : next - now);
+        t->worker.sleeping = 0;
         t->stats.wakeups++;
     }
     destroy = t->destroy_deferred;
-    hwtimer__unlock(t);
+    hwtimer__unlock(t, t->mutex);
     if (destroy) {
-        t->threads->thread_detach(t->worker_thread);
+        t->threads->thread_detach(t->worker.thread);
         hwtimer__finish_destroy(t);
     }
 }
 
+/* Starts the worker (the timer's lock held): 0, or -1 if its thread could not start. */
 static int hwtimer__start_worker_locked(hwtimer *t) {
-    if (t->worker_running) return 0;
-    if (t->threads->thread_start(t->worker_thread, hwtimer__worker_main, t)) return -1;
-    HWTIMER__STORE(&t->worker_running, 1); /* read unlocked: hwtimer__start_group_worker */
+    if (t->worker.running) return 0;
+    if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
+    HWTIMER__STORE(&t->worker.running, 1); /* read unlocked: hwtimer__start_worker */
     return 0;
 }
 
+/* Starts the worker at an arming, if it does not run yet. */
+static int hwtimer__start_worker(hwtimer *t) {
+    int err = HWTIMER_OK;
+    if (!t->worker.mode || HWTIMER__LOAD(&t->worker.running)) return HWTIMER_OK;
+    hwtimer__lock(t, t->mutex);
+    if (!t->stopped && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
+    hwtimer__unlock(t, t->mutex);
+    return err;
+}
+
 static void hwtimer__join_worker_locked(hwtimer *t) {
-    if (!t->worker_running) return;
-    t->threads->cond_broadcast(t->wake_cond);
-    hwtimer__unlock(t);
-    t->threads->thread_join(t->worker_thread);
-    hwtimer__lock(t);
-    HWTIMER__STORE(&t->worker_running, 0);
+    if (!t->worker.running) return;
+    t->threads->cond_broadcast(t->worker.wake_cond);
+    hwtimer__unlock(t, t->mutex);
+    t->threads->thread_join(t->worker.thread);
+    hwtimer__lock(t, t->mutex);
+    HWTIMER__STORE(&t->worker.running, 0);
 }
 
 /* =================================================================================
-   [hwtimer:arming] The entry points' paths: schedule, reschedule, cancel
+   [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
-   Each public entry point has a short path without threads (no lock, no worker, few
-   registers: what a single-threaded event loop pays) and a path with threads, kept out of
-   line. With threads, the entry tests once whether t is a group and then goes either to the
-   group's function ([hwtimer:group-arming]), which finds the shard that works on the node
-   and calls the same _threaded (cancel: _sync) function on it, or to the timer's own. This
-   section holds the paths of one timer; the entries come last ([hwtimer:entries]), once the
-   group's functions are defined. The suffixes (the functions are hwtimer__NAME):
-
-     (none)       arm and arm_after, the entries of the schedule forms: check the
-                  arguments and run the short path, inline; with threads, the _threaded
-                  function
-     _threaded    the path with threads, out of line: arm_threaded and reschedule_threaded
-                  take the timer's lock, run the _locked body, then release the lock and
-                  call wake_fn if the body asked for it (hwtimer__unlock_and_wake);
-                  arm_after_threaded and arm_at_threaded read the clock the path needs,
-                  then go to group_arm (a group) or arm_threaded
-     _locked      the body: runs with the timer's lock held, or without threads, where the
-                  same code runs with no lock (as everywhere in the file)
-     _rest        what a public function does once its inline fast path failed, with or
-                  without threads
-     _unthreaded  the rest of a path that only runs without threads
-     _sync        only cancel_sync: takes the lock, cancels, and waits like Linux's
-                  del_timer_sync while the node's callback runs on another thread
-     group_       a group's path ([hwtimer:group-arming]): finds the shard, then the
-                  shard's _threaded (cancel: _sync) function
-
-   The paths (a > b: a calls b; "no threads" and "threads" split at the first test):
-
-     hwtimer_schedule, hwtimer_schedule_periodic (a delay)
-       arm_after            no threads: arm_refusal, arm_what, the clock, arm_when
-         > arm_after_threaded             threads: reads the clock, then
-           > group_arm                    a group (below)
-           > arm_threaded                 else (below)
-     hwtimer_schedule_at, hwtimer_schedule_periodic_at (a deadline)
-       arm                  no threads: arm_refusal, arm_node
-         > arm_at_threaded  threads: the clock only for a worker (now_for_worker), then
-           > group_arm      a group: arming_shard (starts its worker, wakes it for a
-                            clock past its wake-up), then arm_threaded on that shard
-           > arm_threaded   else: lock, arm_locked, unlock_and_wake
-             > arm_locked   arm_refusal, group_reserve (a shard of a group),
-                            start_worker_locked, arm_node, wake_worker_for
-     hwtimer_reschedule, hwtimer_reschedule_at
-       pushed_here          no threads, pending here, pushed later: a store, inline
-       reschedule_rest      when that failed (reschedule_at through reschedule_at_rest,
-                            which reads the clock only for a worker); no threads:
-                            move_in_wheel, else reschedule_locked
-         > group_reschedule               threads, a group: arming_shard, then
-                                          reschedule_threaded on that shard
-         > reschedule_threaded            threads: lock, reschedule_locked, unlock_and_wake
-           > reschedule_locked            move_locked for a node pending here (a push
-                                          later is a store there too), else arm_locked
-                                          with its last callback
-     hwtimer_cancel         no threads, filed here: cancel_locked, unrolled inline
-       > cancel_unthreaded  no threads, the rest > cancel_locked
-       > group_cancel       threads, a group: shard_of, then cancel_sync on that shard
-       > cancel_sync        threads > cancel_locked
-
-   Every filing may call wake_fn (hwtimer__note_arming, in [hwtimer:wake]).
+   One path per operation and mode. Without threads (one wheel, no lock, no worker): inline
+   in the public function, the body under the lock called directly. With threads, out of
+   line: the clock read once, the wheel chosen, its lock taken, the body, the lock
+   released and the wake-up it called for made.
    ================================================================================= */
 
-/* Arms a node, starting and waking the timer's worker (lock held, or no threads). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                               uint64_t deadline, uint64_t period, hwtimer_fn fn,
-                                               void *arg) {
-    int err = hwtimer__arm_refusal(t, to);
-    if (err) return err;
-    if (t->in_group && !hwtimer__group_reserve(t->in_group)) return HWTIMER_EFULL;
-    if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
-    hwtimer__wake_worker_for(t, hwtimer__arm_node(t, to, deadline, period, fn, arg), now);
-    return HWTIMER_OK;
-}
-
-static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                                   uint64_t deadline, uint64_t period,
-                                                   hwtimer_fn fn, void *arg) {
-    int err;
-    hwtimer__lock(t);
-    err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
-    hwtimer__unlock_and_wake(t);
-    return err;
-}
-
-/* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
-   while the timer has a clock_fn of its own, which may jump past the worker's wake-up (see
-   hwtimer__wake_worker_for); 0 otherwise. */
-static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
-    return t->worker_mode && t->own_clock ? t->clock_fn(t->clock_ctx) : 0;
-}
-
-/* Moves a node pending on t, or arms it again with its last callback (lock held). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_timeout *to,
-                                                        uint64_t now, uint64_t deadline) {
+/* Moves a node pending in s, or arms it again with its last callback (lock held). */
+static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer__shard *s,
+                                                        hwtimer_timeout *to, uint64_t now,
+                                                        uint64_t deadline) {
     if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
-    if (!hwtimer__is_pending_on(t, to)) {
-        return hwtimer__arm_locked(t, to, now, deadline, to->period, to->fn, to->arg);
+    if (!hwtimer__is_pending_in(&s->wheel, to)) {
+        return hwtimer__arm_locked(t, s, to, now, deadline, to->period, to->fn, to->arg);
     }
-    hwtimer__move_locked(t, to, now, deadline);
+    hwtimer__move_locked(t, s, to, now, deadline);
     return HWTIMER_OK;
 }
 
-static HWTIMER__NOINLINE int hwtimer__reschedule_threaded(hwtimer *t, hwtimer_timeout *to,
-                                                          uint64_t now, uint64_t deadline) {
-    int err;
-    hwtimer__lock(t);
-    err = hwtimer__reschedule_locked(t, to, now, deadline);
-    hwtimer__unlock_and_wake(t);
+/* Schedule (fn set) or reschedule (fn NULL) with threads; `when` is a delay if `relative`,
+   else the deadline. The clock is read for a delay, and for a worker sleeping on the OS's
+   clock while the timer has a clock_fn of its own (see hwtimer__note_filing). */
+static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                                   int relative, uint64_t period, hwtimer_fn fn,
+                                                   void *arg) {
+    uint64_t now = relative || (t->worker.mode && t->own_clock) ? t->clock_fn(t->clock_ctx) : 0;
+    uint64_t deadline = relative ? hwtimer__add_sat(now, when) : when;
+    hwtimer__shard *s;
+    int err = hwtimer__start_worker(t);
+    if (err) return err;
+    s = hwtimer__shard_to_arm(t, to);
+    hwtimer__lock(t, s->mutex);
+    err = fn ? hwtimer__arm_locked(t, s, to, now, deadline, period, fn, arg)
+             : hwtimer__reschedule_locked(t, s, to, now, deadline);
+    hwtimer__unlock_and_wake(t, s);
     return err;
 }
 
-/* Cancel on a timer with threads: locks, and waits for the node's callback if it runs on
-   another thread. */
-static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *to) {
+/* The schedule forms: `when` is a delay if `relative`, else the deadline. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                        int relative, uint64_t period, hwtimer_fn fn, void *arg) {
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_threaded(t, to, when, relative, period, fn, arg);
+    if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
+    return hwtimer__arm_locked(t, hwtimer__shard_at(t, 0), to, 0, when, period, fn, arg);
+}
+
+/* The reschedule forms. Without threads, the usual one, an idle connection's timeout pushed
+   later on every read, is one store (hwtimer__wheel_push_later), inline. */
+HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                               int relative) {
+    hwtimer__shard *s;
+    if (!t || !to) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_threaded(t, to, when, relative, 0, NULL, NULL);
+    s = hwtimer__shard_at(t, 0);
+    if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
+    if (to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)) {
+        return HWTIMER_OK;
+    }
+    return hwtimer__reschedule_locked(t, s, to, 0, when);
+}
+
+/* Cancel with threads: in the node's wheel, under its lock; like Linux's del_timer_sync it
+   waits for the node's callback if that runs on another thread, and an arming the callback
+   makes meanwhile is cancelled as it returns (hwtimer__cancel_for_waiter) or here. */
+static HWTIMER__NOINLINE int hwtimer__cancel_threaded(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__shard *s = hwtimer__shard_of(t, to);
+    hwtimer__cancel_wait me, **link;
     int cancelled = 0, waiting = 0;
-    hwtimer__cancel_wait me, **to_me;
-    hwtimer__lock(t);
-    if (hwtimer__is_pending_elsewhere(t, to)) {
-        hwtimer__unlock(t);
+    if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
+    hwtimer__lock(t, s->mutex);
+    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed elsewhere meanwhile */
+        hwtimer__unlock(t, s->mutex);
         return HWTIMER_EINVAL;
     }
-    /* Like del_timer_sync: wait for a running callback; an arming it makes is cancelled as it
-       returns (hwtimer__cancel_for_waiter) or here. */
     for (;;) {
-        cancelled |= hwtimer__cancel_locked(t, to);
-        if (!hwtimer__runs_elsewhere(t, to)) break;
+        cancelled |= hwtimer__cancel_locked(t, s, to);
+        if (s->run.node != to || t->threads->thread_is_self(t->pass.thread)) break;
         if (!waiting) {
             me.to = to;
             me.hit = 0;
-            me.next = t->cancel_waits;
-            t->cancel_waits = &me;
+            me.next = s->cancel_waits;
+            s->cancel_waits = &me;
             waiting = 1;
         }
-        hwtimer__wait_done(t);
+        hwtimer__wait(t, s->done_cond, s->mutex, &s->waiters);
     }
     if (waiting) {
-        to_me = &t->cancel_waits;
-        while (*to_me != &me) to_me = &(*to_me)->next;
-        *to_me = me.next;
+        for (link = &s->cancel_waits; *link != &me; link = &(*link)->next) continue;
+        *link = me.next;
         cancelled |= me.hit;
     }
-    hwtimer__unlock(t);
+    hwtimer__unlock(t, s->mutex);
     return cancelled;
-}
-
-/* Without threads nothing runs elsewhere: no lock and no wait. The usual case, a filed node
-   of this timer, is unrolled in hwtimer_cancel with no call, since a cancel of a big timer
-   mostly waits for the neighbours' cache lines to be written; the rest comes here. */
-static HWTIMER__NOINLINE int hwtimer__cancel_unthreaded(hwtimer *t, hwtimer_timeout *to) {
-    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
-    return hwtimer__cancel_locked(t, to);
-}
-
-/* =================================================================================
-   [hwtimer:group-arming] A timer of shards, 3: which shard an entry point works on
-
-   A node stays in the shard that armed it first, for as long as it is armed on this group
-   again (its owner is that shard), whichever thread schedules, reschedules or cancels it:
-   so one lock, the shard's, orders every operation on it, as in one timer. A node this
-   group has not held yet goes to the calling thread's shard (threads are numbered in the
-   order they first ask, and thread n uses shard n mod shards), claimed in the node by a
-   compare-and-swap of its owner: two threads that arm it at once cannot put it in two
-   shards. So threads that schedule and cancel their own nodes each keep to their own
-   shard's lock and lines. Then the group's schedule, reschedule and cancel: the shard's
-   _threaded (cancel: _sync) function of [hwtimer:arming], kept out of an ordinary timer's way.
-   ================================================================================= */
-
-static long hwtimer__threads_seen;
-static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
-
-static hwtimer *hwtimer__this_threads_shard(const hwtimer__group *group) {
-    if (!hwtimer__thread_number) {
-        hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
-    }
-    return group->shard[hwtimer__thread_number % group->shards];
-}
-
-/* The shard of the group that is `owner`, or NULL (another timer's, or none). */
-static hwtimer *hwtimer__shard_named(const hwtimer__group *group, const hwtimer *owner) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        if (group->shard[i] == owner) return group->shard[i];
-    }
-    return NULL;
-}
-
-/* The shard that holds `to` or held it last, or NULL. */
-static hwtimer *hwtimer__shard_of(const hwtimer__group *group, const hwtimer_timeout *to) {
-    return hwtimer__shard_named(group, HWTIMER__LOAD(&to->owner));
-}
-
-/* Starts the worker of a group at its first arming (without its lock once it runs). */
-static int hwtimer__start_group_worker(hwtimer *timer) {
-    int err = HWTIMER_OK;
-    if (!timer->worker_mode || HWTIMER__LOAD(&timer->worker_running)) return HWTIMER_OK;
-    hwtimer__lock(timer);
-    if (!timer->stopped && hwtimer__start_worker_locked(timer)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(timer);
-    return err;
-}
-
-/* The shard that arms `to` for the group (schedule, reschedule): the one that holds or held
-   it, else this thread's, claimed. A node pending on another timer goes to shard 0, which
-   refuses it as that timer would (HWTIMER_EBUSY). */
-static hwtimer *hwtimer__shard_to_arm(hwtimer__group *group, hwtimer_timeout *to) {
-    hwtimer *mine = hwtimer__this_threads_shard(group);
-    for (;;) {
-        hwtimer *owner = HWTIMER__LOAD(&to->owner);
-        hwtimer *shard = hwtimer__shard_named(group, owner);
-        if (shard) return shard;
-        if (hwtimer__is_armed(to)) return group->shard[0];
-        if (HWTIMER__CAS_PTR(&to->owner, owner, mine)) return mine;
-    }
-}
-
-/* Before an arming on a shard of a group with a worker: the clock read `now` (0: not read)
-   may have passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
-   hwtimer__wake_worker_for), and a shard has no worker to check that itself. Checked
-   before the node is filed, not after: once it is filed its callback may destroy the group
-   on the worker. The woken worker answers again, and a node filed before that answer wakes it
-   through hwtimer__shard_woke. */
-static void hwtimer__wake_worker_past(hwtimer *timer, uint64_t now) {
-    if (!timer->worker_mode || !timer->own_clock || !now) return;
-    hwtimer__lock(timer);
-    hwtimer__wake_worker_for(timer, UINT64_MAX, now);
-    hwtimer__unlock(timer);
-}
-
-/* The shard that an arming of `to` on the group (the clock read `now`) locks, once the
-   group's worker runs (NULL if it cannot start: *err HWTIMER_ETHREAD). */
-static hwtimer *hwtimer__arming_shard(hwtimer__group *group, hwtimer_timeout *to, int *err,
-                                      uint64_t now) {
-    *err = hwtimer__start_group_worker(group->timer);
-    if (*err) return NULL;
-    hwtimer__wake_worker_past(group->timer, now);
-    return hwtimer__shard_to_arm(group, to);
-}
-
-static HWTIMER__NOINLINE int hwtimer__group_arm(hwtimer__group *group, hwtimer_timeout *to,
-                                                uint64_t now, uint64_t deadline, uint64_t period,
-                                                hwtimer_fn fn, void *arg) {
-    int err;
-    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
-    if (!shard) return err;
-    return hwtimer__arm_threaded(shard, to, now, deadline, period, fn, arg);
-}
-
-static HWTIMER__NOINLINE int hwtimer__group_reschedule(hwtimer__group *group, hwtimer_timeout *to,
-                                                       uint64_t now, uint64_t deadline) {
-    int err;
-    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
-    if (!shard) return err;
-    return hwtimer__reschedule_threaded(shard, to, now, deadline);
-}
-
-/* Cancel on a group: in the shard that holds the node. */
-static HWTIMER__NOINLINE int hwtimer__group_cancel(hwtimer__group *group, hwtimer_timeout *to) {
-    hwtimer *shard = hwtimer__shard_of(group, to);
-    if (!shard) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
-    return hwtimer__cancel_sync(shard, to);
-}
-
-/* =================================================================================
-   [hwtimer:entries] The inline entries of schedule and reschedule (map: [hwtimer:arming])
-   ================================================================================= */
-
-/* schedule_at with threads: the clock only for a worker (hwtimer__now_for_worker). */
-static HWTIMER__NOINLINE int hwtimer__arm_at_threaded(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t deadline, uint64_t period,
-                                                      hwtimer_fn fn, void *arg) {
-    uint64_t now = hwtimer__now_for_worker(t);
-    if (t->group) return hwtimer__group_arm(t->group, to, now, deadline, period, fn, arg);
-    return hwtimer__arm_threaded(t, to, now, deadline, period, fn, arg);
-}
-
-/* Arms a node at an absolute deadline: schedule_at and schedule_periodic_at. Without
-   threads there is no lock and no worker: the short way, kept free of the threaded one's
-   calls (the clock for a worker included) so that it needs few registers. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                                        uint64_t period, hwtimer_fn fn, void *arg) {
-    int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_at_threaded(t, to, deadline, period, fn, arg);
-    err = hwtimer__arm_refusal(t, to);
-    if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
-    return err;
-}
-
-static HWTIMER__NOINLINE int hwtimer__arm_after_threaded(hwtimer *t, hwtimer_timeout *to,
-                                                         uint64_t delay_ns, uint64_t period,
-                                                         hwtimer_fn fn, void *arg) {
-    uint64_t now = t->clock_fn(t->clock_ctx), deadline = hwtimer__add_sat(now, delay_ns);
-    if (t->group) return hwtimer__group_arm(t->group, to, now, deadline, period, fn, arg);
-    return hwtimer__arm_threaded(t, to, now, deadline, period, fn, arg);
-}
-
-/* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
-   is checked and filled before the clock is read, so that only t, to and the delay live
-   across that call (nothing else can touch the node meanwhile). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
-                                              uint64_t period, hwtimer_fn fn, void *arg) {
-    int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_after_threaded(t, to, delay_ns, period, fn, arg);
-    err = hwtimer__arm_refusal(t, to);
-    if (err) return err;
-    hwtimer__arm_what(t, to, period, fn, arg);
-    hwtimer__arm_when(t, to, hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns));
-    return HWTIMER_OK;
-}
-
-/* The usual reschedule, an idle connection's timeout pushed later on every read, on a timer
-   without threads: one store (hwtimer__push_later). Both forms try it first, inline and
-   with no call, so that the public function needs no stack frame for it. */
-HWTIMER__ALWAYS_INLINE int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeout *to,
-                                                uint64_t deadline) {
-    return !t->threads && to->owner == t && hwtimer__push_later(t, to, deadline);
-}
-
-/* Both reschedule forms once that failed (`now`: the clock, or 0 where it was not read).
-   Without threads, a node filed here and moved within the wheel first (not running its
-   callback). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_rest(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t now, uint64_t deadline) {
-    if (t->threads) {
-        if (t->group) return hwtimer__group_reschedule(t->group, to, now, deadline);
-        return hwtimer__reschedule_threaded(t, to, now, deadline);
-    }
-    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
-        hwtimer__move_in_wheel(t, to, deadline) != 0) {
-        return HWTIMER_OK;
-    }
-    return hwtimer__reschedule_locked(t, to, now, deadline);
-}
-
-/* hwtimer_reschedule_at once the push failed: the clock is read only on the threaded path
-   (see hwtimer__arm). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_at_rest(hwtimer *t, hwtimer_timeout *to,
-                                                         uint64_t deadline) {
-    return hwtimer__reschedule_rest(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
-                                    deadline);
 }
 
 /* =================================================================================
@@ -3468,16 +3003,16 @@ static void hwtimer__fork_prepare(void) {
     hwtimer *t;
     pthread_mutex_lock(&hwtimer__fork_mutex);
     for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__lock(t);
-        if (t->group) hwtimer__lock_shards(t->group);
+        hwtimer__lock(t, t->mutex);
+        hwtimer__lock_wheels(t);
     }
 }
 
 static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
     hwtimer *t;
     for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        if (t->group) hwtimer__unlock_shards(t->group);
-        hwtimer__unlock(t);
+        hwtimer__unlock_wheels(t);
+        hwtimer__unlock(t, t->mutex);
     }
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
@@ -3487,7 +3022,7 @@ static void hwtimer__fork_handlers(void) {
 }
 
 static void hwtimer__fork_list_add(hwtimer *t) {
-    if (!t->worker_mode || !t->threads) return;
+    if (!t->worker.mode || !t->threads) return;
     pthread_once(&hwtimer__fork_once, hwtimer__fork_handlers);
     pthread_mutex_lock(&hwtimer__fork_mutex);
     t->fork_next = hwtimer__fork_list;
@@ -3497,7 +3032,7 @@ static void hwtimer__fork_list_add(hwtimer *t) {
 
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
-    if (!t->worker_mode || !t->threads) return;
+    if (!t->worker.mode || !t->threads) return;
     pthread_mutex_lock(&hwtimer__fork_mutex);
     for (p = &hwtimer__fork_list; *p; p = &(*p)->fork_next) {
         if (*p == t) {
@@ -3637,269 +3172,430 @@ static const hwtimer_threads hwtimer__win32_table = {
 #endif /* HWTIMER__WIN32 */
 
 /* =================================================================================
-   [hwtimer:create] Creating a timer from a checked config
+   [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
 
-   After [hwtimer:platform] for the default clock; hwtimer_create checks the config, then
-   calls this (or, for a group, [hwtimer:group-create]).
+   A config is checked (a refusal tells log_fn which field broke which rule), then the one
+   allocation is laid out and carved: the timer, its wheels, their lists and bit trees,
+   the thread objects. Then stop and destroy, the child's side of fork, the counters and
+   the check, each over every wheel.
    ================================================================================= */
 
-/* Creates one timer from a checked config; `start`: its start S (NULL: read the clock);
-   `extra` more bytes in its allocation for a layer over it (a group's data), at *extra_at. */
-static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint64_t *start,
-                           size_t extra, void **extra_at) {
-    hwtimer geometry, *t;
-    size_t offsets[6], total;
+/* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
+static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
+                                  const uint64_t *value, const char *rule) {
+    hwtimer__sentence msg;
+    if (!cfg || !cfg->log_fn) return;
+    msg.len = 0;
+    hwtimer__say(&msg, "hwtimer_create: ");
+    hwtimer__say(&msg, what);
+    if (value) hwtimer__say_number(&msg, *value);
+    hwtimer__say(&msg, rule);
+    cfg->log_fn(cfg->log_ctx, msg.text);
+}
+
+/* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
+static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
+    if (!th->mutex_size) return "mutex_size";
+    if (!th->cond_size) return "cond_size";
+    if (!th->thread_size) return "thread_size";
+    if (!th->mutex_init) return "mutex_init";
+    if (!th->mutex_destroy) return "mutex_destroy";
+    if (!th->mutex_lock) return "mutex_lock";
+    if (!th->mutex_unlock) return "mutex_unlock";
+    if (!th->cond_init) return "cond_init";
+    if (!th->cond_destroy) return "cond_destroy";
+    if (!th->cond_broadcast) return "cond_broadcast";
+    if (!th->cond_wait) return "cond_wait";
+    if (!th->thread_start) return "thread_start";
+    if (!th->thread_join) return "thread_join";
+    if (!th->thread_detach) return "thread_detach";
+    if (!th->thread_self) return "thread_self";
+    if (!th->thread_is_self) return "thread_is_self";
+    return NULL;
+}
+
+/* The config's tick, wheel and memory fields (HWTIMER_OK, or the refusal, told). */
+static int hwtimer__check_config_wheel(const hwtimer_config *cfg) {
+    uint64_t width = 2, value;
+    if (cfg->tick_ns == 0) {
+        hwtimer__tell_refusal(cfg, "tick_ns is 0: it must be at least 1 ns (start from "
+                              "hwtimer_config_default, which sets 100 ms)", NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->ticks_per_wheel == 0 || cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
+        value = cfg->ticks_per_wheel;
+        hwtimer__tell_refusal(cfg, "ticks_per_wheel is ", &value,
+                              ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)");
+        return HWTIMER_EINVAL;
+    }
+    while (width < cfg->ticks_per_wheel) width <<= 1;
+    if (cfg->tick_ns > UINT64_MAX / width) { /* Netty checks this too */
+        hwtimer__tell_refusal(cfg, "tick_ns is ", &cfg->tick_ns,
+                              ": times the wheel's slots (ticks_per_wheel rounded up to a power "
+                              "of two) that overflows 64 bits of nanoseconds; make either smaller");
+        return HWTIMER_EINVAL;
+    }
+    if (!cfg->alloc_fn != !cfg->free_fn) {
+        hwtimer__tell_refusal(cfg, cfg->alloc_fn ? "alloc_fn is set but free_fn is NULL"
+                                                 : "free_fn is set but alloc_fn is NULL",
+                              NULL, ": set both or neither");
+        return HWTIMER_EINVAL;
+    }
+    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) {
+        hwtimer__tell_refusal(cfg, "clock_fn is NULL and this build has no platform clock "
+                              "(HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    return HWTIMER_OK;
+}
+
+/* The config's threads, worker and shards fields (HWTIMER_OK, or the refusal, told). */
+static int hwtimer__check_config_threads(const hwtimer_config *cfg) {
+    uint64_t value = cfg->shards;
+    const char *missing;
+    if (cfg->worker && !cfg->threads) {
+        hwtimer__tell_refusal(cfg, "worker is set but threads is NULL: a worker needs a threads "
+                              "backend (cfg.threads = hwtimer_threads_default())", NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->threads && !HWTIMER__HAVE_THREADS) {
+        hwtimer__tell_refusal(cfg, "threads is set but this build has no thread code "
+                              "(HWTIMER_NO_THREADS): set threads to NULL", NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
+    if (missing) {
+        hwtimer__sentence msg;
+        msg.len = 0;
+        hwtimer__say(&msg, "threads is a table whose ");
+        hwtimer__say(&msg, missing);
+        hwtimer__say(&msg, " is missing (NULL or 0): every hook and size is required");
+        hwtimer__tell_refusal(cfg, msg.text, NULL, "");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->shards > HWTIMER__MAX_SHARDS) {
+        hwtimer__tell_refusal(cfg, "shards is ", &value, ": it must be at most 64");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->shards > 1 && !cfg->threads) {
+        hwtimer__tell_refusal(cfg, "shards is ", &value,
+                              " but threads is NULL: shards need a threads backend");
+        return HWTIMER_EINVAL;
+    }
+    if (cfg->shards > 1 && !(HWTIMER__HAVE_THREAD_LOCAL && HWTIMER__HAVE_CAS)) {
+        hwtimer__tell_refusal(cfg, "shards is ", &value,
+                              " but this compiler has neither GCC's nor MSVC's atomics and "
+                              "thread-local variables, which shards need: use 0");
+        return HWTIMER_EINVAL;
+    }
+    return HWTIMER_OK;
+}
+
+/* Where each part of a timer's one allocation lies (offsets from the timer), and its size. */
+typedef struct hwtimer__layout {
+    size_t lists, occupied, threads, total;
+} hwtimer__layout;
+
+/* Adds n bytes to *total, on a line of their own; 0 on overflow. */
+static int hwtimer__add_size(size_t *total, size_t n) {
+    if (n > SIZE_MAX - *total - 2 * HWTIMER__LINE) return 0;
+    *total = HWTIMER__ROUND_LINE(*total + n);
+    return 1;
+}
+
+/* The thread objects: the timer's lock and its condition variables (passes done, the worker's
+   wake-up), its threads (the worker, the pass); with several wheels, each wheel's own lock
+   and condition variable (a cancel's wait). One wheel's are the timer's. */
+enum { HWTIMER__TIMER_MUTEXES = 1, HWTIMER__TIMER_CONDS = 2, HWTIMER__TIMER_THREADS = 2 };
+static unsigned hwtimer__own_locks(unsigned shards) { return shards > 1 ? shards : 0; }
+
+/* Lays out a timer of `shards` wheels of geometry g; 0 when it does not fit a size_t. The
+   timer itself goes at a line of the block (hwtimer__create aligns it). */
+static int hwtimer__lay_out(const hwtimer__geometry *g, const hwtimer_threads *th,
+                            unsigned shards, hwtimer__layout *lay) {
+    uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS * shards;
+    size_t objects = 0;
+    lay->total = HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE;
+    lay->lists = lay->total;
+    if (heads > SIZE_MAX / sizeof(struct hwtimer__link) ||
+        !hwtimer__add_size(&lay->total, (size_t)heads * sizeof(struct hwtimer__link))) {
+        return 0;
+    }
+    lay->occupied = lay->total;
+    if (!hwtimer__add_size(&lay->total, shards * g->levels * g->level_words * sizeof(uint64_t))) {
+        return 0;
+    }
+    lay->threads = lay->total;
+    if (th) {
+        unsigned mutexes = HWTIMER__TIMER_MUTEXES + hwtimer__own_locks(shards);
+        unsigned conds = HWTIMER__TIMER_CONDS + hwtimer__own_locks(shards);
+        objects = mutexes * HWTIMER__ROUND_LINE(th->mutex_size) +
+                  conds * HWTIMER__ROUND_LINE(th->cond_size) +
+                  HWTIMER__TIMER_THREADS * HWTIMER__ROUND_LINE(th->thread_size);
+    }
+    /* (and a line to align the timer within the block) */
+    return hwtimer__add_size(&lay->total, objects) && hwtimer__add_size(&lay->total, HWTIMER__LINE);
+}
+
+/* Takes n bytes at *p for a thread object. */
+static void *hwtimer__take(char **p, size_t n) {
+    void *at = *p;
+    *p += HWTIMER__ROUND_LINE(n);
+    return at;
+}
+
+/* Points the timer's wheels and thread objects into its block, and empties the wheels. */
+static void hwtimer__carve(hwtimer *t, const hwtimer__layout *lay) {
+    const hwtimer__geometry *g = &t->geo;
+    size_t heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
+    size_t words = g->levels * g->level_words;
+    char *base = (char *)t, *p = base + lay->threads;
+    const hwtimer_threads *th = t->threads;
+    unsigned i;
+    if (th) {
+        t->mutex = hwtimer__take(&p, th->mutex_size);
+        t->done_cond = hwtimer__take(&p, th->cond_size);
+        t->worker.wake_cond = hwtimer__take(&p, th->cond_size);
+        t->worker.thread = hwtimer__take(&p, th->thread_size);
+        t->pass.thread = hwtimer__take(&p, th->thread_size);
+    }
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        memset(s, 0, sizeof *s);
+        hwtimer__wheel_init(&s->wheel, g, (struct hwtimer__link *)(void *)(base + lay->lists) + i * heads,
+                            (uint64_t *)(void *)(base + lay->occupied) + i * words);
+        s->mutex = t->mutex;
+        s->done_cond = t->done_cond;
+        if (th && hwtimer__own_locks(t->shards)) {
+            s->mutex = hwtimer__take(&p, th->mutex_size);
+            s->done_cond = hwtimer__take(&p, th->cond_size);
+        }
+        s->wake_by_clock = UINT64_MAX;
+    }
+}
+
+/* The timer's thread objects in the order they are made: its lock, its two condition
+   variables, then each wheel's own lock and condition variable. */
+static unsigned hwtimer__thread_objects(const hwtimer *t) {
+    return 3 + 2 * hwtimer__own_locks(t->shards);
+}
+
+/* Object k of them (k < hwtimer__thread_objects), and whether it is a lock. */
+static void *hwtimer__thread_object(const hwtimer *t, unsigned k, int *is_mutex) {
+    hwtimer__shard *s;
+    *is_mutex = k == 0 || (k > 2 && (k - 3) % 2 == 0);
+    if (k < 3) return k == 0 ? t->mutex : k == 1 ? t->done_cond : t->worker.wake_cond;
+    s = hwtimer__shard_at(t, (k - 3) / 2);
+    return *is_mutex ? s->mutex : s->done_cond;
+}
+
+/* Destroys thread objects 0 .. n-1, last first. */
+static void hwtimer__unmake_thread_objects(const hwtimer *t, unsigned n) {
+    while (n-- > 0) {
+        int is_mutex;
+        void *object = hwtimer__thread_object(t, n, &is_mutex);
+        if (is_mutex) {
+            t->threads->mutex_destroy(object);
+        } else {
+            t->threads->cond_destroy(object);
+        }
+    }
+}
+
+/* Makes the thread objects; undoes what it made on failure. */
+static int hwtimer__make_thread_objects(const hwtimer *t) {
+    unsigned k;
+    if (!t->threads) return HWTIMER_OK;
+    for (k = 0; k < hwtimer__thread_objects(t); k++) {
+        int is_mutex;
+        void *object = hwtimer__thread_object(t, k, &is_mutex);
+        if (is_mutex ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
+            hwtimer__unmake_thread_objects(t, k);
+            return HWTIMER_ETHREAD;
+        }
+    }
+    return HWTIMER_OK;
+}
+
+/* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
+   thread, and more than HWTIMER__MANY_WORKERS is likely a timer per object instead of one
+   shared timer (Netty warns at the same count). */
+#define HWTIMER__MANY_WORKERS 64
+static long hwtimer__live_workers;
+
+static void hwtimer__count_worker(hwtimer *t) {
+    t->worker.counted = 1;
+    if (HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, 1) > HWTIMER__MANY_WORKERS && t->log.fn) {
+        t->log.fn(t->log.ctx, "hwtimer: this timer was created while more than 64 timers with a "
+                              "worker thread are alive (each is a thread); share one timer "
+                              "among many timeouts instead");
+    }
+}
+
+/* Fills a new timer's fields from its checked config. */
+static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned shards) {
+    t->clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
+    t->clock_ctx = cfg->clock_ctx;
+    t->own_clock = cfg->clock_fn != NULL;
+    t->shards = shards;
+    t->threads = cfg->threads;
+    t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
+    if (cfg->max_pending && shards > 1) {
+        t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
+    }
+    t->worker.mode = cfg->worker != 0;
+    t->loop.wake_fn = cfg->wake_fn;
+    t->loop.wake_ctx = cfg->wake_ctx;
+    t->log.fn = cfg->log_fn;
+    t->log.ctx = cfg->log_ctx;
+    if (t->worker.mode && t->log.fn) {
+        t->log.slow_ns = cfg->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? cfg->tick_ns
+                                                                   : HWTIMER__SLOW_CALLBACK_NS;
+    }
+    t->free_fn = cfg->free_fn;
+    t->alloc_ctx = cfg->alloc_ctx;
+}
+
+static void hwtimer__free_block(void *block, void (*free_fn)(void *, void *), void *ctx) {
+    if (free_fn) {
+        free_fn(block, ctx);
+    } else {
+        HWTIMER_FREE(ctx, block);
+    }
+}
+
+/* Creates a timer from a checked config: reads the clock once for its start S. */
+static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
+    unsigned shards = cfg->shards > 1 ? cfg->shards : 1;
+    uint64_t (*clock_fn)(void *) = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
+    hwtimer__geometry g;
+    hwtimer__layout lay;
     char *block;
-    int err;
-    memset(&geometry, 0, sizeof geometry);
-    geometry.tick_ns = cfg->tick_ns;
-    geometry.tick_inv = UINT64_MAX / cfg->tick_ns;
-    geometry.clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
-    geometry.own_clock = cfg->clock_fn != NULL;
-    geometry.clock_ctx = cfg->clock_ctx;
-    geometry.start = start ? *start : geometry.clock_fn(geometry.clock_ctx);
-    hwtimer__set_geometry(&geometry, cfg->ticks_per_wheel);
-    if (!hwtimer__layout(&geometry, cfg->threads, extra, offsets, &total)) {
+    hwtimer *t;
+    hwtimer__geometry_init(&g, cfg->tick_ns, cfg->ticks_per_wheel, clock_fn(cfg->clock_ctx));
+    if (!hwtimer__lay_out(&g, cfg->threads, shards, &lay)) {
         hwtimer__tell_refusal(cfg, "the wheel of this ticks_per_wheel and tick_ns needs more "
                               "memory than size_t can count", NULL, "");
         return HWTIMER_ENOMEM;
     }
-    block = (char *)hwtimer__alloc(cfg, total);
+    block = (char *)(cfg->alloc_fn ? cfg->alloc_fn(lay.total, cfg->alloc_ctx)
+                                   : HWTIMER_MALLOC(cfg->alloc_ctx, lay.total));
     if (!block) {
-        uint64_t bytes = total;
+        uint64_t bytes = lay.total;
         hwtimer__tell_refusal(cfg, "allocating ", &bytes, " bytes failed (the allocator "
                               "returned NULL)");
         return HWTIMER_ENOMEM;
     }
-    t = (hwtimer *)(void *)block;
-    *t = geometry;
-    t->max_pending = cfg->max_pending ? cfg->max_pending : SIZE_MAX; /* one compare to check */
-    t->free_fn = cfg->free_fn;
-    t->alloc_ctx = cfg->alloc_ctx;
-    t->bytes = total;
-    t->threads = cfg->threads;
-    t->worker_mode = cfg->worker != 0;
-    t->rearm_reads_clock = t->worker_mode;
-    t->wake_fn = cfg->wake_fn;
-    t->wake_ctx = cfg->wake_ctx;
-    t->log_fn = cfg->log_fn;
-    t->log_ctx = cfg->log_ctx;
-    if (t->worker_mode && t->log_fn) {
-        t->slow_ns = t->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? t->tick_ns : HWTIMER__SLOW_CALLBACK_NS;
-    }
-    hwtimer__list_init(&t->due);
-    hwtimer__list_init(&t->ready);
-    hwtimer__carve(t, block, offsets);
-    err = hwtimer__init_thread_objects(t);
-    if (err) {
+    t = (hwtimer *)(void *)(block + (HWTIMER__LINE - (uintptr_t)block % HWTIMER__LINE) %
+                                        HWTIMER__LINE);
+    memset(t, 0, sizeof *t);
+    t->geo = g;
+    t->block = block;
+    t->stats.bytes = lay.total;
+    hwtimer__configure(t, cfg, shards);
+    hwtimer__carve(t, &lay);
+    if (hwtimer__make_thread_objects(t)) {
         hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
                               "variable (mutex_init or cond_init failed)", NULL, "");
-        hwtimer__free_block(t);
-        return err;
+        hwtimer__free_block(block, cfg->free_fn, cfg->alloc_ctx);
+        return HWTIMER_ETHREAD;
     }
-    if (t->worker_mode) hwtimer__count_worker(t);
-    if (extra_at) *extra_at = block + offsets[5];
+    if (t->worker.mode) hwtimer__count_worker(t);
     *out = t;
     return HWTIMER_OK;
 }
 
-/* =================================================================================
-   [hwtimer:lifecycle] One timer's stop, stats, fork_child and check
-
-   The bodies of those public functions for one wheel: the public function calls them for
-   the timer, and a group's part (the next section) for each of its shards.
-   ================================================================================= */
-
-/* hwtimer_stop for one timer: HWTIMER_EWORKER from its own callback, else the count of
-   nodes it cancelled; *already: it was stopped before (0 nodes). */
-static int64_t hwtimer__stop_one(hwtimer *t, hwtimer_fn unprocessed, void *ctx, int *already) {
+/* Frees a stopped timer whose worker and passes are over, once no wake-up is under way. */
+static void hwtimer__finish_destroy(hwtimer *t) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    size_t n;
-    hwtimer__lock(t);
-    *already = t->stopped;
-    if (hwtimer__in_own_callback(t)) {
-        hwtimer__unlock(t);
-        return HWTIMER_EWORKER;
-    }
-    if (t->stopped) {
-        hwtimer__unlock(t);
-        return 0;
-    }
-    t->stopped = 1;
-    hwtimer__join_worker_locked(t);
-    while (t->in_pass) hwtimer__wait_done(t); /* another thread's advance ends after its callback */
-    hwtimer__init_out(out);
-    n = hwtimer__cancel_all(t, out);
-    hwtimer__unlock(t);
-    hwtimer__hand_back(out, unprocessed, ctx);
-    return (int64_t)n;
-}
-
-/* Adds t's counts to *out (its passes and wake-ups replace out's). */
-static void hwtimer__stats_one(hwtimer *t, hwtimer_stats *out) {
-    hwtimer__lock(t);
-    out->wakeups = t->stats.wakeups;
-    out->passes = t->stats.passes;
-    out->fired += t->stats.fired;
-    out->cascaded += t->stats.cascaded - t->stats.refiled; /* see hwtimer__visit_refile */
-    out->refiled += t->stats.refiled;
-    out->pending += t->pending;
-    out->bytes += t->bytes;
-    hwtimer__unlock(t);
-}
-
-/* hwtimer_fork_child for one timer with threads. */
-static int hwtimer__fork_child_one(hwtimer *t) {
-    int err, worker_forked;
-    err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
-    if (err) return err;
-    hwtimer__lock(t);
-    /* Called from a callback that the worker runs (in worker mode only the worker runs
-       passes): the thread that forked is the worker, here too, and goes on with its pass
-       when the callback returns. A second worker would run passes beside it. */
-    worker_forked = t->worker_mode && hwtimer__in_own_callback(t);
-    if (!worker_forked) HWTIMER__STORE(&t->worker_running, 0); /* it does not exist here */
-    t->worker_wake_at = 0;
-    t->waiters = 0;
-    t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
-    if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
-    if (t->worker_mode && !t->stopped &&
-        (t->group ? hwtimer__group_pending(t->group) : t->pending) &&
-        hwtimer__start_worker_locked(t)) {
-        err = HWTIMER_ETHREAD;
-    }
-    hwtimer__unlock(t);
-    return err;
-}
-
-/* hwtimer_check for one timer. */
-static int hwtimer__check_one(hwtimer *t) {
-    int err;
-    hwtimer__lock(t);
-    err = hwtimer__check_locked(t);
-    hwtimer__unlock(t);
-    return err;
-}
-
-/* =================================================================================
-   [hwtimer:group-create] A timer of shards, 4: creating a group, and its part of the
-   public functions
-
-   A group is a timer with the smallest wheel (it files nothing), and in the same
-   allocation its data (hwtimer__group), then its shards. The public functions that have
-   something to do in every shard call these once they found t->group set.
-   ================================================================================= */
-
-static int hwtimer__create_group(hwtimer **out, const hwtimer_config *cfg) {
-    hwtimer_config group_cfg = *cfg, shard_cfg;
-    hwtimer *timer;
-    hwtimer__group *group;
-    void *data;
-    int err;
-    group_cfg.ticks_per_wheel = 2;
-    err = hwtimer__create(&timer, &group_cfg, NULL, sizeof(hwtimer__group), &data);
-    if (err) return err;
-    group = (hwtimer__group *)data;
-    memset(group, 0, sizeof *group);
-    group->timer = timer;
-    if (cfg->max_pending) {
-        group->max_pending =
-            cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
-    }
-    timer->group = group;
-    shard_cfg = *cfg;
-    shard_cfg.worker = 0;
-    shard_cfg.max_pending = 0; /* the group's limit, kept in group->pending */
-    shard_cfg.wake_fn = hwtimer__shard_woke;
-    shard_cfg.wake_ctx = group; /* (log_fn stays: a shard that cannot be made says why) */
-    while (group->shards < cfg->shards) {
-        hwtimer *shard;
-        err = hwtimer__create(&shard, &shard_cfg, &timer->start, 0, NULL);
-        if (err) {
-            hwtimer__finish_destroy(timer); /* and the shards made so far */
-            return err;
-        }
-        shard->rearm_reads_clock = timer->worker_mode;
-        shard->slow_ns = timer->slow_ns; /* the group's worker runs the shards' callbacks */
-        shard->in_group = group;
-        group->shard[group->shards++] = shard;
-    }
-    *out = timer;
-    return HWTIMER_OK;
-}
-
-/* hwtimer_destroy from a callback: every node of every shard stops pending now. */
-static void hwtimer__group_drop_all(hwtimer__group *group) {
     unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        hwtimer__lock(group->shard[i]);
-        hwtimer__drop_all(group->shard[i]);
-        hwtimer__unlock(group->shard[i]);
+    hwtimer__fork_list_remove(t);
+    while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
+        hwtimer__lock(t, t->mutex); /* (waits while the wake-up holds it) */
+        hwtimer__unlock(t, t->mutex);
     }
+    hwtimer__init_out(out);
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out); /* (none left) */
+    }
+    if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
+    if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t));
+    hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
 }
 
-/* hwtimer_foreach: every shard's lock is held for the whole walk, so that the visitor sees
-   one moment of the whole timer and may ask about a node of any shard. */
-static void hwtimer__group_foreach(hwtimer__group *group, hwtimer__nodes_walk *walk) {
-    hwtimer__lock_shards(group);
-    hwtimer__visit_as(group->timer, group->shard, group->shards, walk);
-    hwtimer__unlock_shards(group);
-}
-
-/* hwtimer_stop, once the group itself stopped (its worker joined): stops every shard, and
-   hands their nodes back. */
-static size_t hwtimer__group_stop(hwtimer__group *group, hwtimer_fn unprocessed, void *ctx) {
+/* Stops t (its lock held, not from its own callback): joins the worker, waits for another
+   thread's pass, and cancels every node into `out`. Returns how many. */
+static size_t hwtimer__stop_locked(hwtimer *t, struct hwtimer__link *out) {
     size_t n = 0;
     unsigned i;
-    int already;
-    for (i = 0; i < group->shards; i++) {
-        n += (size_t)hwtimer__stop_one(group->shard[i], unprocessed, ctx, &already);
-    }
+    HWTIMER__STORE(&t->stopped, 1);
+    hwtimer__join_worker_locked(t);
+    while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
+    hwtimer__init_out(out);
+    hwtimer__lock_wheels(t);
+    for (i = 0; i < t->shards; i++) n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
+    hwtimer__release_shared(t, n);
+    hwtimer__unlock_wheels(t);
     return n;
 }
 
-/* hwtimer_stats_get: the shards' counts, added up (their passes are the group's). */
-static void hwtimer__group_stats(hwtimer__group *group, hwtimer_stats *out) {
+/* Destroy from one of t's callbacks (its lock held): every node stops pending now, so that
+   none is referred to once destroy returns; the pass stops at `stopped`, and the pass or
+   the worker frees the timer when the callback returns. */
+static void hwtimer__destroy_deferred(hwtimer *t) {
     unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        hwtimer_stats s;
-        memset(&s, 0, sizeof s);
-        hwtimer__stats_one(group->shard[i], &s);
-        out->fired += s.fired;
-        out->cascaded += s.cascaded; /* (each shard's is already without its re-filings) */
-        out->refiled += s.refiled;
-        out->pending += s.pending;
-        out->bytes += s.bytes;
+    t->destroy_deferred = 1;
+    HWTIMER__STORE(&t->stopped, 1);
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        hwtimer__drop_all(t, s);
+        hwtimer__unlock_wheel(t, s);
     }
 }
 
-/* hwtimer_fork_child: every shard first. */
-static int hwtimer__group_fork_child(hwtimer__group *group) {
+/* hwtimer_fork_child with threads: the lock, the condition variables and, in worker mode,
+   the worker made anew (over the parent's copies, which may be held); nobody waits. */
+static int hwtimer__fork_child_locked(hwtimer *t) {
     unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        int err = hwtimer__fork_child_one(group->shard[i]);
-        if (err) return err;
+    /* Called from a callback that the worker runs (in worker mode only the worker runs
+       passes): the thread that forked is the worker, here too, and goes on with its pass
+       when the callback returns. A second worker would run passes beside it. */
+    int worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
+    size_t pending = 0;
+    if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
+    t->worker.sleeping = 0;
+    t->waiters = 0;
+    t->loop.wakes_running = 0; /* nor do the threads that were waking it (the worker's
+                                  callback may have been one): the worker answers anew */
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        s->waiters = 0;
+        s->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
+        pending += s->wheel.pending;
+    }
+    if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
+    if (t->worker.mode && !t->stopped && pending && hwtimer__start_worker_locked(t)) {
+        return HWTIMER_ETHREAD;
     }
     return HWTIMER_OK;
 }
 
-/* hwtimer_check: every shard, and the count against max_pending is the shards' pending. */
-static int hwtimer__group_check(hwtimer__group *group) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        int err = hwtimer__check_one(group->shard[i]);
-        if (err) return err;
-    }
-    if (group->max_pending) {
-        long counted;
-        size_t n = 0;
-        hwtimer__lock_shards(group);
-        counted = HWTIMER__ATOMIC_ADD(&group->pending, 0);
-        for (i = 0; i < group->shards; i++) n += group->shard[i]->pending;
-        hwtimer__unlock_shards(group);
-        if (counted < 0 || (size_t)counted != n) return HWTIMER_CHECK_COUNT;
-    }
-    return 0;
+/* hwtimer_check on one wheel and what its lock guards (the timer's lock and its held). */
+static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
+    int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
+    if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
+    if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
+    return err;
+}
+
+/* Visits every node pending in s (foreach; the locks held). */
+static void hwtimer__visit_shard(hwtimer__shard *s, hwtimer__nodes_walk *walk) {
+    size_t before = walk->visited;
+    hwtimer__wheel_walk(&s->wheel, walk);
+    if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__visit_node(walk, s->run.node);
+    HWTIMER_ASSERT(walk->visited - before == s->wheel.pending);
+    (void)before;
 }
 
 /* =================================================================================
@@ -3925,28 +3621,22 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
         hwtimer_config_default(&defaults);
         cfg = &defaults;
     }
-    err = hwtimer__check_config(cfg);
-    if (err) return err;
-    err = cfg->shards > 1 ? hwtimer__create_group(out, cfg)
-                          : hwtimer__create(out, cfg, NULL, 0, NULL);
+    err = hwtimer__check_config_wheel(cfg);
+    if (!err) err = hwtimer__check_config_threads(cfg);
+    if (!err) err = hwtimer__create(out, cfg);
     if (!err) hwtimer__fork_list_add(*out);
     return err;
 }
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     if (!t) return;
-    hwtimer__lock(t);
+    hwtimer__lock(t, t->mutex);
     if (hwtimer__in_own_callback(t)) {
-        /* The pass or worker that runs this callback frees the timer when it returns. Every
-           pending node is cancelled now, so that none is referred to once destroy returns
-           (another thread may free them then); the pass stops at `stopped`. */
-        t->destroy_deferred = 1;
-        hwtimer__drop_all(t);
-        if (t->group) hwtimer__group_drop_all(t->group);
-        hwtimer__unlock(t);
+        hwtimer__destroy_deferred(t);
+        hwtimer__unlock(t, t->mutex);
         return;
     }
-    hwtimer__unlock(t);
+    hwtimer__unlock(t, t->mutex);
     hwtimer_stop(t, NULL, NULL);
     hwtimer__finish_destroy(t);
 }
@@ -3988,54 +3678,42 @@ HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
 
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg) {
-    return hwtimer__arm_after(t, to, delay_ns, 0, fn, arg);
+    return hwtimer__arm(t, to, delay_ns, 1, 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg) {
-    return hwtimer__arm(t, to, deadline_ns, 0, fn, arg);
+    return hwtimer__arm(t, to, deadline_ns, 0, 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg) {
     if (!period_ns) return HWTIMER_EINVAL;
-    return hwtimer__arm_after(t, to, delay_ns, period_ns, fn, arg);
+    return hwtimer__arm(t, to, delay_ns, 1, period_ns, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg) {
     if (!period_ns) return HWTIMER_EINVAL;
-    return hwtimer__arm(t, to, deadline_ns, period_ns, fn, arg);
+    return hwtimer__arm(t, to, deadline_ns, 0, period_ns, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
-    uint64_t now, deadline;
-    if (!t || !to) return HWTIMER_EINVAL;
-    now = t->clock_fn(t->clock_ctx);
-    deadline = hwtimer__add_sat(now, delay_ns);
-    if (hwtimer__pushed_here(t, to, deadline)) return HWTIMER_OK;
-    return hwtimer__reschedule_rest(t, to, now, deadline);
+    return hwtimer__reschedule(t, to, delay_ns, 1);
 }
 
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
-    if (!t || !to) return HWTIMER_EINVAL;
-    if (hwtimer__pushed_here(t, to, deadline_ns)) return HWTIMER_OK;
-    return hwtimer__reschedule_at_rest(t, to, deadline_ns);
+    return hwtimer__reschedule(t, to, deadline_ns, 0);
 }
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__shard *s;
     if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) {
-        return t->group ? hwtimer__group_cancel(t->group, to) : hwtimer__cancel_sync(t, to);
-    }
-    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running) {
-        hwtimer__set_state(to, HWTIMER_CANCELLED); /* hwtimer__cancel_locked, unrolled */
-        t->pending--;
-        hwtimer__unfile(t, to);
-        return 1;
-    }
-    return hwtimer__cancel_unthreaded(t, to);
+    if (t->threads) return hwtimer__cancel_threaded(t, to);
+    s = hwtimer__shard_at(t, 0);
+    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) return HWTIMER_EINVAL;
+    return hwtimer__cancel_locked(t, s, to);
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
@@ -4049,14 +3727,12 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
-    hwtimer *wheel;
+    hwtimer__shard *s;
     int pending, locked;
-    if (!t || !to) return 0;
-    wheel = t->group ? hwtimer__shard_of(t->group, to) : t;
-    if (!wheel) return 0;
-    locked = hwtimer__lock_unless_visiting(t, wheel);
-    pending = hwtimer__is_pending_on(wheel, to);
-    if (locked) hwtimer__unlock(wheel);
+    if (!t || !to || !(s = hwtimer__shard_of(t, to))) return 0;
+    locked = hwtimer__lock_unless_visiting(t, s);
+    pending = hwtimer__is_pending_in(&s->wheel, to);
+    if (locked) hwtimer__unlock(t, s->mutex);
     return pending;
 }
 
@@ -4067,16 +3743,14 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to) {
-    hwtimer *wheel;
+    hwtimer__shard *s;
     uint64_t now, at = UINT64_MAX;
     int locked;
-    if (!t || !to) return UINT64_MAX;
-    wheel = t->group ? hwtimer__shard_of(t->group, to) : t;
-    if (!wheel) return UINT64_MAX;
-    now = wheel->clock_fn(wheel->clock_ctx);
-    locked = hwtimer__lock_unless_visiting(t, wheel);
-    if (hwtimer__is_pending_on(wheel, to)) at = hwtimer__run_time(wheel, to);
-    if (locked) hwtimer__unlock(wheel);
+    if (!t || !to || !(s = hwtimer__shard_of(t, to))) return UINT64_MAX;
+    now = t->clock_fn(t->clock_ctx);
+    locked = hwtimer__lock_unless_visiting(t, s);
+    if (hwtimer__is_pending_in(&s->wheel, to)) at = hwtimer__run_time(s, to);
+    if (locked) hwtimer__unlock(t, s->mutex);
     if (at == UINT64_MAX) return UINT64_MAX;
     return at > now ? at - now : 0;
 }
@@ -4095,28 +3769,33 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
 }
 
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
-    size_t n;
+    size_t n = 0;
+    unsigned i;
     if (!t) return 0;
-    if (t->group) return hwtimer__group_pending(t->group);
-    hwtimer__lock(t);
-    n = t->pending;
-    hwtimer__unlock(t);
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheels(t);
+    for (i = 0; i < t->shards; i++) n += hwtimer__shard_at(t, i)->wheel.pending;
+    hwtimer__unlock_wheels(t);
+    hwtimer__unlock(t, t->mutex);
     return n;
 }
 
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
     hwtimer__nodes_walk walk;
+    const hwtimer *outer;
+    unsigned i;
     if (!t || !visit) return 0;
     memset(&walk, 0, sizeof walk);
     walk.fn = visit;
     walk.ctx = ctx;
-    if (t->group) {
-        hwtimer__group_foreach(t->group, &walk);
-    } else {
-        hwtimer__lock(t);
-        hwtimer__visit_as(t, &t, 1, &walk);
-        hwtimer__unlock(t);
-    }
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheels(t);
+    outer = hwtimer__visiting;
+    if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = t; /* (a thread-local only there) */
+    for (i = 0; i < t->shards; i++) hwtimer__visit_shard(hwtimer__shard_at(t, i), &walk);
+    if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = outer;
+    hwtimer__unlock_wheels(t);
+    hwtimer__unlock(t, t->mutex);
     return walk.visited;
 }
 
@@ -4129,13 +3808,13 @@ HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
     size_t ran = 0;
     int destroy;
     if (!t) return 0;
-    hwtimer__lock(t);
-    if (!t->worker_mode && !hwtimer__in_own_callback(t)) {
-        while (t->in_pass) hwtimer__wait_done(t); /* another thread's pass */
-        ran = hwtimer__run_pass(t, now_ns);
+    hwtimer__lock(t, t->mutex);
+    if (!t->worker.mode && !hwtimer__in_own_callback(t)) {
+        while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
+        ran = hwtimer__pass(t, now_ns);
     }
-    destroy = t->destroy_deferred && !t->in_pass;
-    hwtimer__unlock(t);
+    destroy = t->destroy_deferred && !t->pass.on;
+    hwtimer__unlock(t, t->mutex);
     if (destroy) hwtimer__finish_destroy(t);
     return ran;
 }
@@ -4148,9 +3827,9 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) {
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
     uint64_t next;
     if (!t) return UINT64_MAX;
-    hwtimer__lock(t);
-    next = hwtimer__answer_loop(t);
-    hwtimer__unlock(t);
+    hwtimer__lock(t, t->mutex);
+    next = hwtimer__give_answer(t);
+    hwtimer__unlock(t, t->mutex);
     return next;
 }
 
@@ -4158,10 +3837,10 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
     uint64_t next, now, ms;
     int none;
     if (!t) return -1;
-    hwtimer__lock(t);
-    next = hwtimer__answer_loop(t);
-    none = t->reported_none;
-    hwtimer__unlock(t);
+    hwtimer__lock(t, t->mutex);
+    next = hwtimer__give_answer(t);
+    none = t->loop.answer.none;
+    hwtimer__unlock(t, t->mutex);
     if (none) return -1;
     now = hwtimer_now(t);
     if (next <= now) return 0;
@@ -4172,25 +3851,31 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
     int err = HWTIMER_OK;
     if (!t) return HWTIMER_EINVAL;
-    hwtimer__lock(t);
+    hwtimer__lock(t, t->mutex);
     if (t->stopped) {
         err = HWTIMER_ESTOPPED;
-    } else if (t->worker_mode && hwtimer__start_worker_locked(t)) {
+    } else if (t->worker.mode && hwtimer__start_worker_locked(t)) {
         err = HWTIMER_ETHREAD;
     }
-    hwtimer__unlock(t);
+    hwtimer__unlock(t, t->mutex);
     return err;
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
-    int64_t n;
-    int already;
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    size_t n;
+    int err;
     if (!t) return HWTIMER_EINVAL;
-    n = hwtimer__stop_one(t, unprocessed, ctx, &already);
-    if (n >= 0 && !already && t->group) {
-        n += (int64_t)hwtimer__group_stop(t->group, unprocessed, ctx);
+    hwtimer__lock(t, t->mutex);
+    err = hwtimer__in_own_callback(t) ? HWTIMER_EWORKER : HWTIMER_OK;
+    if (err || t->stopped) { /* a second stop returns 0 */
+        hwtimer__unlock(t, t->mutex);
+        return err;
     }
-    return n;
+    n = hwtimer__stop_locked(t, out);
+    hwtimer__unlock(t, t->mutex);
+    hwtimer__hand_back(out, unprocessed, ctx);
+    return (int64_t)n;
 }
 
 HWTIMER_DEF const char *hwtimer_strerror(int err) {
@@ -4208,26 +3893,54 @@ HWTIMER_DEF const char *hwtimer_strerror(int err) {
 }
 
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
+    unsigned i;
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!t) return;
-    if (t->group) hwtimer__group_stats(t->group, out);
-    hwtimer__stats_one(t, out);
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheels(t);
+    *out = t->stats;
+    for (i = 0; i < t->shards; i++) {
+        const hwtimer__wheel *w = &hwtimer__shard_at(t, i)->wheel;
+        out->cascaded += w->cascaded - w->refiled; /* (see hwtimer__visit_refile) */
+        out->refiled += w->refiled;
+        out->pending += w->pending;
+    }
+    hwtimer__unlock_wheels(t);
+    hwtimer__unlock(t, t->mutex);
 }
 
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     int err;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
-    err = t->group ? hwtimer__group_fork_child(t->group) : HWTIMER_OK;
-    return err ? err : hwtimer__fork_child_one(t);
+    err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
+    if (err) return err;
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheels(t);
+    err = hwtimer__fork_child_locked(t);
+    hwtimer__unlock_wheels(t);
+    hwtimer__unlock(t, t->mutex);
+    return err;
 }
 
 HWTIMER_DEF int hwtimer_check(hwtimer *t) {
-    int err;
+    size_t n = 0;
+    unsigned i;
+    int err = 0;
     if (!t) return 0;
-    err = t->group ? hwtimer__group_check(t->group) : 0;
-    return err ? err : hwtimer__check_one(t);
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheels(t);
+    for (i = 0; i < t->shards && !err; i++) {
+        err = hwtimer__check_shard(t, hwtimer__shard_at(t, i));
+        n += hwtimer__shard_at(t, i)->wheel.pending;
+    }
+    if (!err && t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 0) != (long)n) {
+        err = HWTIMER_CHECK_COUNT;
+    }
+    hwtimer__unlock_wheels(t);
+    hwtimer__unlock(t, t->mutex);
+    return err;
 }
 
 #ifdef __cplusplus

@@ -809,7 +809,8 @@ static void check_arm(const char *what, int id, int got, int want, uint64_t dead
     }
     sim.seen.armed++;
     sim.seen.armed_in_pass += sim.in_pass != 0;
-    sim.seen.armed_off_shard0 += sim.shards && sim.nodes[id].to.owner != sim.t->group->shard[0];
+    sim.seen.armed_off_shard0 +=
+        sim.shards && sim.nodes[id].to.wheel != &hwtimer__shard_at(sim.t, 0)->wheel;
     model_arm(&sim.m, id, deadline, period, arg, arming_pass());
     count_leeway(id);
     check_wakes(what, id, model_wakes_for(id));
@@ -841,7 +842,7 @@ static void op_schedule_periodic(int id, int form, uint64_t when, uint64_t perio
    looks inside hwtimer: such a node pushed later must stay where it is. */
 static int filed_coarse(const hwtimer_timeout *to) {
     return hwtimer_timeout_state(to) == HWTIMER_PENDING &&
-           to->where >= HWTIMER__WHERE_WHEEL + to->owner->width;
+           to->where >= HWTIMER__WHERE_WHEEL + to->wheel->geo->width;
 }
 
 /* Keeps the period and arg (and callback) of the last scheduling, pending or not. A pending

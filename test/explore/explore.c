@@ -200,12 +200,12 @@ static void config_for_explore(hwtimer_config *cfg, int worker) {
     cfg->shards = explore_shards;
 }
 
-/* A timer and its shards, for the checks, which read them directly (hwtimer.h is included
-   with its implementation): part k of t is t itself for an ordinary timer, else shard k. */
-static unsigned parts_of(const hwtimer *t) { return t->group ? t->group->shards : 1; }
-static hwtimer *part_of(hwtimer *t, unsigned k) { return t->group ? t->group->shard[k] : t; }
+/* A timer's wheels and what their locks guard, for the checks, which read them directly
+   (hwtimer.h is included with its implementation). */
+static unsigned parts_of(const hwtimer *t) { return t->shards; }
+static hwtimer__shard *part_of(const hwtimer *t, unsigned k) { return hwtimer__shard_at(t, k); }
 
-/* No lock of t's is held: its state (every shard's) is consistent. */
+/* No lock of t's is held: its state (every wheel's) is consistent. */
 static int timer_is_free(hwtimer *t) {
     unsigned k;
     if (!ex_mutex_is_free(t->mutex)) return 0;
@@ -227,35 +227,37 @@ static int timer_lock_is_mine(hwtimer *t) {
 static size_t timer_pending_now(hwtimer *t) {
     size_t n = 0;
     unsigned k;
-    for (k = 0; k < parts_of(t); k++) n += part_of(t, k)->pending;
+    for (k = 0; k < parts_of(t); k++) n += part_of(t, k)->wheel.pending;
     return n;
 }
 
 static uint64_t timer_next_now(hwtimer *t) {
-    uint64_t next = UINT64_MAX;
+    uint64_t next = UINT64_MAX, tick;
     unsigned k;
     for (k = 0; k < parts_of(t); k++) {
-        uint64_t n = hwtimer__next_expiry_locked(part_of(t, k));
-        if (n < next) next = n;
+        if (hwtimer__wheel_next_tick(&part_of(t, k)->wheel, &tick) &&
+            hwtimer__tick_time(&t->geo, tick) < next) {
+            next = hwtimer__tick_time(&t->geo, tick);
+        }
     }
     return next;
 }
 
-/* The node whose callback runs on t (in any shard), or NULL. */
+/* The node whose callback runs on t (in any wheel), or NULL. */
 static hwtimer_timeout *timer_running(hwtimer *t) {
     unsigned k;
     for (k = 0; k < parts_of(t); k++) {
-        if (part_of(t, k)->running) return part_of(t, k)->running;
+        if (part_of(t, k)->run.node) return part_of(t, k)->run.node;
     }
     return NULL;
 }
 
-/* Locked sections of t's (every shard's) that have ended. */
+/* Locked sections of t's (and of each wheel's own lock) that have ended. */
 static unsigned timer_releases(hwtimer *t) {
     unsigned n = ex_mutex_releases(t->mutex);
     unsigned k;
-    if (t->group) {
-        for (k = 0; k < parts_of(t); k++) n += ex_mutex_releases(part_of(t, k)->mutex);
+    for (k = 0; k < parts_of(t); k++) {
+        if (part_of(t, k)->mutex != t->mutex) n += ex_mutex_releases(part_of(t, k)->mutex);
     }
     return n;
 }
@@ -518,7 +520,7 @@ static void check_step(void) {
         if (timer_releases(t) == w.checked_at[i] || freed_node_at(timer_running(t))) continue;
         w.checked_at[i] = timer_releases(t);
         for (k = 0; k < parts_of(t); k++) {
-            invariant = hwtimer__check_locked(part_of(t, k));
+            invariant = hwtimer__check_shard(t, part_of(t, k));
             if (invariant) {
                 ex_fail("timer %d: hwtimer_check finds invariant %d broken (part %u)", i,
                         invariant, k);
@@ -550,16 +552,19 @@ static void check_quiet(void) {
         unsigned p;
         if (!w.alive[i] || !timer_is_free(t)) continue;
         for (k = 0; k < ex_thread_count(); k++) {
-            for (p = 0; p <= parts_of(t); p++) { /* the timer, then each part */
-                hwtimer *q = p == parts_of(t) ? t : part_of(t, p);
-                if (ex_waits_on(k) == q->done_cond && !q->in_pass && !q->running) {
-                    ex_fail("lost wake-up: T%d waits for a callback or pass of timer %d to "
-                            "end, and none is under way", k, i);
-                }
+            int waits = ex_waits_on(k) == t->done_cond && !t->pass.on && !timer_running(t);
+            for (p = 0; p < parts_of(t); p++) { /* a wheel's own: a cancel's */
+                hwtimer__shard *q = part_of(t, p);
+                waits |= q->done_cond != t->done_cond && ex_waits_on(k) == q->done_cond &&
+                         !q->run.node;
+            }
+            if (waits) {
+                ex_fail("lost wake-up: T%d waits for a callback or pass of timer %d to "
+                        "end, and none is under way", k, i);
             }
         }
         worker = w.worker[i] ? ex_thread_started_with(t) : -1;
-        if (worker >= 0 && ex_waits_on(worker) == t->wake_cond &&
+        if (worker >= 0 && ex_waits_on(worker) == t->worker.wake_cond &&
             timer_next_now(t) <= ex_clock_seen()) {
             ex_fail("lost wake-up: the worker of timer %d sleeps, work was due at %llu ns and "
                     "the clock read %llu ns", i, (unsigned long long)timer_next_now(t),
@@ -1031,12 +1036,11 @@ static const char *const at_names[AT_KINDS] = {"asleep", "wants a lock", "holds 
 static unsigned long fork_states[AT_KINDS];
 
 static void note_fork_state(hwtimer *t, int worker) {
-    int holds = 0, in_pass = t->in_pass;
+    int holds = 0, in_pass = t->pass.on;
     unsigned k;
-    for (k = 0; k < parts_of(t); k++) in_pass |= part_of(t, k)->in_pass;
     if (ex_mutex_owner(t->mutex) == worker) holds = 1;
     for (k = 0; k < parts_of(t); k++) holds |= ex_mutex_owner(part_of(t, k)->mutex) == worker;
-    fork_states[AT_ASLEEP] += ex_waits_on(worker) == t->wake_cond;
+    fork_states[AT_ASLEEP] += ex_waits_on(worker) == t->worker.wake_cond;
     fork_states[AT_WANTS_LOCK] += (unsigned long)ex_wants_mutex(worker);
     fork_states[AT_HOLDS_LOCK] += (unsigned long)holds;
     fork_states[AT_IN_PASS] += (unsigned long)in_pass;
