@@ -158,8 +158,9 @@ EVENT LOOPS (what users trip on)
      makes the loop's last answer from hwtimer_next_expiry (or _poll_timeout_ms) too late,
      so before the first answer it is never called (see "Waking the loop" at
      hwtimer_next_expiry).
-   Recipes that run as they are, for poll, epoll + timerfd, io_uring, libevent, libuv, and
-   threads waking a sleeping loop, come with the project (test/examples/loop_*.c).
+   Recipes that run as they are, for poll, epoll + timerfd, io_uring, libevent, libuv,
+   threads waking a sleeping loop, and a worker beside your loop under a lock of yours, come
+   with the project (test/examples/loop_*.c).
 
 CLOCKS
 
@@ -194,6 +195,16 @@ THREADS
    lock held; a callback that blocks delays every later timeout of its timer (cfg.log_fn
    hears of a worker's callback that ran longer than max(100 ms, tick)). hwtimer_cancel
    waits for a callback that runs on another thread: read it for what that forbids.
+
+   A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c shows
+   each rule): a one-shot is no longer pending once its callback is claimed, so another
+   thread may arm it again before the callback gets your lock; the callback then asks
+   hwtimer_is_pending under your lock. Never call hwtimer_cancel holding that lock (it
+   waits for the callback, which waits for the lock). hwtimer_schedule and
+   hwtimer_reschedule never wait for a callback (they take only the timer's lock, which no
+   callback holds), so they may be called holding it. A callback may free the struct of
+   its node once it has cancelled the struct's other nodes and no other thread can reach
+   it.
 
    Many producers: shards. A timer has one lock that every call takes; two threads that
    schedule and cancel on one timer at once pass its lines back and forth and get less done
