@@ -127,9 +127,24 @@ static void conn_free(struct server *s, struct conn *c) {
     pthread_mutex_unlock(&s->conns_lock);
 }
 
-/* The worker closed a connection: the loop hears of it through the eventfd (rule 5). */
-static void tell_loop(struct server *s) {
+/* A callback's first step: takes conns_lock and returns 1 if c is still open, else unlocks
+   and returns 0: the loop closed it, and its conn_free waits for this callback (rule 2). */
+static int lock_if_open(struct server *s, struct conn *c) {
+    pthread_mutex_lock(&s->conns_lock);
+    if (!c->closed) return 1;
+    pthread_mutex_unlock(&s->conns_lock);
+    return 0;
+}
+
+/* A callback's last step (conns_lock held): closes c, frees it, and tells the loop through
+   the eventfd (rule 5). conn_free cancels both nodes: the one whose callback this is was
+   claimed, so its cancel returns 0 at once; the other one's callback cannot be running
+   (the worker runs one at a time), so that cancel never waits either (rule 4). */
+static void close_on_worker(struct server *s, struct conn *c) {
     uint64_t one = 1;
+    conn_unlink(s, c);
+    pthread_mutex_unlock(&s->conns_lock);
+    conn_free(s, c);
     if (write(s->closed_fd, &one, sizeof one) < 0) {
         /* EAGAIN: the counter is full, so the loop will wake anyway */
     }
@@ -139,11 +154,7 @@ static void tell_loop(struct server *s) {
 static void on_idle(hwtimer_timeout *to, void *arg) {
     struct server *s = (struct server *)arg;
     struct conn *c = HWTIMER_CONTAINER_OF(to, struct conn, idle);
-    pthread_mutex_lock(&s->conns_lock);
-    if (c->closed) { /* the loop closed it: its conn_free waits for this return (rule 2) */
-        pthread_mutex_unlock(&s->conns_lock);
-        return;
-    }
+    if (!lock_if_open(s, c)) return;
     if (hwtimer_is_pending(s->timer, to)) { /* rule 1: a read armed it again after the claim */
         seen.rearmed_after_claim++;
         pthread_mutex_unlock(&s->conns_lock);
@@ -151,28 +162,16 @@ static void on_idle(hwtimer_timeout *to, void *arg) {
     }
     if (hwtimer_now(s->timer) < c->last_read + IDLE_LIMIT) seen.closed_early++; /* (never) */
     seen.closed_idle++;
-    conn_unlink(s, c);
-    pthread_mutex_unlock(&s->conns_lock);
-    conn_free(s, c); /* rule 4: cancels `age`; `idle` is this one-shot, claimed: the cancel
-                        of it returns 0 at once */
-    tell_loop(s);
+    close_on_worker(s, c);
 }
 
 /* `age` fired, on the worker thread. Nothing arms it again, so no claim to check. */
 static void on_age(hwtimer_timeout *to, void *arg) {
     struct server *s = (struct server *)arg;
     struct conn *c = HWTIMER_CONTAINER_OF(to, struct conn, age);
-    pthread_mutex_lock(&s->conns_lock);
-    if (c->closed) { /* the loop closed it: its conn_free waits for this return (rule 2) */
-        pthread_mutex_unlock(&s->conns_lock);
-        return;
-    }
+    if (!lock_if_open(s, c)) return;
     seen.closed_age++;
-    conn_unlink(s, c);
-    pthread_mutex_unlock(&s->conns_lock);
-    conn_free(s, c); /* rule 4: cancels `idle`, which may be pending; on the worker it never
-                        waits (rule 2), since this callback is the one running */
-    tell_loop(s);
+    close_on_worker(s, c);
 }
 
 static void accept_all(struct server *s) {
