@@ -243,7 +243,9 @@ static void on_readable(struct server *s, uint64_t tag) {
    `idle` due at once and waits until the worker has claimed it (its callback then waits for
    conns_lock), then does what on_readable does with a byte. The callback must find its
    node armed again and leave the connection open: one that closed it would count in
-   closed_early (a close right after a read). */
+   closed_early (a close right after a read). It runs at the first accept, when every other
+   timeout is 200 ms away or more: a callback already waiting for conns_lock would keep the
+   worker from claiming `idle` (this wait under the lock is the demo's, never the glue's). */
 static void provoke_rule_1(struct server *s) {
     struct timespec pause = {0, 100000}; /* 0.1 ms */
     struct conn *c;
