@@ -6,11 +6,15 @@
        #define HWTIMER_IMPLEMENTATION
        #include "hwtimer.h"
 
-   It compiles as C99 or later and as C++, in any include order. Under a strict -std=c99 or
-   -std=c11 (which hides POSIX) the implementation file defines _POSIX_C_SOURCE when it comes
-   before any system header; if a system header came first, the build stops at one #error
-   that says what to do. In the compilers' default modes (gnu99 ... gnu17) it defines no
-   feature-test macro, so your file keeps every name its platform gives it.
+   It compiles as C99 or later and as C++. Include order matters in one case only: under a
+   strict -std=c99 or -std=c11 (which hides POSIX), the file that defines
+   HWTIMER_IMPLEMENTATION must include hwtimer.h before any system header (it then defines
+   _POSIX_C_SOURCE 200809L itself), or be compiled with -D_POSIX_C_SOURCE=200809L; if a
+   system header came first, the build stops at one #error that says so. In the compilers'
+   default modes (gnu99 ... gnu17, and C++) any order works, and hwtimer.h defines no
+   feature-test macro: your file sees the names it would see without hwtimer.h, no more and
+   no fewer. Names your C library hides behind a macro of its own stay hidden (glibc's
+   accept4, pipe2, ... need _GNU_SOURCE): define it before your first #include.
 
 QUICK START
 
@@ -150,10 +154,13 @@ EVENT LOOPS (what users trip on)
    - A loop that sleeps in a library (libevent, libuv) keeps one library timer at
      hwtimer_next_expiry, and sets cfg.wake_fn so that a schedule made where the loop does
      not re-arm that timer (another thread, a library callback) wakes it. It asks
-     hwtimer_next_expiry once before its first sleep: wake_fn answers only an answer (see
-     "Waking the loop" at hwtimer_next_expiry).
-   Recipes that run as they are, for poll, epoll + timerfd, io_uring, libevent, libuv, and
-   threads waking a sleeping loop, come with the project (test/examples/loop_*.c).
+     hwtimer_next_expiry once before its first sleep: wake_fn is called only when a schedule
+     makes the loop's last answer from hwtimer_next_expiry (or _poll_timeout_ms) too late,
+     so before the first answer it is never called (see "Waking the loop" at
+     hwtimer_next_expiry).
+   Recipes that run as they are, for poll, epoll + timerfd, io_uring, libevent, libuv,
+   threads waking a sleeping loop, and a worker beside your loop under a lock of yours, come
+   with the project (test/examples/loop_*.c).
 
 CLOCKS
 
@@ -168,9 +175,10 @@ CLOCKS
    CLOCK_BOOTTIME timerfd set to hwtimer_next_expiry with TFD_TIMER_ABSTIME (it fires at
    resume when that time passed during the suspend). A worker sleeps in the OS on
    CLOCK_MONOTONIC (POSIX threads), which does not count a suspend: a timeout can then be
-   late by what the worker still had to sleep when the machine suspended. Any schedule or
-   reschedule after resume wakes it, when the timer's clock is a clock_fn of your own that
-   has passed its wake-up time.
+   late by what the worker still had to sleep when the machine suspended. With a clock_fn of
+   your own that counts the suspend, the first schedule or reschedule after resume sees
+   that clock past the worker's wake-up time and wakes the worker at once; with the default
+   clock nothing wakes it early.
 
 THREADS
 
@@ -187,6 +195,16 @@ THREADS
    lock held; a callback that blocks delays every later timeout of its timer (cfg.log_fn
    hears of a worker's callback that ran longer than max(100 ms, tick)). hwtimer_cancel
    waits for a callback that runs on another thread: read it for what that forbids.
+
+   A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c shows
+   each rule): a one-shot is no longer pending once its callback is claimed, so another
+   thread may arm it again before the callback gets your lock; the callback then asks
+   hwtimer_is_pending under your lock. Never call hwtimer_cancel holding that lock (it
+   waits for the callback, which waits for the lock). hwtimer_schedule and
+   hwtimer_reschedule never wait for a callback (they take only the timer's own locks, which
+   no callback holds), so they may be called holding it. A callback may free the struct of
+   its node once it has cancelled the struct's other nodes and no other thread can reach
+   it.
 
    Many producers: shards. A timer has one lock that every call takes; two threads that
    schedule and cancel on one timer at once pass its lines back and forth and get less done
@@ -385,16 +403,18 @@ typedef struct hwtimer_config {
                                         loop" above hwtimer_next_expiry); NULL: never */
     void *wake_ctx;
     /* Sentences for a program that wants them: hwtimer never prints. NULL: silent. With
-       log_fn set, each of these is said once per occurrence, in one English sentence (with
-       no lock of the timer held; the message lives only during the call):
+       log_fn set, each of these three is said once per occurrence, in one English sentence
+       (with no lock of the timer held; the message lives only during the call), and
+       nothing else is:
        - every refusal by hwtimer_create: the field and the rule it broke ("hwtimer_create:
          tick_ns is 0: it must be at least 1 ns ..."), a failed allocation and its size, a
          threads backend that could not make its lock;
        - a worker's callback that ran longer than max(100 ms, tick_ns): how long, and that
          every timeout due meanwhile ran late; at most once a second per timer (the worker
          reads the clock before and after each callback for it);
-       - a timer created while more than 64 timers with a worker are alive in the process
-         (each is a thread; Netty warns at the same count): share one timer.
+       - a timer with a worker created while 64 or more other timers with a worker are alive
+         in the process, so that it is the 65th or later (each is a thread; Netty warns at
+         the same count): share one timer.
        Errors stay return codes; hwtimer_strerror names them. */
     void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
@@ -504,7 +524,8 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
    (no list is touched if it stays in its slot), and a move earlier wakes the loop
    (cfg.wake_fn) or the worker as a schedule does; a move later wakes neither. Not
    pending: schedules it again with its last callback, arg and period. HWTIMER_EINVAL: t
-   or to NULL, or to was never scheduled. HWTIMER_EBUSY: pending on another timer.
+   or to NULL, or to was never scheduled (the first arming is a schedule: it names the
+   callback). HWTIMER_EBUSY: pending on another timer.
    Otherwise as schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
@@ -3426,9 +3447,9 @@ static long hwtimer__live_workers;
 static void hwtimer__count_worker(hwtimer *t) {
     t->worker.counted = 1;
     if (HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, 1) > HWTIMER__MANY_WORKERS && t->log.fn) {
-        t->log.fn(t->log.ctx, "hwtimer: this timer was created while more than 64 timers with a "
-                              "worker thread are alive (each is a thread); share one timer "
-                              "among many timeouts instead");
+        t->log.fn(t->log.ctx, "hwtimer: this timer was created while 64 or more other timers "
+                              "with a worker thread were alive (each is a thread); share one "
+                              "timer among many timeouts instead");
     }
 }
 
