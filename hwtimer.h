@@ -62,35 +62,19 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    VERSIONS                     the version macros and what 1.x promises
    the declarations             types, then each function with its rules and error codes
    the implementation           THE DESIGN (for maintainers), then the sections:
-     [hwtimer:portability]      bit scans and shifts, compiler hints, atomics, thread-locals
-     [hwtimer:data]             where a node is, levels, waiting cancels, the timer itself
-     [hwtimer:group]            a timer of shards, 1: the group's data, and the hooks an
-                                ordinary timer calls as a shard
+     [hwtimer:portability]      bit scans, compiler hints, atomics, thread-locals, sentences
+     [hwtimer:data]             the geometry, a wheel, a wheel's shard, the timer
      [hwtimer:ticks]            deadlines to ticks and back, leeway, the slot of a tick
-     [hwtimer:wake]             which filings must wake the loop (wake_fn)
-     [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
-                                expiry, cancelling every node
-     [hwtimer:memory]           the config's check, the one allocation and its layout, the
-                                thread objects, the last free
-     [hwtimer:locking]          locking, waking the worker, the running-node rules
-     [hwtimer:check]            the invariant check (hwtimer_check)
-     [hwtimer:nodes]            arming, moving and cancelling one node, lock held
-     [hwtimer:pass]             advancing to a tick and running callbacks, the answer to the
-                                loop
-     [hwtimer:group-pass]       a timer of shards, 2: its pass and its answers; the pass and
-                                the answer of any timer
+     [hwtimer:wheel]            a wheel: lists, bit trees, filing, a pass's steps, walks
+     [hwtimer:check]            a wheel's invariants (hwtimer_check)
+     [hwtimer:locking]          the lock order, and which wheel holds a node
+     [hwtimer:loop]             the front end, 1: the loop's answers and wake_fn
+     [hwtimer:nodes]            the front end, 2: arming, moving, cancelling a node
+     [hwtimer:pass]             the front end, 3: the pass and its callbacks
      [hwtimer:worker]           the worker thread
-     [hwtimer:arming]           the entry points' paths of one timer: schedule, reschedule,
-                                cancel, and the map of every path
-     [hwtimer:group-arming]     a timer of shards, 3: which shard an entry point works on,
-                                and the group's schedule, reschedule and cancel
-     [hwtimer:entries]          the inline entries of schedule and reschedule
-     [hwtimer:platform]         the clock, then the POSIX (with fork), C11 and Win32 thread
-                                backends
-     [hwtimer:create]           creating a timer
-     [hwtimer:lifecycle]        one timer's stop, stats, fork_child and check
-     [hwtimer:group-create]     a timer of shards, 4: creating a group, and its part of the
-                                public functions
+     [hwtimer:entries]          schedule, reschedule and cancel, without and with threads
+     [hwtimer:platform]         the clock; POSIX (with fork), C11 and Win32 threads
+     [hwtimer:lifecycle]        the config's check, create, stop, destroy, fork, check
      [hwtimer:public]           the public functions, in the order they are declared
      [hwtimer:license]          the license
      [hwtimer:history]          the version history, newest first
@@ -3192,6 +3176,23 @@ static const hwtimer_threads hwtimer__win32_table = {
     hwtimer__w32_thread_is_self};
 #endif /* HWTIMER__WIN32 */
 
+/* The backends compiled in, for hwtimer_threads_pthread(), _c11() and _win32(). */
+#ifdef HWTIMER__PTHREAD
+#define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
+#else
+#define HWTIMER__PTHREAD_TABLE NULL
+#endif
+#ifdef HWTIMER__C11
+#define HWTIMER__C11_TABLE (&hwtimer__c11_table)
+#else
+#define HWTIMER__C11_TABLE NULL
+#endif
+#ifdef HWTIMER__WIN32
+#define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
+#else
+#define HWTIMER__WIN32_TABLE NULL
+#endif
+
 /* =================================================================================
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
 
@@ -3235,79 +3236,56 @@ static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
     return NULL;
 }
 
-/* The config's tick, wheel and memory fields (HWTIMER_OK, or the refusal, told). */
-static int hwtimer__check_config_wheel(const hwtimer_config *cfg) {
-    uint64_t width = 2, value;
-    if (cfg->tick_ns == 0) {
-        hwtimer__tell_refusal(cfg, "tick_ns is 0: it must be at least 1 ns (start from "
-                              "hwtimer_config_default, which sets 100 ms)", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->ticks_per_wheel == 0 || cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
-        value = cfg->ticks_per_wheel;
-        hwtimer__tell_refusal(cfg, "ticks_per_wheel is ", &value,
-                              ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)");
-        return HWTIMER_EINVAL;
-    }
-    while (width < cfg->ticks_per_wheel) width <<= 1;
-    if (cfg->tick_ns > UINT64_MAX / width) { /* Netty checks this too */
-        hwtimer__tell_refusal(cfg, "tick_ns is ", &cfg->tick_ns,
-                              ": times the wheel's slots (ticks_per_wheel rounded up to a power "
-                              "of two) that overflows 64 bits of nanoseconds; make either smaller");
-        return HWTIMER_EINVAL;
-    }
-    if (!cfg->alloc_fn != !cfg->free_fn) {
-        hwtimer__tell_refusal(cfg, cfg->alloc_fn ? "alloc_fn is set but free_fn is NULL"
-                                                 : "free_fn is set but alloc_fn is NULL",
-                              NULL, ": set both or neither");
-        return HWTIMER_EINVAL;
-    }
-    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) {
-        hwtimer__tell_refusal(cfg, "clock_fn is NULL and this build has no platform clock "
-                              "(HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    return HWTIMER_OK;
-}
+/* A rule of the config: broken, and the sentence that says so (what [value] rule). */
+typedef struct hwtimer__rule {
+    int broken;
+    const char *what;
+    const uint64_t *value;
+    const char *rule;
+} hwtimer__rule;
 
-/* The config's threads, worker and shards fields (HWTIMER_OK, or the refusal, told). */
-static int hwtimer__check_config_threads(const hwtimer_config *cfg) {
-    uint64_t value = cfg->shards;
-    const char *missing;
-    if (cfg->worker && !cfg->threads) {
-        hwtimer__tell_refusal(cfg, "worker is set but threads is NULL: a worker needs a threads "
-                              "backend (cfg.threads = hwtimer_threads_default())", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->threads && !HWTIMER__HAVE_THREADS) {
-        hwtimer__tell_refusal(cfg, "threads is set but this build has no thread code "
-                              "(HWTIMER_NO_THREADS): set threads to NULL", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
-    if (missing) {
-        hwtimer__sentence msg;
-        msg.len = 0;
-        hwtimer__say(&msg, "threads is a table whose ");
-        hwtimer__say(&msg, missing);
-        hwtimer__say(&msg, " is missing (NULL or 0): every hook and size is required");
-        hwtimer__tell_refusal(cfg, msg.text, NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->shards > HWTIMER__MAX_SHARDS) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value, ": it must be at most 64");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->shards > 1 && !cfg->threads) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value,
-                              " but threads is NULL: shards need a threads backend");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->shards > 1 && !(HWTIMER__HAVE_THREAD_LOCAL && HWTIMER__HAVE_CAS)) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value,
-                              " but this compiler has neither GCC's nor MSVC's atomics and "
-                              "thread-local variables, which shards need: use 0");
-        return HWTIMER_EINVAL;
+/* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn the first rule it breaks. */
+static int hwtimer__check_config(const hwtimer_config *cfg) {
+    uint64_t width = 2, per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
+    const char *missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
+    hwtimer__sentence table;
+    unsigned i;
+    while (width < per_wheel && width < ((uint64_t)1 << 30)) width <<= 1;
+    table.len = 0;
+    hwtimer__say(&table, "threads is a table whose ");
+    hwtimer__say(&table, missing ? missing : "");
+    {
+        const hwtimer__rule rules[] = {
+            {cfg->tick_ns == 0, "tick_ns is 0: it must be at least 1 ns (start from "
+             "hwtimer_config_default, which sets 100 ms)", NULL, ""},
+            {per_wheel == 0 || per_wheel > ((uint64_t)1 << 30), "ticks_per_wheel is ", &per_wheel,
+             ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
+            {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
+             ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
+             "overflows 64 bits of nanoseconds; make either smaller"}, /* Netty checks it too */
+            {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
+             ": set both or neither"},
+            {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
+             ": set both or neither"},
+            {!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK, "clock_fn is NULL and this build "
+             "has no platform clock (HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, ""},
+            {cfg->worker && !cfg->threads, "worker is set but threads is NULL: a worker needs a "
+             "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
+            {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
+             "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
+            {missing != NULL, table.text, NULL,
+             " is missing (NULL or 0): every hook and size is required"},
+            {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
+            {shards > 1 && !cfg->threads, "shards is ", &shards,
+             " but threads is NULL: shards need a threads backend"},
+            {shards > 1 && !(HWTIMER__HAVE_THREAD_LOCAL && HWTIMER__HAVE_CAS), "shards is ",
+             &shards, " but this compiler has neither GCC's nor MSVC's atomics and "
+             "thread-local variables, which shards need: use 0"}};
+        for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+            if (!rules[i].broken) continue;
+            hwtimer__tell_refusal(cfg, rules[i].what, rules[i].value, rules[i].rule);
+            return HWTIMER_EINVAL;
+        }
     }
     return HWTIMER_OK;
 }
@@ -3642,8 +3620,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
         hwtimer_config_default(&defaults);
         cfg = &defaults;
     }
-    err = hwtimer__check_config_wheel(cfg);
-    if (!err) err = hwtimer__check_config_threads(cfg);
+    err = hwtimer__check_config(cfg);
     if (!err) err = hwtimer__create(out, cfg);
     if (!err) hwtimer__fork_list_add(*out);
     return err;
@@ -3669,29 +3646,11 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void) {
     return th;
 }
 
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void) {
-#ifdef HWTIMER__PTHREAD
-    return &hwtimer__pthread_table;
-#else
-    return NULL;
-#endif
-}
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void) { return HWTIMER__PTHREAD_TABLE; }
 
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) {
-#ifdef HWTIMER__C11
-    return &hwtimer__c11_table;
-#else
-    return NULL;
-#endif
-}
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) { return HWTIMER__C11_TABLE; }
 
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) {
-#ifdef HWTIMER__WIN32
-    return &hwtimer__win32_table;
-#else
-    return NULL;
-#endif
-}
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) { return HWTIMER__WIN32_TABLE; }
 
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
     if (to) memset(to, 0, sizeof *to);
