@@ -1,4 +1,4 @@
-/* hwtimer.h 1.0.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.0.1 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -55,9 +55,9 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    QUICK START                  the program above
    WHAT IT IS                   what it is for, what it costs
    TIME                         deadlines, ticks and when a callback runs
-   EVENT LOOPS                  driving it from your loop: tick, clock, wake-ups, cached time
+   EVENT LOOPS                  driving it from your loop: sleeping, wake-ups, cached time
    CLOCKS                       the default clock, your own, and suspended machines
-   THREADS                      no threads, locks, or a worker; shards for many producers
+   THREADS                      no threads, locks, or a worker; your own locks; shards
    OPTIONS                      the macros to define before including
    VERSIONS                     the version macros and what 1.x promises
    the declarations             types, then each function with its rules and error codes
@@ -82,39 +82,32 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
 WHAT IT IS
 
    A timer for many timeouts that are mostly cancelled or pushed back before they fire: RPC
-   deadlines, retries with backoff, heartbeats, lease renewal, idle connections. It is
-   Netty's HashedWheelTimer made hierarchical, like Kafka's and the Linux kernel's wheels:
+   deadlines, retries with backoff, heartbeats, lease renewal, idle connections. Netty's
+   HashedWheelTimer made hierarchical, like Kafka's and the Linux kernel's wheels:
    - Schedule, reschedule and cancel are O(1) and never allocate: the node
-     (hwtimer_timeout, at most 64 bytes) lives inside your own struct. Only hwtimer_create
+     (hwtimer_timeout, at most 64 bytes) lives in your own struct. Only hwtimer_create
      allocates, once: one block whose size the configuration fixes (hwtimer_stats.bytes).
-   - Empty ticks cost nothing: finding the next tick with work is a few bit scans, so a
-     fine tick (1 ms) is free while nothing is due, and a loop or a worker sleeps until the
-     next tick that has work instead of waking every tick.
+   - Empty ticks cost nothing: the next tick with work is a few bit scans away, so a loop
+     or a worker sleeps until it, and a fine tick (1 ms) is free while nothing is due.
    - Exact to the tick: a timeout runs at the first tick boundary at or after its deadline,
-     never earlier, whatever level of the wheel it waited in.
-   - Caller-driven (your event loop calls hwtimer_poll and sleeps for
-     hwtimer_poll_timeout_ms) or with a worker thread that runs the callbacks (like Netty's).
-     Threads come through a table of hooks: POSIX threads, C11 <threads.h> and Win32 are
-     built in, or fill your own.
+     never earlier.
+   - Caller-driven (your loop calls hwtimer_poll and sleeps for hwtimer_poll_timeout_ms) or
+     with a worker thread that runs the callbacks (like Netty's). Threads come through a
+     table of hooks: POSIX threads, C11 <threads.h> and Win32 are built in, or fill your own.
    One timer holds millions of timeouts. A timer per connection or per object is the usual
    mistake with wheel timers: share one (cfg.log_fn hears of the 65th timer with a worker).
 
 TIME
 
-   Every time is in nanoseconds of the timer's clock (cfg.clock_fn; by default the platform's
-   monotonic clock, see CLOCKS). hwtimer_create reads the clock once: that reading is the
-   timer's start S, and the tick boundaries lie at S + k*tick_ns. A timeout scheduled at
-   clock time N with delay d has the deadline D = N + d, clamped to UINT64_MAX on overflow
-   (such a timeout is never early, and in practice never runs); the _at forms take D itself.
-
-   Its callback runs once, at the first tick boundary B >= D, never before D (with a leeway,
-   at a boundary the timer picks in [B, B + leeway]: hwtimer_timeout_set_leeway). So a
+   Every time is in nanoseconds of the timer's clock (cfg.clock_fn, see CLOCKS).
+   hwtimer_create reads it once: that is the timer's start S, and the tick boundaries lie
+   at S + k*tick_ns. A timeout scheduled at clock time N with delay d has the deadline
+   D = N + d (UINT64_MAX on overflow: never early, in practice never run); the _at forms
+   take D itself. Its callback runs once, at the first tick boundary B >= D, never before
+   D (with a leeway, at a boundary in [B, B + leeway]: hwtimer_timeout_set_leeway). So a
    timeout runs up to one tick late: the default tick is 100 ms (Netty's); set
-   cfg.tick_ns = HWTIMER_MS(1) where that matters. Caller-driven, hwtimer_advance(t, now)
-   runs every timeout whose B <= now in order of B (ties in any order); a timeout
-   scheduled from a callback runs in a later advance, never in the same pass, and one call
-   may cover a nanosecond or years of ticks. With a worker, callbacks run on the worker
-   thread at B, or as soon after as the OS allows.
+   cfg.tick_ns = HWTIMER_MS(1) where that matters. When and in which order: hwtimer_advance
+   (caller-driven) and THREADS (a worker).
 
 EVENT LOOPS (what users trip on)
 
@@ -122,10 +115,7 @@ EVENT LOOPS (what users trip on)
      absolute time on the timer's clock: a TFD_TIMER_ABSTIME timerfd, IORING_TIMEOUT_ABS,
      clock_nanosleep), then call hwtimer_poll. UINT64_MAX / -1 mean: nothing pending.
    - Early wake-ups. hwtimer_next_expiry is never later than the next boundary with work,
-     but may be earlier: where the first timeouts must first move from a coarse level of the
-     wheel to a finer one, or where a timeout was pushed to a later deadline (it is re-filed
-     when its old place is reached). A wake-up there may run nothing, and always makes
-     progress; hwtimer_next_expiry says how many there can be.
+     but may be earlier, and a wake-up then runs nothing (see hwtimer_next_expiry).
    - The callback's time. A callback runs during advance(now), maybe well after its deadline
      if the loop was busy. One that needs its own time reads hwtimer_timeout_deadline(to),
      not the clock: re-arming at that + interval with hwtimer_schedule_at does not drift.
@@ -139,9 +129,8 @@ EVENT LOOPS (what users trip on)
      hwtimer_next_expiry, and sets cfg.wake_fn so that a schedule made where the loop does
      not re-arm that timer (another thread, a library callback) wakes it. It asks
      hwtimer_next_expiry once before its first sleep: wake_fn is called only when a schedule
-     makes the loop's last answer from hwtimer_next_expiry (or _poll_timeout_ms) too late,
-     so before the first answer it is never called (see "Waking the loop" at
-     hwtimer_next_expiry).
+     makes the loop's last answer too late, so never before the first answer (see "Waking
+     the loop" at hwtimer_next_expiry).
    Recipes that run as they are, for poll, epoll + timerfd, io_uring, libevent, libuv,
    threads waking a sleeping loop, and a worker beside your loop under a lock of yours, come
    with the project (test/examples/loop_*.c).
@@ -171,14 +160,15 @@ THREADS
    - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop still
      runs the callbacks, and cfg.wake_fn tells it when another thread needs it earlier.
    - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
-     callbacks. It starts at hwtimer_start or at the first schedule, sleeps until the next
-     boundary that has work, and is woken at once by an earlier schedule and by stop.
+     callbacks, at B or as soon after as the OS allows. It starts at hwtimer_start or at the
+     first schedule, sleeps until the next boundary that has work, and is woken at once by
+     an earlier schedule and by stop.
    With threads, every function may be called from any thread and from callbacks, except
-   hwtimer_stop of the callback's own timer (it returns HWTIMER_EWORKER there; destroy is
-   allowed, see hwtimer_destroy). Callbacks run with no
-   lock held; a callback that blocks delays every later timeout of its timer (cfg.log_fn
-   hears of a worker's callback that ran longer than max(100 ms, tick)). hwtimer_cancel
-   waits for a callback that runs on another thread: read it for what that forbids.
+   hwtimer_stop of the callback's own timer (HWTIMER_EWORKER; destroy is allowed, see
+   hwtimer_destroy). Callbacks run with no lock held; one that blocks delays every later
+   timeout of its timer (cfg.log_fn hears of a worker's callback that ran longer than
+   max(100 ms, tick)). hwtimer_cancel waits for a callback that runs on another thread:
+   read it for what that forbids.
 
    A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c shows
    each rule): a one-shot is no longer pending once its callback is claimed, so another
@@ -192,18 +182,16 @@ THREADS
 
    Many producers: shards. A timer has one lock that every call takes; two threads that
    schedule and cancel on one timer at once pass its lines back and forth and get less done
-   in all than one thread alone. cfg.shards = n (2 .. 64) makes a timer of shards, called a
-   group here: one timer of n wheels (its shards), each with its own lock, still one timer
-   to its users: one pending count, one next_expiry, one worker (or one loop's advance)
-   that runs every shard's callbacks in order of B, the same rules. A thread arms a node
-   this group has not held yet in its own shard (threads are numbered in the order they
-   first arm on any group; thread k uses shard k mod n), and a node stays in that shard for
-   every later call, from any thread. Use as
-   many shards as threads that arm at once. What it costs: a thread alone is a little
-   slower; the memory is n wheels; hwtimer_pending, _next_expiry, _poll_timeout_ms,
-   _foreach, _stop and a pass take every shard's lock; with max_pending every arming also
-   writes one count that all shards share (leave max_pending 0 where producers must scale).
-   Nodes armed from a callback go to the shard of the thread that runs the callbacks.
+   in all than one thread alone. cfg.shards = n (2 .. 64) gives the timer n wheels, each
+   with its own lock; it stays one timer: one pending count, one next_expiry, one worker
+   (or one loop's advance) that runs every wheel's callbacks in order of B, the same rules.
+   A thread arms a node the timer has not held yet in its own wheel (threads are numbered
+   in the order they first arm on a timer of shards; thread k uses wheel k mod n), and the
+   node stays there for every later call, from any thread. Use as many as threads that arm
+   at once. What it costs: a thread alone is a little slower; the memory is n wheels;
+   hwtimer_pending, _next_expiry, _poll_timeout_ms, _foreach, _stop and a pass take every
+   wheel's lock; with max_pending every arming also writes one count that all wheels share
+   (leave max_pending 0 where producers must scale).
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -226,7 +214,7 @@ OPTIONS (define before including, in the implementation file unless noted)
 
 VERSIONS
 
-   HWTIMER_VERSION "1.0.0", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH. Semantic versioning:
+   HWTIMER_VERSION "1.0.1", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH. Semantic versioning:
    every name, signature and rule documented in this file holds for all 1.x releases; a
    1.x release may add functions, config fields (a zero-filled field keeps the behaviour of
    a config filled before it existed) and counters, and may make things faster. The
@@ -324,7 +312,7 @@ struct hwtimer__link {
 struct hwtimer_timeout {
     /* What a cancel and a re-filing read come first, what only arming and running read
        last: in an array that malloc aligned to 16 bytes a node spans two cache lines,
-       and then a cancel touches only the first (bench scenario 1 measures it). */
+       and then a cancel touches only the first. */
     struct hwtimer__link link; /* first: a link converts to its node */
     uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*);
                                   stale otherwise */
@@ -498,24 +486,18 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              hwtimer_fn fn, void *arg);
 
 /* Pending timeout: sets its deadline to now + delay_ns (same callback, period and pending
-   count; O(1)). A push to a later deadline of a timeout that waits in a coarse level (as
-   one due a rotation of the finest level or more ahead does: 512 ms with 512 slots of
-   1 ms) only stores the deadline: the timeout stays where it is filed, and the pass files
-   it by its new deadline when it reaches that slot (lazy re-filing: see "Pushing a
-   deadline later" in THE DESIGN). All a caller can see of it is hwtimer_next_expiry,
-   which may then be that slot's start, earlier than the next boundary; the timeout runs
-   at the boundary of its newest deadline, never early. Any other move files it at once
-   (no list is touched if it stays in its slot), and a move earlier wakes the loop
-   (cfg.wake_fn) or the worker as a schedule does; a move later wakes neither. Not
-   pending: schedules it again with its last callback, arg and period. HWTIMER_EINVAL: t
-   or to NULL, or to was never scheduled (the first arming is a schedule: it names the
-   callback). HWTIMER_EBUSY: pending on another timer.
-   Otherwise as schedule. */
+   count; O(1)). A push later of a timeout due a rotation of the finest level or more ahead
+   (512 ms with 512 slots of 1 ms) only stores the deadline; all you see of it is
+   hwtimer_next_expiry (see there). It still runs at the boundary of its newest deadline,
+   never early. A move earlier wakes the loop (cfg.wake_fn) or the worker as a schedule
+   does; a move later wakes neither. Not pending: schedules it again with its last
+   callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was never scheduled (the
+   first arming is a schedule: it names the callback). HWTIMER_EBUSY: pending on another
+   timer. Otherwise as schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read, as
-   hwtimer_schedule_at): a push later is then a store and a few comparisons, what a loop
-   that pushes a connection's idle timeout to its cached time + T on every read pays. */
+   hwtimer_schedule_at): for a loop that pushes an idle timeout to its cached time + T. */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
 /* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
@@ -573,23 +555,18 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
 
 /* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of exactly at its first
-   boundary B at or after its deadline D (never before D). The timer uses that freedom to
-   run timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
-   (Apple's dispatch leeway, Linux's timer slack); and a timeout whose leeway covers the
-   slot width of a level runs from a slot of that level without moving below it (see
-   Leeway in THE DESIGN, for maintainers). The rule, so that you can predict it: with
-   B = tick e and n = floor(leeway_ns / tick_ns), the timer picks the first tick at or
-   after e that is a multiple of 2^k, the largest power of two <= n + 1 (so it is in
-   e .. e + n; if it lies
-   past the last tick a deadline can have, that last tick). With a 1 ms tick: 10 ms
-   rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. For ordering, the timeout
-   counts as due at the boundary chosen. The node keeps its leeway until it is set again,
-   through any number of schedulings (hwtimer_timeout_init and a zero-filled node mean 0).
+   boundary B at or after its deadline D (never before D), so that timeouts with nearby
+   deadlines run in one pass and a worker or a loop wakes less often (Apple's dispatch
+   leeway, Linux's timer slack). The rule: with B = tick e and n = floor(leeway_ns /
+   tick_ns), it runs at the first tick at or after e that is a multiple of 2^k, the
+   largest power of two <= n + 1 (so in e .. e + n; past the last tick a deadline can
+   have, that last tick). With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms
+   to one of 64 ms. For ordering it counts as due at that tick. The node keeps its leeway
+   through any number of schedulings until it is set again (a zero-filled node has 0).
    Stored as up to 65535 times a power of ten ns, rounded down: 1 us, 10 ms, 1.5 s and any
-   value of four significant digits are kept exactly, others lose at most 1 part in 5000,
-   never gain. A leeway costs a scheduling a few instructions (an add and a mask), none to
-   a node without one, nothing to cancel. HWTIMER_EBUSY: `to` is pending (a periodic
-   inside its own callback too); HWTIMER_EINVAL: to NULL. */
+   value of four significant digits exactly, others lose at most 1 part in 5000.
+   HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too);
+   HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---------------------------------------------------------------------------------
@@ -597,7 +574,7 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
    --------------------------------------------------------------------------------- */
 
 /* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times
-   (a group holds every shard's lock to add them up). A cancelled timeout, or a
+   (with shards, every wheel's lock is held to add them up). A cancelled timeout, or a
    one-shot whose callback was claimed to run, frees its place under cfg.max_pending at
    once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
@@ -608,8 +585,8 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
    that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and may call
    hwtimer_is_pending(t, node) and hwtimer_timeout_due_in(t, node) about any node, on the
    thread that called foreach: they answer as outside and never deadlock. It must not call
-   any other function of t. With threads the walk holds t's lock (a group: every
-   shard's), so it is one moment of the timer: other threads' calls wait for it to end.
+   any other function of t. With threads the walk holds t's locks, so it is one moment of
+   the timer: other threads' calls wait for it to end.
    NULL t or visit: 0. (On a compiler without thread-local variables, which neither GCC,
    clang nor MSVC is, the visitor of a timer with threads must not call the two either.) */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
@@ -632,16 +609,12 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 /* When to call advance next, on the timer's clock (by default CLOCK_MONOTONIC in ns: an
    absolute time for a TFD_TIMER_ABSTIME timerfd, clock_nanosleep or IORING_TIMEOUT_ABS).
    UINT64_MAX when nothing is pending, else a time never later than the next boundary B
-   that has work. It is earlier only when the first occupied slot is a coarse one whose
-   timeouts must still move to a finer level, or were pushed later than it (a reschedule
-   that only stored a later deadline: see hwtimer_reschedule) and must be re-filed, so a
-   loop that sleeps until it and calls advance makes progress on every wake-up. Coarse
-   slots start only at multiples of ticks_per_wheel ticks, so such a wake-up that runs
-   nothing comes at most once per coarse slot a timeout passes through (one per level it
-   moves down, plus one per re-filing after a push) and, whatever the number of timeouts,
-   at most once per rotation of the finest level (ticks_per_wheel ticks: 512 ms with 512
-   slots of 1 ms). It can be UINT64_MAX while timeouts are pending, once the next one's
-   boundary lies at or past UINT64_MAX (it never runs); and for NULL.
+   that has work. It is earlier only where the first timeouts must still move to a finer
+   level of the wheel, or were pushed later (see hwtimer_reschedule): a wake-up there
+   runs nothing but makes progress. Such wake-ups come at most once per rotation of the
+   finest level (ticks_per_wheel ticks: 512 ms with 512 slots of 1 ms), whatever the
+   number of timeouts. It can be UINT64_MAX while timeouts are pending, once the next
+   one's boundary lies at or past UINT64_MAX (it never runs); and for NULL.
 
    Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
    hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
@@ -689,18 +662,15 @@ HWTIMER_DEF const char *hwtimer_strerror(int err);
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 
 /* Call in the child after fork(): re-creates t's lock and condition variables and, in
-   worker mode, starts a new worker that runs the timeouts the child inherited (the
-   parent's worker thread does not exist in the child). Nothing pending is lost. If the
-   worker was running a callback at the moment of the fork, the child treats that run as
-   done (a periodic timeout is re-armed for its next period). As with any lock, it is for
-   a child forked while no other thread of the parent was inside a call to t (a lock held
-   by that thread would stay held in the child): fork from the thread that uses t, or
-   under your own lock around the calls. The worker may be anywhere at the fork: where the
-   POSIX thread backend is compiled in, fork() waits while a worker holds its timer's lock
-   (pthread_atfork handlers; so do not fork from a hwtimer_foreach visitor of a timer with
-   a worker, which runs under that lock). Called in a callback that the worker runs, the
-   thread that forked goes on as the child's worker. Without threads it has nothing to do.
-   The parent is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: the lock, a condition
+   worker mode, starts a new worker that runs the timeouts the child inherited. Nothing
+   pending is lost; a callback the worker was running at the fork counts as done (a
+   periodic one is re-armed). As with any lock, fork while no other thread is inside a
+   call to t (fork from the thread that uses t, or under your own lock around the calls);
+   the worker may be anywhere: fork() waits while it holds a lock of its timer
+   (pthread_atfork, where the POSIX backend is compiled in; so do not fork from the
+   foreach visitor of a timer with a worker). Called in a callback that the worker runs,
+   the thread that forked goes on as the child's worker. Without threads it has nothing
+   to do. The parent is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: the lock, a condition
    variable or the worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
@@ -738,6 +708,31 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
 THE DESIGN (for maintainers: read this before the code)
 
+   The structure. The geometry (the tick and the levels, fixed at create); a wheel
+   (hwtimer__wheel: its levels' slots and bit trees, the lists `due` and `ready`, its
+   pending count; nothing of locks, threads, the clock, callbacks, wake_fn or the log); and
+   the timer (struct hwtimer), the front end over 1 .. 64 wheels: config, clock, threads,
+   worker, the loop's answers, log, counters. Each wheel comes with what its lock guards
+   (hwtimer__shard): the callback of one of its nodes that runs, the cancels that wait for
+   it, and the timer's last answer as its filings see it. One wheel: its lock is the
+   timer's. cfg.shards: each wheel has its own, and a thread arms its fresh nodes in its
+   own wheel; a node stays in the wheel that armed it while it is armed there (its `wheel`
+   names it), so that one lock orders every call on it.
+
+   Locks. The timer's, then its wheels' in order. Schedule, reschedule and cancel take only
+   the node's wheel's; a pass, an answer, pending, foreach, stop and check take the timer's,
+   then every wheel's. A pass holds the timer's lock but while a callback runs (then it
+   holds none), and runs the wheels' steps in tick order, each under its wheel's lock: so
+   callbacks run in order of B across wheels as within one. A thread that holds a wheel's
+   lock takes the timer's only after it released the wheel's.
+
+   Waking. The loop (or the worker) was last told a time: the earliest next work of every
+   wheel, found with every wheel's lock held. Each wheel keeps a copy; a filing under the
+   wheel's lock alone compares with it, and one before it marks the wheel. Once the wheel's
+   lock is released, the timer's decides: a sleeping worker is woken, or the loop's wake_fn
+   is called, once per answer, never during a pass. Only filings at a tick up to
+   notice_upto take that way (or `due`, up to a pass's target): every other one is a
+   comparison, then its slot.
 
    Time is counted in ticks from the timer's start S (the clock when it was created): tick k
    is the boundary S + k*tick_ns. A timeout with deadline D is due at tick e = ceil((D-S)/
@@ -789,8 +784,8 @@ THE DESIGN (for maintainers: read this before the code)
    writes to its neighbours mostly hit lines the cache already has. Emptying a slot walks
    all its lists in step, each from both ends, and prefetches the next nodes: a big
    timer's nodes are scattered over memory and a list walk is a chain of cache misses, so
-   eight independent chains let the CPU wait for eight misses at a time instead of one
-   (bench scenario 2 measures it). A node is 64 bytes but need not sit on one cache line
+   eight independent chains let the CPU wait for eight misses at a time instead of one.
+   A node is 64 bytes but need not sit on one cache line
    (malloc aligns to 16): its fields come in the order a cancel and a re-filing read them,
    so a cancel touches one of its lines, and a walk prefetches both.
 
@@ -806,41 +801,28 @@ THE DESIGN (for maintainers: read this before the code)
    remembered for the last leeway the timer saw, as a program uses one or two. The rule
    is the grid and not the roundest tick of the window (the one with the most trailing
    zero bits, which batches a little more across different leeways): finding that takes a
-   bit scan on the path from the deadline to the slot (bench scenario 9 measures it).
+   bit scan on the path from the deadline to the slot.
 
    Pushing a deadline later. A server pushes each connection's idle timeout back on every
-   read, so most reschedules move a pending timeout later. When the timeout waits in a
-   coarse level (level 1 or up: due past the end of level 0's current rotation, as one
-   due W ticks or more ahead always is) and no pass is under way, such a reschedule only
-   stores the new deadline: no list, no bitmap, no division, no wake-up. The timeout stays
-   in the coarse slot its earlier deadline chose, which starts at or before its new
-   boundary, and when the pass reaches that slot it files the timeout by its exact
-   deadline, as it files every timeout of a coarse slot (lazy re-filing: HAProxy requeues
-   a task whose expiry moved later when it is woken, Go's runtime fixes a timer moved
-   later when it reaches the top of its heap, Linux's mod_timer only writes the expiry
-   while the bucket stays the same). Every other move re-files at once: a move earlier
-   (which may have to wake the loop or the worker), a move of a timeout in level 0 or in
-   `due`, and a move during a pass (the new deadline might be due in the pass under way,
-   and must then wait for the next one). What a caller sees of it: hwtimer_next_expiry may
-   be the start of a coarse slot where only pushed timeouts wait, earlier than the next
-   boundary with work; a wake-up there re-files them and runs nothing, and the next answer
-   is later. Never early, at the boundary of the newest deadline, in order of B, the
-   counts, due_in, foreach and stop's hand-back: all as if it had been re-filed at once.
-   What it costs, from the wheel's geometry:
-   - Wake-ups. Coarse slots start only at multiples of W ticks, where timeouts move down
-     too: still at most one wake-up for nothing per rotation of level 0 (W ticks: 512 ms
-     with 512 slots of 1 ms), whatever the number of timeouts pushed or moving down. That
-     is why a timeout in level 0 is moved at once: left in its slot, a single tick, it
-     could wake a loop or the worker for nothing at every tick.
-   - Re-filings (hwtimer_stats.refiled). A timeout is re-filed only when the pass reaches
-     the coarse slot where it waits and its deadline lies past that slot's end: only if it
-     was pushed since it was filed there, so never more often than it is pushed. For a
-     timeout of length T pushed to now + T at least every g, that slot is at most w = W^k
-     ticks wide, W^k <= T / tick_ns < W^(k+1), and starts less than w before the tick of
-     the deadline it was filed for, which lay at least T - g after the last re-filing: so
-     its re-filings are more than T - g - w apart. With 512 slots of 1 ms, a 30 s idle
-     timeout read at least once a second is re-filed at most once per 28.4 s, once per
-     idle period; a timeout that is never pushed is never re-filed.
+   read, so most reschedules move a pending timeout later. When it waits in a coarse
+   level (level 1 or up, as one due W ticks or more ahead always is) and no pass is under
+   way, such a reschedule only stores the new deadline: no list, no bit tree, no division,
+   no wake-up. The coarse slot its earlier deadline chose starts at or before its new
+   boundary, and when the pass reaches that slot it files the timeout by its deadline, as
+   it files every timeout of a coarse slot (lazy re-filing: HAProxy requeues a task whose
+   expiry moved later when it is woken, Go's runtime fixes a timer moved later when it
+   reaches the top of its heap). Every other move files it at once: earlier (which may
+   have to wake the loop or the worker), from level 0 or `due`, or during a pass (the new
+   deadline might be due in the pass under way, and must wait for the next one). All a
+   caller sees of it: hwtimer_next_expiry may name the start of a coarse slot where only
+   pushed timeouts wait; a wake-up there re-files them and runs nothing.
+   What it costs. Wake-ups: coarse slots start only at multiples of W ticks, where timeouts
+   move down anyway: at most one wake-up for nothing per rotation of level 0, whatever the
+   number of timeouts (a timeout in level 0, a single tick, is moved at once for this).
+   Re-filings (hwtimer_stats.refiled): only when the pass reaches a coarse slot whose node
+   was pushed past its end, so never more often than pushes; a timeout of length T pushed
+   at least every g is re-filed at most once per T - g - W^k ticks, W^k the width of the
+   slot it waits in (W^k <= T / tick_ns): about once per idle period.
 
    Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
    161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
@@ -1113,16 +1095,9 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
 }
 
 /* =================================================================================
-   [hwtimer:data] Data: a node's place, the geometry, a wheel, the timer over its wheels
+   [hwtimer:data] Data: a node's place, the geometry, a wheel, its shard, the timer
 
-   Three layers, each in its own type. The geometry: the tick and the levels, fixed at
-   create. A wheel (hwtimer__wheel): the levels' lists and bit trees, the `due` and `ready`
-   lists and its pending count; it knows nothing of locks, threads, the clock, callbacks,
-   wake_fn or the log. The timer (struct hwtimer), the front end: its config, clock,
-   threads, worker, the loop's answers, the log and the counters, over 1 .. 64 wheels. Each
-   wheel comes with what its lock guards (hwtimer__shard): the callback of one of its nodes
-   that runs, the cancels that wait for it, and the timer's last answer as its filings
-   compare with it. With one wheel its lock is the timer's.
+   The three layers of "The structure" in THE DESIGN, each a type.
    ================================================================================= */
 
 /* Where a node is while pending (hwtimer_timeout.where). 0 must mean "nowhere" so that a
@@ -1168,16 +1143,14 @@ typedef struct hwtimer__geometry {
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
 } hwtimer__geometry;
 
-/* The last leeway a wheel turned into ticks (hwtimer__leeway_tick): a program uses one or
-   two. */
+/* The last leeway a wheel turned into ticks (hwtimer__leeway_tick). */
 typedef struct hwtimer__leeway_memo {
     uint32_t key;  /* hwtimer__leeway_key of that leeway, 0: none yet */
     uint64_t mask; /* 2^k - 1, 2^k the largest power of two <= its ticks + 1 */
     uint64_t room; /* the last due tick e whose e + mask is <= max_tick */
 } hwtimer__leeway_memo;
 
-/* A wheel: the levels' slots and bit trees, and the lists of nodes due now. What a pass
-   does to it comes in steps: begin (a target tick), collect each step's nodes, end. */
+/* A wheel. A pass comes to it in steps: begin (a target), collect each step, end. */
 typedef struct hwtimer__wheel {
     const hwtimer__geometry *geo;
     struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS ...] */
@@ -1410,9 +1383,9 @@ static uint32_t hwtimer__leeway_bits(void) {
     return first ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
-/* A leeway's key in the memo: the node's exponent and digits as they lie in memory, nonzero
-   for any leeway: one load and one and. Read it before storing the node's state: a load
-   that spans a store just made waits until that store is done. */
+/* A leeway's key in the memo: the node's exponent and digits as they lie in memory (one
+   load), nonzero for any leeway. Read before the state is stored: a load that spans a
+   store just made waits for it. */
 static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
@@ -1518,11 +1491,8 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* =================================================================================
    [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
-   A wheel's functions take a wheel, never a timer: no lock, thread, clock, callback,
-   wake_fn or log in here. They run with the wheel's lock held, or without threads. A
-   filing at a tick the front end watches (watch_upto) is reported to the filer, which
-   decides whether the loop must wake. Last, the walks over every node: visiting them
-   (foreach), cancelling them all (stop, destroy), handing them back.
+   Functions of a wheel, never of a timer, run with the wheel's lock held (or no threads).
+   A filing at a tick the front end watches (watch_upto) is reported to the filer.
    ================================================================================= */
 
 /* Doubly linked circular lists with a sentinel head. */
@@ -1629,10 +1599,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *
     return !occupied;
 }
 
-/* Visiting every node of a few lists. A list of a big timer is a chain of cache misses, as
-   its nodes are scattered over memory; walking HWTIMER_SLOT_LISTS lists in step, each
-   from both ends, with the next nodes prefetched, makes that many independent chains, and
-   the CPU waits for all their misses at once (see THE DESIGN). */
+/* Visiting every node of a few lists, in step, each from both ends (see THE DESIGN). */
 typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
 
 /* One list being walked: `front` and `back` are the next nodes to visit; front == end when
@@ -1642,9 +1609,8 @@ typedef struct hwtimer__walk {
 } hwtimer__walk;
 
 /* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
-   before either node is visited, as a visit may re-link or free its node, and fetched at
-   once, both ends of each (a node need not sit on one line, and a re-filing reads both):
-   the visits to the other lists until this one's next turn hide the wait. */
+   before a visit, which may re-link or free its node, and prefetched: the other lists'
+   visits until this one's next turn hide the wait. */
 HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
                                               void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
@@ -1694,12 +1660,9 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id)
     hwtimer__bits_mark(w->geo, hwtimer__level_bits(w, id >> w->geo->bits), id & w->geo->mask);
 }
 
-/* Files a node in the wheel slot `where`: in its first list while that is empty, so a sparse
-   slot keeps its one or two nodes where emptying it looks first; else in the slot's lists
-   in turn, a run of 2^HWTIMER__LIST_RUN_BITS filings per list: nodes filed one after
-   another are often neighbours in memory (an array of connections), and as neighbours in a
-   list too, a cancel's neighbour writes hit lines the cache already has. A slot whose first
-   list is empty may still be occupied: marking twice is harmless. */
+/* Files a node in the wheel slot `where`: in its first list while that is empty, else in
+   the lists in turn, 2^HWTIMER__LIST_RUN_BITS filings each (see THE DESIGN). A slot whose
+   first list is empty may still be occupied: marking twice is harmless. */
 #define HWTIMER__LIST_RUN_BITS 10
 HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
                                                   uint32_t where) {
@@ -1738,10 +1701,9 @@ static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_ti
     return tick <= w->watch_upto;
 }
 
-/* Makes a node in no list PENDING at `deadline` and files it at the tick it will run at,
-   *tick. Returns 1 if that tick is watched (<= watch_upto): the filer looks at it. Most
-   filings are for a tick past notice_upto: one comparison, then the slot. The tick is found
-   before the state is stored (see hwtimer__leeway_key). */
+/* Makes a node in no list PENDING at `deadline` and files it at the tick it runs at, *tick.
+   Returns 1 if that tick is watched (<= watch_upto). Most filings: one comparison, then
+   the slot. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
                                                uint64_t deadline, uint64_t *tick) {
     uint64_t e = hwtimer__node_tick(w, to, deadline);
@@ -1763,9 +1725,8 @@ static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32
     }
 }
 
-/* Takes a filed node out of its list. Its slot can only have become empty if the node was
-   alone in its list (both its links point at the list's head). `where` keeps its stale
-   value: it is only read while the node is pending. */
+/* Takes a filed node out of its list; its slot may be empty only if the node was alone in
+   its list (both links at the head). `where` is left stale: read only while pending. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
     hwtimer__list_unlink(&to->link);
     if (to->where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
@@ -1773,12 +1734,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_tim
     }
 }
 
-/* A filed node pushed later stays where it is (see "Pushing a deadline later" in THE
-   DESIGN) if it waits in a coarse slot (not in `due` or `ready`, whose order and pass are
-   exact, nor in a level-0 slot, a single tick where a loop would wake for nothing), its new
-   deadline is not earlier (so its slot still starts at or before its new tick), and no pass
-   is under way (whose target the new deadline might not pass: it would then run in the same
-   pass). Then only the deadline is written. Returns 1 if so. */
+/* A push later that leaves the node where it is ("Pushing a deadline later" in THE
+   DESIGN): filed in a coarse slot, not earlier, no pass under way. Returns 1 if so. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline) {
     if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + w->geo->width ||
@@ -1789,10 +1746,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hw
     return 1;
 }
 
-/* Gives a filed node a new deadline due in the wheel past notice_upto: moves it to its new
-   slot, or leaves it where it is if the slot is the same. Returns the tick it will run at
-   (> 0, as it is past notice_upto); 0 for a tick <= notice_upto, and nothing changed: the
-   caller unfiles the node and files it again, which looks at that tick. */
+/* A new deadline for a filed node, due past notice_upto: moved to its new slot (or left in
+   the same one). Returns its tick; 0, and nothing changed, for a tick <= notice_upto. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__wheel_move(hwtimer__wheel *w, hwtimer_timeout *to,
                                                     uint64_t deadline) {
     uint64_t tick = hwtimer__node_tick(w, to, deadline);
@@ -1899,9 +1854,8 @@ static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
     hwtimer__to_ready(((hwtimer__collect *)ctx)->w, to);
 }
 
-/* A node of a coarse slot: due now, to `ready`; else filed by its deadline in a later slot.
-   Counted as a move down a level, and apart as a re-filing if the node was pushed later
-   than the slot where it waited, which its tick past the slot's end shows. */
+/* A node of a coarse slot: due now, to `ready`; else filed by its deadline in a later slot,
+   counted as a move down, and as a re-filing too if its tick lies past the slot's end. */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__collect *c = (hwtimer__collect *)ctx;
     hwtimer__wheel *w = c->w;
@@ -1915,10 +1869,9 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     w->cascaded++;
 }
 
-/* Runs a slot step: elapsed moves to the slot's start, and the slot is emptied: what is due
-   now goes to `ready` (exactly the nodes due at that tick: filings during the pass go to
-   `due`), the rest of a coarse slot is re-filed by its deadline, which puts it in a later
-   slot, never back in this one (so the walk never meets a node it re-filed). */
+/* A slot step: elapsed moves to the slot's start, what is due now goes to `ready` (filings
+   during the pass go to `due`), the rest of a coarse slot to later slots, never back to
+   this one (so the walk never meets a node it re-filed). */
 static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
     const hwtimer__geometry *g = w->geo;
     uint32_t id = (step->level << g->bits) + step->slot;
@@ -2005,9 +1958,8 @@ static void hwtimer__cancel_slot(void *ctx, struct hwtimer__link *lists) {
     for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&walk->out[k], &lists[k]);
 }
 
-/* Cancels every filed node and moves it to the end of one of the HWTIMER_SLOT_LISTS lists
-   of `out`, list k of each slot to out[k], so that handing them back walks them in step
-   too (no pass under way, and no node held out of the lists). Returns how many. */
+/* Cancels every filed node into `out` (list k of each slot to out[k], to hand them back
+   in step), no pass under way and none held out of the lists. Returns how many. */
 static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link *out) {
     hwtimer__nodes_walk walk;
     struct hwtimer__link listed; /* `due` and `ready`, apart from what `out` holds already */
@@ -2063,10 +2015,8 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
    wheel's leeway memo.
    ================================================================================= */
 
-/* May a node due at `tick` wait in wheel slot `slot_where`? In the slot its tick names; or,
-   pushed later, in a coarse slot an earlier deadline named, which starts at or before its
-   tick (so the pass reaches the slot first). Returns 0 if so. (The slot starts after
-   elapsed: hwtimer__check_level checks that no slot at or behind it is occupied.) */
+/* May a node due at `tick` wait in wheel slot `slot_where`: its tick's slot, or (pushed
+   later) a coarse slot that starts at or before its tick? Returns 0 if so. */
 static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uint64_t tick) {
     const hwtimer__geometry *g = w->geo;
     uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
@@ -2102,9 +2052,8 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
     return 0;
 }
 
-/* Checks level l's bit tree, layer by layer, then walks its occupied slots: O(occupied
-   slots + words), so that tests can check after every operation. A slot with nodes but no
-   bit is not visited: its nodes are missing from the count. */
+/* Checks level l's bit tree, then its occupied slots: O(occupied slots + words). A slot
+   with nodes but no bit is not visited: its nodes are missing from the count. */
 static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     const hwtimer__geometry *g = w->geo;
     const uint64_t *bits = hwtimer__level_bits(w, l);
@@ -2149,11 +2098,7 @@ static int hwtimer__wheel_check(hwtimer__wheel *w, size_t unfiled) {
 /* =================================================================================
    [hwtimer:locking] Locking, and which wheel a node is in
 
-   The lock order: the timer's, then its wheels' in order. An entry point (schedule,
-   reschedule, cancel, is_pending, due_in) takes only the lock of the node's wheel; the
-   rest (a pass, an answer, pending, foreach, stop, check, stats) take the timer's, then
-   each wheel's that is another lock. A thread that holds a wheel's lock releases it before
-   it takes the timer's (hwtimer__unlock_and_wake). With one wheel they are one lock.
+   The lock order and who takes which: "Locks" in THE DESIGN.
    ================================================================================= */
 
 HWTIMER__ALWAYS_INLINE void hwtimer__lock(const hwtimer *t, void *mutex) {
@@ -2179,6 +2124,16 @@ static void hwtimer__unlock_wheels(const hwtimer *t) {
     while (i > 0) hwtimer__unlock_wheel(t, hwtimer__shard_at(t, --i));
 }
 
+/* The timer's lock and every wheel's: one moment of the whole timer. */
+static void hwtimer__lock_all(const hwtimer *t) {
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheels(t);
+}
+static void hwtimer__unlock_all(const hwtimer *t) {
+    hwtimer__unlock_wheels(t);
+    hwtimer__unlock(t, t->mutex);
+}
+
 /* Waits on `cond` (its mutex held) until a callback or a pass ends. */
 static void hwtimer__wait(const hwtimer *t, void *cond, void *mutex, unsigned *waiters) {
     ++*waiters;
@@ -2196,10 +2151,8 @@ static int hwtimer__in_own_callback(const hwtimer *t) {
     return !t->threads || t->threads->thread_is_self(t->pass.thread);
 }
 
-/* Armed in some wheel, the one it names: filed (PENDING), or a periodic node inside its own
-   callback that the callback did not touch, EXPIRED exactly then (a cancel makes it
-   CANCELLED, an arming PENDING, and its timer re-arms it when the callback returns). So
-   the answer needs no lock of that wheel, whichever timer asks. */
+/* Armed in the wheel it names: PENDING, or EXPIRED with a period (a periodic node inside
+   its callback, untouched: see hwtimer__running). No lock of that wheel is needed. */
 static int hwtimer__is_armed(const hwtimer_timeout *to) {
     int state = HWTIMER__LOAD(&to->state);
     return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
@@ -2233,12 +2186,9 @@ static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout
 static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
-/* The shard that arms `to` (schedule, reschedule). A node stays in the wheel that armed it
-   first, for as long as it is armed on this timer again, whichever thread arms or cancels
-   it: so one lock orders every operation on it, as in one wheel. A node this timer has not
-   held yet goes to the calling thread's (thread n uses shard n mod shards), claimed by a
-   compare-and-swap: two threads that arm it at once cannot put it in two wheels. A node
-   armed on another timer goes to shard 0, which refuses it as that timer would. */
+/* The shard that arms `to`: the one it names, else the calling thread's (thread n uses
+   shard n mod shards), claimed by a compare-and-swap so that two threads arming it at once
+   cannot put it in two wheels. A node armed on another timer: shard 0, which refuses it. */
 static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *mine;
     if (t->shards == 1) return hwtimer__shard_at(t, 0);
@@ -2255,11 +2205,9 @@ static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *
     }
 }
 
-/* The timer whose hwtimer_foreach visitor this thread is running, or NULL. foreach holds
-   that timer's locks while its visitor runs, and the visitor may ask hwtimer_is_pending
-   and hwtimer_timeout_due_in, which then read without locking: only this thread can be
-   asking, since another would wait for the locks. Elsewhere (no thread-local variables)
-   never set, and the visitor must not ask. */
+/* The timer whose foreach visitor this thread runs, or NULL: the visitor's hwtimer_is_pending
+   and _due_in read without locking, as foreach holds the locks (without thread-locals never
+   set, and the visitor must not ask). */
 static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
 
 /* Takes the lock of s, a wheel of t, unless this thread is inside t's foreach visitor,
@@ -2273,27 +2221,21 @@ static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
 /* =================================================================================
    [hwtimer:loop] The front end, 1: the loop's answers and wake_fn
 
-   The loop that drives a caller-driven timer, or the worker, was last told a time: the
-   earliest next work of all the wheels (hwtimer__give_answer). Each wheel keeps a copy, so that
-   a filing under the wheel's lock alone tells whether it comes before that time; if so the
-   loop (see "Waking the loop" at hwtimer_next_expiry) or the worker is woken, once per
-   answer, with no wheel's lock held.
+   "Waking" in THE DESIGN; the loop's side: "Waking the loop" at hwtimer_next_expiry.
    ================================================================================= */
 
-/* The last tick whose filing in s may have to wake the loop or the worker: none (0) unless
-   an answer is out that no filing called a wake-up for yet; then the tick of its time (a
-   tick whose boundary lies before it runs before the loop would wake), or every tick when
-   it said that nothing was pending. An upper bound: hwtimer__note_filing decides. */
+/* The last tick whose filing in s may call for a wake-up: 0 while its answer is not armed,
+   every tick after an answer of none, else the tick of the answer's time (an upper bound:
+   hwtimer__note_filing decides). */
 static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
     if (!s->answer.armed) return 0;
     return s->answer.none ? UINT64_MAX : hwtimer__due_tick(s->wheel.geo, s->answer.time);
 }
 
-/* Wakes what a filing before the last answer calls for (the timer's lock free, or no
-   threads): a sleeping worker at once; the loop's wake_fn with no lock held, once per
-   answer, and never during a pass (the loop asks again when advance returns). `counted`:
-   the caller counted this call in wakes_running, so that the timer outlives it (the node
-   just filed may run on another thread meanwhile, and its callback destroy the timer). */
+/* Wakes what a filing before the last answer calls for (no lock held): a sleeping worker,
+   or the loop's wake_fn once per answer, never during a pass. `counted`: in wakes_running,
+   so that the timer outlives the call (the node just filed may run on another thread
+   meanwhile, and its callback destroy the timer). */
 static void hwtimer__wake(hwtimer *t, int counted) {
     hwtimer__wake_fn fn = NULL;
     void *ctx = NULL;
@@ -2313,13 +2255,11 @@ static void hwtimer__wake(hwtimer *t, int counted) {
     if (fn) fn(ctx);
 }
 
-/* A node was filed in s's wheel to run at `tick` (its lock held, or no threads) when the
-   clock read `now` (0: not read). If the answer the wheel knows names a later time, or
-   said that nothing was pending, or if the clock already passed the time a worker sleeps
-   until (it sleeps in the OS's time, which a clock_fn of the user's can outrun: a test
-   clock, a suspend), that answer is done: the loop or the worker is woken, without threads
-   now, with threads once the lock is released (hwtimer__unlock_and_wake). Not during a
-   pass: the loop asks again when advance returns, and the worker answers again. */
+/* A node was filed in s's wheel to run at `tick` (its lock held) when the clock read `now`
+   (0: not read). Before the answer the wheel keeps, or with the clock past a worker's
+   wake-up (it sleeps in the OS's time, which a clock_fn of the user's can outrun), that
+   answer is done: a wake-up now without threads, else once the lock is released. None
+   during a pass: the loop and the worker answer again after it. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
     int clock_past = s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
     if (!s->answer.armed || s->wheel.collecting) return;
@@ -2347,10 +2287,8 @@ static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
     if (wake) hwtimer__wake(t, 1);
 }
 
-/* Tells the loop or the worker when a pass has work next (the timer's lock held): the
-   earliest next work of all the wheels, found with every wheel's lock held, so that a
-   filing in any wheel comes before the answer (and is in it) or after (and compares with
-   it). Each wheel keeps the answer for its filings. */
+/* Tells the loop or the worker when a pass has work next (the timer's lock held), and
+   every wheel keeps the answer ("Waking" in THE DESIGN). */
 static uint64_t hwtimer__give_answer(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     int none = 1;
@@ -2381,10 +2319,7 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
 /* =================================================================================
    [hwtimer:nodes] The front end, 2: arming, moving and cancelling one node
 
-   What the entries and the pass do to a node in wheel s, its lock held (or no threads):
-   why an arming is refused, an arming, a new deadline, a cancel, the cancel a waiter is
-   owed when a callback armed its node again, and dropping them all (destroy from a
-   callback). A filing that comes before the loop's answer says so (hwtimer__note_filing).
+   In wheel s, its lock held (or no threads).
    ================================================================================= */
 
 /* n nodes stopped pending in a timer of shards with max_pending: their places in the count
@@ -2460,9 +2395,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
     return 1;
 }
 
-/* The callback of `to` armed it again and returned: if a cancel waits for it, cancel that
-   arming now for the waiter. Otherwise a callback that keeps re-arming at deadlines already
-   due would run again before the waiter gets the lock, for as long as it re-arms. */
+/* The callback of `to` armed it again and returned: a cancel that waits for it cancels that
+   arming now (else a callback that keeps re-arming could outrun the waiter for ever). */
 static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to) {
     hwtimer__cancel_wait *waiter;
     for (waiter = s->cancel_waits; waiter; waiter = waiter->next) {
@@ -2473,9 +2407,8 @@ static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_ti
     }
 }
 
-/* Is the node whose callback runs in s still pending there (a periodic one that its
-   callback did not touch, or one armed again)? Decided without reading the node: a
-   one-shot callback may have freed it. */
+/* Is the node whose callback runs in s still pending there? Decided without reading the
+   node, which a one-shot callback may have freed. */
 static int hwtimer__running_pending(const hwtimer__shard *s) {
     return s->run.node && (s->run.fate == HWTIMER__REARMED ||
                            (s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED));
@@ -2508,11 +2441,8 @@ static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
 /* =================================================================================
    [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
 
-   A pass up to `now` holds the timer's lock but while a callback runs. It begins in every
-   wheel, then runs the wheels' steps in tick order (the earliest first; ties in any order,
-   as within one wheel), each under its wheel's lock, and ends each wheel once it has no
-   step left under its lock. With one wheel that is its own lock, held throughout. Nodes
-   filed during the pass at a tick up to its target go to `due`, for the next pass.
+   Its locks: "Locks" in THE DESIGN. A wheel's pass ends once, under its lock, it has no
+   step left. Filings during the pass at a tick up to its target wait in `due`.
    ================================================================================= */
 
 /* A periodic node whose callback returned untouched: its next period (its wheel's lock
@@ -2543,9 +2473,8 @@ static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     t->log.fn(t->log.ctx, msg.text);
 }
 
-/* Runs the first ready node of wheel s with no lock held (the timer's and the wheel's
-   released, then taken back in lock order). After a one-shot callback the node is never
-   touched again: the callback may have freed it. */
+/* Runs the first ready node of wheel s with no lock held. After a one-shot callback the
+   node is never touched again: the callback may have freed it. */
 static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now) {
     hwtimer_timeout *to = hwtimer__wheel_take_ready(&s->wheel);
     hwtimer_fn fn = to->fn;
@@ -2627,8 +2556,8 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
 }
 
 /* One pass up to `now` (the timer's lock held); returns the callbacks it ran. With several
-   wheels another thread may file in or cancel from a wheel between its steps: its step is
-   taken again under its lock before it runs, and run only if it is still the one found. */
+   wheels another thread may change a wheel between its steps: a step is found again under
+   the wheel's lock, and runs only if it is still the one found. */
 static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     hwtimer__step step[HWTIMER__MAX_SHARDS];
     uint64_t on = 0, target; /* bit i: wheel i has step[i] to run */
@@ -2662,10 +2591,8 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     return ran;
 }
 
-/* The pass under way in the parent ran on a thread the child does not have (the timer's
-   lock and the wheels' held): the child treats the callback that was running as done, as
-   the parent will, and re-arms a periodic one for its next period. Nodes left in `ready`
-   run first in the next pass. */
+/* The child's pass ran on a thread it does not have (locks held): the running callback
+   counts as done, a periodic one is re-armed; `ready` runs first in the next pass. */
 static void hwtimer__abandon_pass(hwtimer *t) {
     unsigned i;
     for (i = 0; i < t->shards; i++) {
@@ -2743,10 +2670,8 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
 /* =================================================================================
    [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
-   One path per operation and mode. Without threads (one wheel, no lock, no worker): inline
-   in the public function, the body under the lock called directly. With threads, out of
-   line: the clock read once, the wheel chosen, its lock taken, the body, the lock
-   released and the wake-up it called for made.
+   One path per operation and mode: inline without threads (one wheel, no lock); out of
+   line with threads: the clock read once, the wheel chosen, lock, body, unlock and wake.
    ================================================================================= */
 
 /* Moves a node pending in s, or arms it again with its last callback (lock held). */
@@ -2762,8 +2687,8 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer__sha
 }
 
 /* Schedule (fn set) or reschedule (fn NULL) with threads; `when` is a delay if `relative`,
-   else the deadline. The clock is read for a delay, and for a worker sleeping on the OS's
-   clock while the timer has a clock_fn of its own (see hwtimer__note_filing). */
+   else the deadline. The clock is read for a delay, and for a worker with a clock_fn of the
+   user's (hwtimer__note_filing). */
 static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                    int relative, uint64_t period, hwtimer_fn fn,
                                                    void *arg) {
@@ -2804,9 +2729,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
     return hwtimer__reschedule_locked(t, s, to, 0, when);
 }
 
-/* Cancel with threads: in the node's wheel, under its lock; like Linux's del_timer_sync it
-   waits for the node's callback if that runs on another thread, and an arming the callback
-   makes meanwhile is cancelled as it returns (hwtimer__cancel_for_waiter) or here. */
+/* Cancel with threads, like Linux's del_timer_sync: it waits for the node's callback running
+   on another thread, and an arming the callback makes meanwhile is cancelled as it returns
+   (hwtimer__cancel_for_waiter) or here. */
 static HWTIMER__NOINLINE int hwtimer__cancel_threaded(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *s = hwtimer__shard_of(t, to);
     hwtimer__cancel_wait me, **link;
@@ -3008,16 +2933,14 @@ static void hwtimer__fork_prepare(void) {
     hwtimer *t;
     pthread_mutex_lock(&hwtimer__fork_mutex);
     for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__lock(t, t->mutex);
-        hwtimer__lock_wheels(t);
+        hwtimer__lock_all(t);
     }
 }
 
 static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
     hwtimer *t;
     for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__unlock_wheels(t);
-        hwtimer__unlock(t, t->mutex);
+        hwtimer__unlock_all(t);
     }
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
@@ -3752,11 +3675,9 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     size_t n = 0;
     unsigned i;
     if (!t) return 0;
-    hwtimer__lock(t, t->mutex);
-    hwtimer__lock_wheels(t);
+    hwtimer__lock_all(t);
     for (i = 0; i < t->shards; i++) n += hwtimer__shard_at(t, i)->wheel.pending;
-    hwtimer__unlock_wheels(t);
-    hwtimer__unlock(t, t->mutex);
+    hwtimer__unlock_all(t);
     return n;
 }
 
@@ -3768,14 +3689,12 @@ HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
     memset(&walk, 0, sizeof walk);
     walk.fn = visit;
     walk.ctx = ctx;
-    hwtimer__lock(t, t->mutex);
-    hwtimer__lock_wheels(t);
+    hwtimer__lock_all(t);
     outer = hwtimer__visiting;
     if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = t; /* (a thread-local only there) */
     for (i = 0; i < t->shards; i++) hwtimer__visit_shard(hwtimer__shard_at(t, i), &walk);
     if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = outer;
-    hwtimer__unlock_wheels(t);
-    hwtimer__unlock(t, t->mutex);
+    hwtimer__unlock_all(t);
     return walk.visited;
 }
 
@@ -3859,17 +3778,11 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
 }
 
 HWTIMER_DEF const char *hwtimer_strerror(int err) {
-    switch (err) {
-    case HWTIMER_OK: return "success";
-    case HWTIMER_EINVAL: return "invalid argument";
-    case HWTIMER_ENOMEM: return "out of memory";
-    case HWTIMER_EFULL: return "too many pending timeouts (max_pending)";
-    case HWTIMER_ESTOPPED: return "the timer was stopped";
-    case HWTIMER_EBUSY: return "the timeout is already pending";
-    case HWTIMER_EWORKER: return "not allowed from the timer's own callback";
-    case HWTIMER_ETHREAD: return "the thread backend failed";
-    default: return "unknown error";
-    }
+    static const char *const text[] = {"success", "invalid argument", "out of memory",
+        "too many pending timeouts (max_pending)", "the timer was stopped",
+        "the timeout is already pending", "not allowed from the timer's own callback",
+        "the thread backend failed"};
+    return err <= 0 && err >= HWTIMER_ETHREAD ? text[-err] : "unknown error";
 }
 
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
@@ -3877,8 +3790,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!t) return;
-    hwtimer__lock(t, t->mutex);
-    hwtimer__lock_wheels(t);
+    hwtimer__lock_all(t);
     *out = t->stats;
     for (i = 0; i < t->shards; i++) {
         const hwtimer__wheel *w = &hwtimer__shard_at(t, i)->wheel;
@@ -3886,8 +3798,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
         out->refiled += w->refiled;
         out->pending += w->pending;
     }
-    hwtimer__unlock_wheels(t);
-    hwtimer__unlock(t, t->mutex);
+    hwtimer__unlock_all(t);
 }
 
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
@@ -3896,11 +3807,9 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     if (!t->threads) return HWTIMER_OK;
     err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
-    hwtimer__lock(t, t->mutex);
-    hwtimer__lock_wheels(t);
+    hwtimer__lock_all(t);
     err = hwtimer__fork_child_locked(t);
-    hwtimer__unlock_wheels(t);
-    hwtimer__unlock(t, t->mutex);
+    hwtimer__unlock_all(t);
     return err;
 }
 
@@ -3909,8 +3818,7 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     unsigned i;
     int err = 0;
     if (!t) return 0;
-    hwtimer__lock(t, t->mutex);
-    hwtimer__lock_wheels(t);
+    hwtimer__lock_all(t);
     for (i = 0; i < t->shards && !err; i++) {
         err = hwtimer__check_shard(t, hwtimer__shard_at(t, i));
         n += hwtimer__shard_at(t, i)->wheel.pending;
@@ -3918,8 +3826,7 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     if (!err && t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 0) != (long)n) {
         err = HWTIMER_CHECK_COUNT;
     }
-    hwtimer__unlock_wheels(t);
-    hwtimer__unlock(t, t->mutex);
+    hwtimer__unlock_all(t);
     return err;
 }
 
