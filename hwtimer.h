@@ -1147,12 +1147,12 @@ typedef struct hwtimer__geometry {
 typedef struct hwtimer__leeway_memo {
     uint32_t key;  /* hwtimer__leeway_key of that leeway, 0: none yet */
     uint64_t mask; /* 2^k - 1, 2^k the largest power of two <= its ticks + 1 */
-    uint64_t room; /* the last due tick e whose e + mask is <= max_tick */
 } hwtimer__leeway_memo;
 
 /* A wheel. A pass comes to it in steps: begin (a target), collect each step, end. */
 typedef struct hwtimer__wheel {
-    const hwtimer__geometry *geo;
+    hwtimer__geometry geo; /* the timer's, copied: reached at an offset, not through a
+                              pointer, on every filing */
     struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS ...] */
     uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words ...] */
     uint64_t elapsed;     /* processed up to this tick */
@@ -1277,7 +1277,6 @@ typedef struct hwtimer__log_state {
 } hwtimer__log_state;
 
 struct hwtimer {
-    hwtimer__geometry geo;
     uint64_t (*clock_fn)(void *);
     void *clock_ctx;
     int own_clock; /* clock_fn is the user's, not the platform clock the OS waits on */
@@ -1288,6 +1287,9 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending;  /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
+    size_t arm_limit;    /* an arming in a wheel with this many pending takes the slow way
+                            (hwtimer__arm_over_limit): max_pending; 0 once stopped, or with
+                            shared_limit; read under a wheel's lock: atomic */
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
     long shared_pending; /* ... and the nodes pending in all wheels, counted apart */
     int stopped;         /* read by entries under a wheel's lock: atomic */
@@ -1394,35 +1396,28 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
 
 static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
                                                        const hwtimer_timeout *to) {
-    uint64_t rem, n = hwtimer__div_tick(w->geo, hwtimer__leeway(to), &rem);
+    uint64_t rem, n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to), &rem);
     uint64_t mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
                                     : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
     w->memo.mask = mask;
-    w->memo.room = mask < w->geo->max_tick ? w->geo->max_tick - mask : 0;
     w->memo.key = hwtimer__leeway_key(to);
 }
 
-/* The grid tick of a window that may end past max_tick: that tick if it does not. */
-static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick_at_end(const hwtimer__wheel *w,
-                                                              uint64_t e) {
-    uint64_t up = e + w->memo.mask;
-    if (up < e || (up & ~w->memo.mask) > w->geo->max_tick) return w->geo->max_tick;
-    return up & ~w->memo.mask;
-}
-
 /* The tick a node with a leeway runs at, for its due tick e (see Leeway in THE DESIGN):
-   the first multiple of 2^k at or after e; an add and a mask once the memo holds it. */
+   the first multiple of 2^k at or after e (max_tick if that lies past it). */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                      uint64_t e) {
+    uint64_t up;
     if (hwtimer__leeway_key(to) != w->memo.key) hwtimer__set_leeway_memo(w, to);
-    if (e > w->memo.room) return hwtimer__leeway_tick_at_end(w, e);
-    return (e + w->memo.mask) & ~w->memo.mask;
+    up = e + w->memo.mask;
+    if (up < e || (up & ~w->memo.mask) > w->geo.max_tick) return w->geo.max_tick;
+    return up & ~w->memo.mask;
 }
 
 /* The tick a node runs at, for a deadline: its due tick, or its leeway's grid tick. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                    uint64_t deadline) {
-    uint64_t e = hwtimer__due_tick(w->geo, deadline);
+    uint64_t e = hwtimer__due_tick(&w->geo, deadline);
     if (hwtimer__leeway_key(to)) return hwtimer__leeway_tick(w, to, e);
     return e;
 }
@@ -1436,7 +1431,7 @@ static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
 /* The slot of a tick after elapsed, as a `where`: the level of the highest bit in which they
    differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
 HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick) {
-    const hwtimer__geometry *g = w->geo;
+    const hwtimer__geometry *g = &w->geo;
     unsigned bit = hwtimer__msb64(tick ^ w->elapsed);
     uint32_t slot = (uint32_t)(tick >> g->shift_of_bit[bit]) & g->mask;
     HWTIMER_ASSERT(tick > w->elapsed && bit / g->bits < g->levels);
@@ -1447,7 +1442,7 @@ HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, ui
    starts, for a slot after elapsed's position (in elapsed's rotation of that level). */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, unsigned shift,
                                                     uint32_t slot) {
-    unsigned up = shift + w->geo->bits;
+    unsigned up = shift + w->geo.bits;
     return hwtimer__shl(hwtimer__shr(w->elapsed, up), up) | hwtimer__shl(slot, shift);
 }
 
@@ -1533,7 +1528,7 @@ static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
 /* A level's bit tree: layer 0 has a bit per slot; each word of layer k has its bit in layer
    k+1, set while the word is nonzero. */
 static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
-    return w->occupied + (size_t)level * w->geo->level_words;
+    return w->occupied + (size_t)level * w->geo.level_words;
 }
 
 /* Marks slot i occupied, climbing only while words were empty. */
@@ -1657,7 +1652,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
 
 /* Marks the slot with wheel index id occupied. */
 static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id) {
-    hwtimer__bits_mark(w->geo, hwtimer__level_bits(w, id >> w->geo->bits), id & w->geo->mask);
+    hwtimer__bits_mark(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask);
 }
 
 /* Files a node in the wheel slot `where`: in its first list while that is empty, else in
@@ -1720,8 +1715,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     if (hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
-        hwtimer__bits_unmark(w->geo, hwtimer__level_bits(w, id >> w->geo->bits),
-                             id & w->geo->mask);
+        hwtimer__bits_unmark(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits),
+                             id & w->geo.mask);
     }
 }
 
@@ -1738,7 +1733,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_tim
    DESIGN): filed in a coarse slot, not earlier, no pass under way. Returns 1 if so. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline) {
-    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + w->geo->width ||
+    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + w->geo.width ||
         deadline < to->deadline || w->collecting) {
         return 0;
     }
@@ -1771,7 +1766,7 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
 /* The first occupied slot after elapsed's position, in the lowest level that has one (every
    slot of a lower level starts before any of a higher one), and the tick it starts at. */
 static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
-    const hwtimer__geometry *g = w->geo;
+    const hwtimer__geometry *g = &w->geo;
     unsigned level;
     for (level = 0; level < g->levels; level++) {
         unsigned shift = level * g->bits;
@@ -1873,7 +1868,7 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
    during the pass go to `due`), the rest of a coarse slot to later slots, never back to
    this one (so the walk never meets a node it re-filed). */
 static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
-    const hwtimer__geometry *g = w->geo;
+    const hwtimer__geometry *g = &w->geo;
     uint32_t id = (step->level << g->bits) + step->slot;
     struct hwtimer__link *lists = hwtimer__slot_lists(w, id);
     hwtimer__collect c;
@@ -1906,7 +1901,7 @@ static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
 /* Calls slot_fn(ctx, lists) with the lists of every occupied slot of every level. */
 static void hwtimer__for_each_slot(hwtimer__wheel *w,
                                    void (*slot_fn)(void *, struct hwtimer__link *), void *ctx) {
-    const hwtimer__geometry *g = w->geo;
+    const hwtimer__geometry *g = &w->geo;
     unsigned l;
     for (l = 0; l < g->levels; l++) {
         const uint64_t *bits = hwtimer__level_bits(w, l);
@@ -1951,7 +1946,7 @@ static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
 }
 
 /* Cancels every node of an occupied slot and moves its lists to the walk's `out`. */
-static void hwtimer__cancel_slot(void *ctx, struct hwtimer__link *lists) {
+static void hwtimer__slot_cancel(void *ctx, struct hwtimer__link *lists) {
     hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
     unsigned k;
     hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, walk);
@@ -1970,8 +1965,8 @@ static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link 
     hwtimer__list_splice(&listed, &w->ready);
     hwtimer__walk_lists(&listed, 1, hwtimer__visit_cancel, &walk);
     hwtimer__list_splice(&out[0], &listed);
-    hwtimer__for_each_slot(w, hwtimer__cancel_slot, &walk);
-    memset(w->occupied, 0, w->geo->levels * w->geo->level_words * sizeof(uint64_t));
+    hwtimer__for_each_slot(w, hwtimer__slot_cancel, &walk);
+    memset(w->occupied, 0, w->geo.levels * w->geo.level_words * sizeof(uint64_t));
     HWTIMER_ASSERT(walk.visited == w->pending);
     w->pending = 0;
     return walk.visited;
@@ -1999,7 +1994,7 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
                                 struct hwtimer__link *lists, uint64_t *occupied) {
     size_t i, heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
     memset(w, 0, sizeof *w);
-    w->geo = g;
+    w->geo = *g;
     w->lists = lists;
     w->occupied = occupied;
     for (i = 0; i < heads; i++) hwtimer__list_init(&lists[i]);
@@ -2018,7 +2013,7 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
 /* May a node due at `tick` wait in wheel slot `slot_where`: its tick's slot, or (pushed
    later) a coarse slot that starts at or before its tick? Returns 0 if so. */
 static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uint64_t tick) {
-    const hwtimer__geometry *g = w->geo;
+    const hwtimer__geometry *g = &w->geo;
     uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
     if (tick <= w->elapsed) return 1;
     if (hwtimer__wheel_where(w, tick) == slot_where) return 0;
@@ -2055,7 +2050,7 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
 /* Checks level l's bit tree, then its occupied slots: O(occupied slots + words). A slot
    with nodes but no bit is not visited: its nodes are missing from the count. */
 static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
-    const hwtimer__geometry *g = w->geo;
+    const hwtimer__geometry *g = &w->geo;
     const uint64_t *bits = hwtimer__level_bits(w, l);
     uint32_t pos = (uint32_t)(hwtimer__shr(w->elapsed, l * g->bits) & g->mask), slot, word;
     unsigned layer, k;
@@ -2087,7 +2082,7 @@ static int hwtimer__wheel_check(hwtimer__wheel *w, size_t unfiled) {
     unsigned l;
     int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
     if (!err) err = hwtimer__check_list(w, &w->ready, HWTIMER__WHERE_LIST, &n);
-    for (l = 0; !err && l < w->geo->levels; l++) err = hwtimer__check_level(w, l, &n);
+    for (l = 0; !err && l < w->geo.levels; l++) err = hwtimer__check_level(w, l, &n);
     if (!err && n != w->pending) err = HWTIMER_CHECK_COUNT;
     if (!err && (w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto)) {
         err = HWTIMER_CHECK_NEAR;
@@ -2229,7 +2224,7 @@ static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
    hwtimer__note_filing decides). */
 static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
     if (!s->answer.armed) return 0;
-    return s->answer.none ? UINT64_MAX : hwtimer__due_tick(s->wheel.geo, s->answer.time);
+    return s->answer.none ? UINT64_MAX : hwtimer__due_tick(&s->wheel.geo, s->answer.time);
 }
 
 /* Wakes what a filing before the last answer calls for (no lock held): a sleeping worker,
@@ -2255,16 +2250,20 @@ static void hwtimer__wake(hwtimer *t, int counted) {
     if (fn) fn(ctx);
 }
 
+/* Has the clock, read as `now` (0: not read), passed the time a worker sleeps until? */
+HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t now) {
+    return now && s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
+}
+
 /* A node was filed in s's wheel to run at `tick` (its lock held) when the clock read `now`
    (0: not read). Before the answer the wheel keeps, or with the clock past a worker's
    wake-up (it sleeps in the OS's time, which a clock_fn of the user's can outrun), that
    answer is done: a wake-up now without threads, else once the lock is released. None
    during a pass: the loop and the worker answer again after it. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
-    int clock_past = s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
     if (!s->answer.armed || s->wheel.collecting) return;
-    if (!s->answer.none && !clock_past &&
-        hwtimer__tick_time(s->wheel.geo, tick) >= s->answer.time) {
+    if (!s->answer.none && !hwtimer__clock_past(s, now) &&
+        hwtimer__tick_time(&s->wheel.geo, tick) >= s->answer.time) {
         return;
     }
     s->answer.armed = 0;
@@ -2296,8 +2295,8 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
     hwtimer__lock_wheels(t);
     for (i = 0; i < t->shards; i++) {
         hwtimer__wheel *w = &hwtimer__shard_at(t, i)->wheel;
-        if (hwtimer__wheel_next_tick(w, &tick) && hwtimer__tick_time(&t->geo, tick) < next) {
-            next = hwtimer__tick_time(&t->geo, tick);
+        if (hwtimer__wheel_next_tick(w, &tick) && hwtimer__tick_time(&w->geo, tick) < next) {
+            next = hwtimer__tick_time(&w->geo, tick);
         }
         if (w->pending) none = 0;
     }
@@ -2328,10 +2327,10 @@ static void hwtimer__release_shared(hwtimer *t, size_t n) {
     if (t->shared_limit) HWTIMER__ATOMIC_ADD(&t->shared_pending, -(long)n);
 }
 
-/* Why a node cannot be armed in wheel w now, or HWTIMER_OK, which (with shards and
-   max_pending) has taken the node's place in the count all wheels share. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
-                                                const hwtimer_timeout *to) {
+/* Why a node cannot be armed in wheel w now, or HWTIMER_OK, which (with a shared_limit)
+   has taken the node's place in the count all wheels share. */
+static HWTIMER__NOINLINE int hwtimer__arm_over_limit(hwtimer *t, const hwtimer__wheel *w,
+                                                     const hwtimer_timeout *to) {
     if (HWTIMER__LOAD(&t->stopped)) return HWTIMER_ESTOPPED;
     if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
     if (w->pending >= t->max_pending) return HWTIMER_EFULL;
@@ -2342,25 +2341,37 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
     return HWTIMER_OK;
 }
 
-/* Arms a node in wheel s at `deadline` (the clock read `now`, 0 if not read). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
-                                               uint64_t now, uint64_t deadline, uint64_t period,
-                                               hwtimer_fn fn, void *arg) {
-    hwtimer__wheel *w = &s->wheel;
-    uint64_t tick;
-    int err = hwtimer__arm_refusal(t, w, to);
+/* The same, with the usual case first: below arm_limit, only EBUSY is left to find. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
+                                                const hwtimer_timeout *to) {
+    if (w->pending >= HWTIMER__LOAD(&t->arm_limit)) return hwtimer__arm_over_limit(t, w, to);
+    return hwtimer__is_armed(to) ? HWTIMER_EBUSY : HWTIMER_OK;
+}
+
+/* Arming a node in wheel s takes two steps: what it runs (refused, or counted), then when:
+   between them a schedule without threads reads the clock, with little left to keep. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_what(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                             uint64_t period, hwtimer_fn fn, void *arg) {
+    int err = hwtimer__arm_refusal(t, &s->wheel, to);
     if (err) return err;
     if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
     to->fn = fn;
     to->arg = arg;
     to->period = period;
-    HWTIMER__STORE_RELAXED(&to->wheel, w); /* read without a lock: hwtimer__shard_of */
-    w->pending++;
-    if (hwtimer__wheel_file(w, to, deadline, &tick) || now >= s->wake_by_clock) {
-        hwtimer__note_filing(t, s, tick, now);
-    }
+    HWTIMER__STORE_RELAXED(&to->wheel, &s->wheel); /* read without a lock: hwtimer__shard_of */
+    s->wheel.pending++;
     return HWTIMER_OK;
 }
+
+/* ... at `deadline`, the clock read `now` (0 if not read). */
+HWTIMER__ALWAYS_INLINE void hwtimer__arm_when(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                              uint64_t now, uint64_t deadline) {
+    uint64_t tick;
+    if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
+        hwtimer__note_filing(t, s, tick, now);
+    }
+}
+
 
 /* Gives a node pending in wheel s a new deadline. A periodic node inside its own callback is
    in no list yet: it is filed now, and will not be re-armed by its period. */
@@ -2377,22 +2388,45 @@ static void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout 
             noticed = hwtimer__wheel_file(w, to, deadline, &tick);
         }
     }
-    if (noticed || now >= s->wake_by_clock) hwtimer__note_filing(t, s, tick, now);
+    if (noticed || hwtimer__clock_past(s, now)) hwtimer__note_filing(t, s, tick, now);
 }
 
-/* Cancels a node if it is pending in wheel s: 1, else 0. */
-HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
-                                                  hwtimer_timeout *to) {
-    int filed;
-    if (!hwtimer__is_pending_in(&s->wheel, to)) return 0;
-    filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
-    if (to == s->run.node) s->run.fate = HWTIMER__CANCELLED; /* the callback may free it */
+/* Is `to` a periodic node inside its own callback in s, pending but in no list? */
+static int hwtimer__running_unfiled(const hwtimer__shard *s, const hwtimer_timeout *to) {
+    return to && to == s->run.node && s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED;
+}
+
+/* A node pending in s stops pending: CANCELLED, uncounted, and unfiled if it was filed. */
+HWTIMER__ALWAYS_INLINE void hwtimer__uncount(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                             int filed) {
     HWTIMER_ASSERT(s->wheel.pending > 0);
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     s->wheel.pending--;
     hwtimer__release_shared(t, 1);
     if (filed) hwtimer__wheel_unfile(&s->wheel, to);
+}
+
+/* Cancels a periodic node of s inside its own callback (which then is not re-armed), or
+   one not pending there: 1 if it was pending, else 0. */
+static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard *s,
+                                                     hwtimer_timeout *to) {
+    if (!hwtimer__running_unfiled(s, to)) return 0;
+    s->run.fate = HWTIMER__CANCELLED;
+    hwtimer__uncount(t, s, to, 0);
     return 1;
+}
+
+/* Cancels a node if it is pending in wheel s: 1, else 0. The usual case, a filed node, is
+   inline (a node of s changes only under its lock: plain reads). A filed node whose callback
+   runs was armed again (fate REARMED), which its cancel leaves as it is: the callback's
+   return then neither re-arms it nor reads it. */
+HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
+                                                  hwtimer_timeout *to) {
+    if (to->wheel == &s->wheel && to->state == HWTIMER_PENDING) {
+        hwtimer__uncount(t, s, to, 1);
+        return 1;
+    }
+    return hwtimer__cancel_unusual(t, s, to);
 }
 
 /* The callback of `to` armed it again and returned: a cancel that waits for it cancels that
@@ -2407,18 +2441,6 @@ static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_ti
     }
 }
 
-/* Is the node whose callback runs in s still pending there? Decided without reading the
-   node, which a one-shot callback may have freed. */
-static int hwtimer__running_pending(const hwtimer__shard *s) {
-    return s->run.node && (s->run.fate == HWTIMER__REARMED ||
-                           (s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED));
-}
-
-/* Is `to` a periodic node inside its own callback in s, pending but in no list? */
-static int hwtimer__running_unfiled(const hwtimer__shard *s, const hwtimer_timeout *to) {
-    return to && to == s->run.node && s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED;
-}
-
 /* When a node pending in s will run: the boundary of its tick; for a periodic node inside
    its own callback, of the period its re-arm will give it. */
 static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) {
@@ -2426,14 +2448,14 @@ static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) 
     if (hwtimer__running_unfiled(s, to)) {
         deadline = hwtimer__next_period(deadline, to->period, s->run.now);
     }
-    return hwtimer__tick_time(s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
+    return hwtimer__tick_time(&s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
 }
 
 /* Cancels every node of wheel s, the running one included, and hands none back (destroy
    from a callback: the timer's lock and the wheel's held). */
 static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    if (hwtimer__running_pending(s)) hwtimer__cancel_locked(t, s, s->run.node);
+    if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
     hwtimer__init_out(out);
     hwtimer__release_shared(t, hwtimer__wheel_cancel_all(&s->wheel, out));
 }
@@ -2544,11 +2566,12 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
 /* Begins a pass up to `now` (the timer's lock held): 0 if there is none to run (a `now`
    below the last one, before the start, or a stopped timer), else its target tick. */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
+    const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
     uint64_t rem;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
     t->pass.last_now = now;
-    if (now < t->geo.start) return 0;
-    *target = hwtimer__div_tick(&t->geo, now - t->geo.start, &rem);
+    if (now < g->start) return 0;
+    *target = hwtimer__div_tick(g, now - g->start, &rem);
     t->pass.on = 1;
     if (t->threads) t->threads->thread_self(t->pass.thread);
     t->stats.passes++;
@@ -2674,16 +2697,25 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
    line with threads: the clock read once, the wheel chosen, lock, body, unlock and wake.
    ================================================================================= */
 
-/* Moves a node pending in s, or arms it again with its last callback (lock held). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer__shard *s,
-                                                        hwtimer_timeout *to, uint64_t now,
-                                                        uint64_t deadline) {
-    if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
-    if (!hwtimer__is_pending_in(&s->wheel, to)) {
-        return hwtimer__arm_locked(t, s, to, now, deadline, to->period, to->fn, to->arg);
+/* An arming in s (its lock held): a schedule (fn set), or a reschedule (fn NULL), which
+   moves a node pending here, or arms it again with its last callback, arg and period. */
+static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                                 uint64_t now, uint64_t deadline, uint64_t period,
+                                                 hwtimer_fn fn, void *arg) {
+    int err;
+    if (!fn) {
+        if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
+        if (hwtimer__is_pending_in(&s->wheel, to)) {
+            hwtimer__move_locked(t, s, to, now, deadline);
+            return HWTIMER_OK;
+        }
+        fn = to->fn;
+        arg = to->arg;
+        period = to->period;
     }
-    hwtimer__move_locked(t, s, to, now, deadline);
-    return HWTIMER_OK;
+    err = hwtimer__arm_what(t, s, to, period, fn, arg);
+    if (!err) hwtimer__arm_when(t, s, to, now, deadline);
+    return err;
 }
 
 /* Schedule (fn set) or reschedule (fn NULL) with threads; `when` is a delay if `relative`,
@@ -2699,8 +2731,7 @@ static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *
     if (err) return err;
     s = hwtimer__shard_to_arm(t, to);
     hwtimer__lock(t, s->mutex);
-    err = fn ? hwtimer__arm_locked(t, s, to, now, deadline, period, fn, arg)
-             : hwtimer__reschedule_locked(t, s, to, now, deadline);
+    err = hwtimer__arm_locked(t, s, to, now, deadline, period, fn, arg);
     hwtimer__unlock_and_wake(t, s);
     return err;
 }
@@ -2708,10 +2739,16 @@ static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *
 /* The schedule forms: `when` is a delay if `relative`, else the deadline. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         int relative, uint64_t period, hwtimer_fn fn, void *arg) {
+    hwtimer__shard *s;
+    int err;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     if (t->threads) return hwtimer__arm_threaded(t, to, when, relative, period, fn, arg);
+    s = hwtimer__shard_at(t, 0);
+    err = hwtimer__arm_what(t, s, to, period, fn, arg);
+    if (err) return err;
     if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
-    return hwtimer__arm_locked(t, hwtimer__shard_at(t, 0), to, 0, when, period, fn, arg);
+    hwtimer__arm_when(t, s, to, 0, when);
+    return HWTIMER_OK;
 }
 
 /* The reschedule forms. Without threads, the usual one, an idle connection's timeout pushed
@@ -2726,7 +2763,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
     if (to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)) {
         return HWTIMER_OK;
     }
-    return hwtimer__reschedule_locked(t, s, to, 0, when);
+    return hwtimer__arm_locked(t, s, to, 0, when, 0, NULL, NULL);
 }
 
 /* Cancel with threads, like Linux's del_timer_sync: it waits for the node's callback running
@@ -3267,8 +3304,7 @@ static void *hwtimer__take(char **p, size_t n) {
 }
 
 /* Points the timer's wheels and thread objects into its block, and empties the wheels. */
-static void hwtimer__carve(hwtimer *t, const hwtimer__layout *lay) {
-    const hwtimer__geometry *g = &t->geo;
+static void hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer__layout *lay) {
     size_t heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
     size_t words = g->levels * g->level_words;
     char *base = (char *)t, *p = base + lay->threads;
@@ -3362,8 +3398,10 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     t->shards = shards;
     t->threads = cfg->threads;
     t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
+    t->arm_limit = t->max_pending;
     if (cfg->max_pending && shards > 1) {
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
+        t->arm_limit = 0;
     }
     t->worker.mode = cfg->worker != 0;
     t->loop.wake_fn = cfg->wake_fn;
@@ -3411,11 +3449,10 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     t = (hwtimer *)(void *)(block + (HWTIMER__LINE - (uintptr_t)block % HWTIMER__LINE) %
                                         HWTIMER__LINE);
     memset(t, 0, sizeof *t);
-    t->geo = g;
     t->block = block;
     t->stats.bytes = lay.total;
     hwtimer__configure(t, cfg, shards);
-    hwtimer__carve(t, &lay);
+    hwtimer__carve(t, &g, &lay);
     if (hwtimer__make_thread_objects(t)) {
         hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
                               "variable (mutex_init or cond_init failed)", NULL, "");
@@ -3445,12 +3482,18 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
 }
 
+/* Later armings take the slow way, which refuses them (the timer's lock held). */
+static void hwtimer__set_stopped(hwtimer *t) {
+    HWTIMER__STORE(&t->stopped, 1);
+    HWTIMER__STORE(&t->arm_limit, 0);
+}
+
 /* Stops t (its lock held, not from its own callback): joins the worker, waits for another
    thread's pass, and cancels every node into `out`. Returns how many. */
 static size_t hwtimer__stop_locked(hwtimer *t, struct hwtimer__link *out) {
     size_t n = 0;
     unsigned i;
-    HWTIMER__STORE(&t->stopped, 1);
+    hwtimer__set_stopped(t);
     hwtimer__join_worker_locked(t);
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
     hwtimer__init_out(out);
@@ -3467,7 +3510,7 @@ static size_t hwtimer__stop_locked(hwtimer *t, struct hwtimer__link *out) {
 static void hwtimer__destroy_deferred(hwtimer *t) {
     unsigned i;
     t->destroy_deferred = 1;
-    HWTIMER__STORE(&t->stopped, 1);
+    hwtimer__set_stopped(t);
     for (i = 0; i < t->shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         hwtimer__lock_wheel(t, s);
@@ -3615,7 +3658,7 @@ HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     if (!t || !to) return HWTIMER_EINVAL;
     if (t->threads) return hwtimer__cancel_threaded(t, to);
     s = hwtimer__shard_at(t, 0);
-    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) return HWTIMER_EINVAL;
+    if (to->wheel != &s->wheel) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0;
     return hwtimer__cancel_locked(t, s, to);
 }
 

@@ -842,7 +842,7 @@ static void op_schedule_periodic(int id, int form, uint64_t when, uint64_t perio
    looks inside hwtimer: such a node pushed later must stay where it is. */
 static int filed_coarse(const hwtimer_timeout *to) {
     return hwtimer_timeout_state(to) == HWTIMER_PENDING &&
-           to->where >= HWTIMER__WHERE_WHEEL + to->wheel->geo->width;
+           to->where >= HWTIMER__WHERE_WHEEL + to->wheel->geo.width;
 }
 
 /* Keeps the period and arg (and callback) of the last scheduling, pending or not. A pending

@@ -28,7 +28,7 @@ enum { DRAWS = 200000 };
 
 /* The private parts these tests read: a timer's first wheel, and its geometry. */
 static hwtimer__wheel *wheel0(hwtimer *t) { return &hwtimer__shard_at(t, 0)->wheel; }
-static const hwtimer__geometry *geometry(hwtimer *t) { return &t->geo; }
+static const hwtimer__geometry *geometry(hwtimer *t) { return &wheel0(t)->geo; }
 
 /* A value spread over every magnitude: a random number of low bits. */
 static uint64_t draw_any(uint64_t *rng) {
@@ -238,7 +238,7 @@ static void take_filing(hwtimer *t, const hwtimer_timeout *to, filing *f) {
     hwtimer__lock(t, s->mutex); /* a worker may be in a pass */
     f->link = to->link;
     f->where = to->where;
-    f->words = (size_t)w->geo->levels * w->geo->level_words;
+    f->words = (size_t)w->geo.levels * w->geo.level_words;
     CHECK(f->words <= sizeof f->bits / sizeof f->bits[0]);
     memcpy(f->bits, w->occupied, f->words * sizeof(uint64_t)); /* levels in a row */
     hwtimer__unlock(t, s->mutex);
@@ -276,7 +276,7 @@ static void check_push_later(int worker, unsigned shards) {
     t = create_or_die(&cfg);
     CHECK_EQ(hwtimer_schedule_at(t, &far, 10 * SEC, on_push_fire, &fired), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule_at(t, &near, 20 * MS, on_push_fire, &fired), HWTIMER_OK);
-    CHECK(far.where >= HWTIMER__WHERE_WHEEL + wheel_of(t, &far)->geo->width); /* coarse */
+    CHECK(far.where >= HWTIMER__WHERE_WHEEL + wheel_of(t, &far)->geo.width); /* coarse */
     /* later, both forms: only the deadline changes */
     take_filing(t, &far, &before);
     CHECK_EQ(hwtimer_reschedule_at(t, &far, 11 * SEC), HWTIMER_OK);

@@ -235,9 +235,9 @@ static uint64_t timer_next_now(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     unsigned k;
     for (k = 0; k < parts_of(t); k++) {
-        if (hwtimer__wheel_next_tick(&part_of(t, k)->wheel, &tick) &&
-            hwtimer__tick_time(&t->geo, tick) < next) {
-            next = hwtimer__tick_time(&t->geo, tick);
+        hwtimer__wheel *w = &part_of(t, k)->wheel;
+        if (hwtimer__wheel_next_tick(w, &tick) && hwtimer__tick_time(&w->geo, tick) < next) {
+            next = hwtimer__tick_time(&w->geo, tick);
         }
     }
     return next;
