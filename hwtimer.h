@@ -1160,7 +1160,6 @@ typedef struct hwtimer__wheel {
     uint64_t due_upto;    /* ... ticks <= this go to `due`: a pass's target, or elapsed */
     uint64_t watch_upto;  /* ... ticks <= this are reported to the filer (the front end's) */
     size_t pending;       /* armed here: filed, or held out of the lists by the front end */
-    uint32_t next_list;   /* which list of a busy slot gets the next node, in turn */
     int collecting;       /* a pass is under way: between hwtimer__wheel_begin and _end */
     hwtimer__leeway_memo memo;
     struct hwtimer__link due;   /* sorted by due tick: filed at or before the target */
@@ -1348,12 +1347,21 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, ui
 #endif
 }
 
-/* The tick a deadline is due at: the first boundary at or after it. */
+/* The tick a deadline is due at: the first boundary at or after it. For m = deadline - S
+   >= 1 that is floor((m - 1) / tick) + 1, whose estimate by multiply-high a comparison
+   corrects without a branch. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer__geometry *g, uint64_t deadline) {
-    uint64_t q, r;
+    uint64_t n;
     if (deadline <= g->start) return 0;
-    q = hwtimer__div_tick(g, deadline - g->start, &r);
-    return q + (r != 0);
+    n = deadline - g->start - 1;
+#if defined(__SIZEOF_INT128__)
+    {
+        uint64_t q = (uint64_t)(((hwtimer__u128)n * g->tick_inv) >> 64);
+        return q + 1 + (n - q * g->tick_ns >= g->tick_ns);
+    }
+#else
+    return n / g->tick_ns + 1;
+#endif
 }
 
 /* The time of a tick boundary, UINT64_MAX if it lies beyond. */
@@ -1656,9 +1664,9 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id)
 }
 
 /* Files a node in the wheel slot `where`: in its first list while that is empty, else in
-   the lists in turn, 2^HWTIMER__LIST_RUN_BITS filings each (see THE DESIGN). A slot whose
-   first list is empty may still be occupied: marking twice is harmless. */
-#define HWTIMER__LIST_RUN_BITS 10
+   the list its address picks, one for every 2^HWTIMER__LIST_RUN_BITS bytes (see THE DESIGN).
+   A slot whose first list is empty may still be occupied: marking twice is harmless. */
+#define HWTIMER__LIST_RUN_BITS 16
 HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
                                                   uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
@@ -1667,7 +1675,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_tim
     if (hwtimer__list_empty(head)) {
         hwtimer__mark_slot(w, id);
     } else {
-        head += (w->next_list++ >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
+        head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     }
     hwtimer__list_append(head, &to->link);
 }
