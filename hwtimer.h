@@ -778,10 +778,10 @@ THE DESIGN (for maintainers: read this before the code)
    top).
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
-   while that is empty, else to the lists in turn, 1024 filings to a list before the next:
-   a sparse slot keeps its nodes in one place, a busy one spreads them, and nodes filed one
-   after another (often neighbours in memory) stay neighbours in a list, so that a cancel's
-   writes to its neighbours mostly hit lines the cache already has. Emptying a slot walks
+   while that is empty, else to the list its address picks (one per 64 KiB of memory): a
+   sparse slot keeps its nodes in one place, a busy one spreads them, and neighbours in
+   memory (an array of connections) stay neighbours in a list, so that a cancel's writes to
+   its neighbours mostly hit lines the cache already has. Emptying a slot walks
    all its lists in step, each from both ends, and prefetches the next nodes: a big
    timer's nodes are scattered over memory and a list walk is a chain of cache misses, so
    eight independent chains let the CPU wait for eight misses at a time instead of one.
@@ -1658,7 +1658,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
     } while (more);
 }
 
-/* Marks the slot with wheel index id occupied. */
+/* Marks the slot with wheel index id occupied: out of line, and last in a filing, so that
+   nothing is kept across its call. */
 static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id) {
     hwtimer__bits_mark(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask);
 }
@@ -1671,13 +1672,11 @@ HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_tim
                                                   uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     struct hwtimer__link *head = hwtimer__slot_lists(w, id);
+    int first = hwtimer__list_empty(head);
     to->where = where;
-    if (hwtimer__list_empty(head)) {
-        hwtimer__mark_slot(w, id);
-    } else {
-        head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
-    }
+    if (!first) head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     hwtimer__list_append(head, &to->link);
+    if (first) hwtimer__mark_slot(w, id);
 }
 
 /* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
@@ -1704,18 +1703,25 @@ static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_ti
     return tick <= w->watch_upto;
 }
 
-/* Makes a node in no list PENDING at `deadline` and files it at the tick it runs at, *tick.
+/* Makes a node in no list PENDING at `deadline` and files it at e, the tick it runs at.
    Returns 1 if that tick is watched (<= watch_upto). Most filings: one comparison, then
    the slot. */
-HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
-                                               uint64_t deadline, uint64_t *tick) {
-    uint64_t e = hwtimer__node_tick(w, to, deadline);
-    *tick = e;
+HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file_at(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                  uint64_t deadline, uint64_t e) {
+    int noticed = e <= w->notice_upto;
     HWTIMER__STORE64(&to->deadline, deadline);
     hwtimer__set_state(to, HWTIMER_PENDING);
-    if (e <= w->notice_upto) return hwtimer__file_noticed(w, to, e);
+    if (noticed) return hwtimer__file_noticed(w, to, e);
     hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
     return 0;
+}
+
+/* The same with its tick found from the deadline (before the state is stored: see
+   hwtimer__leeway_key), in *tick. */
+HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
+                                               uint64_t deadline, uint64_t *tick) {
+    *tick = hwtimer__node_tick(w, to, deadline);
+    return hwtimer__wheel_file_at(w, to, deadline, *tick);
 }
 
 /* A node alone in one of the lists of slot `where` was taken out: clears the slot's bit if
@@ -2356,28 +2362,14 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
     return hwtimer__is_armed(to) ? HWTIMER_EBUSY : HWTIMER_OK;
 }
 
-/* Arming a node in wheel s takes two steps: what it runs (refused, or counted), then when:
-   between them a schedule without threads reads the clock, with little left to keep. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_what(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
-                                             uint64_t period, hwtimer_fn fn, void *arg) {
-    int err = hwtimer__arm_refusal(t, &s->wheel, to);
-    if (err) return err;
+/* What an armed node runs, and where: it is counted apart, as it files (lock held). */
+HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__shard *s, hwtimer_timeout *to,
+                                              uint64_t period, hwtimer_fn fn, void *arg) {
     if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
     to->fn = fn;
     to->arg = arg;
     to->period = period;
     HWTIMER__STORE_RELAXED(&to->wheel, &s->wheel); /* read without a lock: hwtimer__shard_of */
-    s->wheel.pending++;
-    return HWTIMER_OK;
-}
-
-/* ... at `deadline`, the clock read `now` (0 if not read). */
-HWTIMER__ALWAYS_INLINE void hwtimer__arm_when(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
-                                              uint64_t now, uint64_t deadline) {
-    uint64_t tick;
-    if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
-        hwtimer__note_filing(t, s, tick, now);
-    }
 }
 
 
@@ -2710,6 +2702,7 @@ static void hwtimer__join_worker_locked(hwtimer *t) {
 static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                                  uint64_t now, uint64_t deadline, uint64_t period,
                                                  hwtimer_fn fn, void *arg) {
+    uint64_t tick;
     int err;
     if (!fn) {
         if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
@@ -2721,15 +2714,21 @@ static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, 
         arg = to->arg;
         period = to->period;
     }
-    err = hwtimer__arm_what(t, s, to, period, fn, arg);
-    if (!err) hwtimer__arm_when(t, s, to, now, deadline);
-    return err;
+    err = hwtimer__arm_refusal(t, &s->wheel, to);
+    if (err) return err;
+    hwtimer__arm_fill(s, to, period, fn, arg);
+    s->wheel.pending++;
+    if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
+        hwtimer__note_filing(t, s, tick, now);
+    }
+    return HWTIMER_OK;
 }
 
-/* Schedule (fn set) or reschedule (fn NULL) with threads; `when` is a delay if `relative`,
-   else the deadline. The clock is read for a delay, and for a worker with a clock_fn of the
-   user's (hwtimer__note_filing). */
-static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+/* Schedule (fn set) or reschedule (fn NULL), the general way: with threads, and without
+   them an arming the inline way leaves. `when` is a delay if `relative`, else the deadline.
+   The clock is read for a delay, and for a worker with a clock_fn of the user's
+   (hwtimer__note_filing). */
+static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                    int relative, uint64_t period, hwtimer_fn fn,
                                                    void *arg) {
     uint64_t now = relative || (t->worker.mode && t->own_clock) ? t->clock_fn(t->clock_ctx) : 0;
@@ -2744,18 +2743,28 @@ static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *
     return err;
 }
 
-/* The schedule forms: `when` is a delay if `relative`, else the deadline. */
+/* The schedule forms: `when` is a delay if `relative`, else the deadline. Without threads
+   the usual arming (below the limit, no leeway, due past notice_upto) is done here with no
+   call but the clock's, so that it keeps little across calls; the rest goes the general
+   way, before anything is written. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         int relative, uint64_t period, hwtimer_fn fn, void *arg) {
     hwtimer__shard *s;
-    int err;
+    hwtimer__wheel *w;
+    uint64_t e;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_threaded(t, to, when, relative, period, fn, arg);
     s = hwtimer__shard_at(t, 0);
-    err = hwtimer__arm_what(t, s, to, period, fn, arg);
-    if (err) return err;
+    w = &s->wheel;
+    if (t->threads || w->pending >= HWTIMER__LOAD(&t->arm_limit) || hwtimer__leeway_key(to)) {
+        return hwtimer__arm_general(t, to, when, relative, period, fn, arg);
+    }
+    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
     if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
-    hwtimer__arm_when(t, s, to, 0, when);
+    e = hwtimer__due_tick(&w->geo, when);
+    if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
+    hwtimer__arm_fill(s, to, period, fn, arg);
+    w->pending++;
+    hwtimer__wheel_file_at(w, to, when, e);
     return HWTIMER_OK;
 }
 
@@ -2765,7 +2774,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
                                                int relative) {
     hwtimer__shard *s;
     if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_threaded(t, to, when, relative, 0, NULL, NULL);
+    if (t->threads) return hwtimer__arm_general(t, to, when, relative, 0, NULL, NULL);
     s = hwtimer__shard_at(t, 0);
     if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
     if (to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)) {
