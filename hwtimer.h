@@ -6,20 +6,19 @@
        #define HWTIMER_IMPLEMENTATION
        #include "hwtimer.h"
 
-   It compiles as C99 or later and as C++. Include order matters in one case only: under a
-   strict -std=c99 or -std=c11 (which hides POSIX), the file that defines
-   HWTIMER_IMPLEMENTATION must include hwtimer.h before any system header (it then defines
-   _POSIX_C_SOURCE 200809L itself), or be compiled with -D_POSIX_C_SOURCE=200809L; if a
-   system header came first, the build stops at one #error that says so. In the compilers'
-   default modes (gnu99 ... gnu17, and C++) any order works, and hwtimer.h defines no
-   feature-test macro: your file sees the names it would see without hwtimer.h, no more and
-   no fewer. Names your C library hides behind a macro of its own stay hidden (glibc's
-   accept4, pipe2, ... need _GNU_SOURCE): define it before your first #include.
+   It compiles as C99 or later and as C++. Include order matters only under a strict
+   -std=c99 or -std=c11 (which hides POSIX): there the file that defines
+   HWTIMER_IMPLEMENTATION includes hwtimer.h before any system header (it then defines
+   _POSIX_C_SOURCE 200809L itself) or is compiled with -D_POSIX_C_SOURCE=200809L; if a
+   system header came first, the build stops at one #error that says so. In the default
+   modes (gnu99 ... gnu17, C++) any order works and hwtimer.h defines no feature-test
+   macro: your file sees the names it would see without it. Names your C library hides
+   behind a macro of its own stay hidden (glibc's accept4, pipe2, ... need _GNU_SOURCE):
+   define it before your first #include.
 
 QUICK START
 
-   A connection's idle timeout, driven by a poll loop. The node lives in your own struct,
-   so nothing is allocated per timeout.
+   A connection's idle timeout, driven by a poll loop.
 
        #define HWTIMER_IMPLEMENTATION
        #include "hwtimer.h"
@@ -81,155 +80,127 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
 
 WHAT IT IS
 
-   A timer for many timeouts that are mostly cancelled or pushed back before they fire: RPC
-   deadlines, retries with backoff, heartbeats, lease renewal, idle connections. Netty's
-   HashedWheelTimer made hierarchical, like Kafka's and the Linux kernel's wheels:
-   - Schedule, reschedule and cancel are O(1) and never allocate: the node
-     (hwtimer_timeout, at most 64 bytes) lives in your own struct. Only hwtimer_create
-     allocates, once: one block whose size the configuration fixes (hwtimer_stats.bytes).
-   - Empty ticks cost nothing: the next tick with work is a few bit scans away, so a loop
-     or a worker sleeps until it, and a fine tick (1 ms) is free while nothing is due.
-   - Exact to the tick: a timeout runs at the first tick boundary at or after its deadline,
-     never earlier.
-   - Caller-driven (your loop calls hwtimer_poll and sleeps for hwtimer_poll_timeout_ms) or
-     with a worker thread that runs the callbacks (like Netty's). Threads come through a
-     table of hooks: POSIX threads, C11 <threads.h> and Win32 are built in, or fill your own.
-   One timer holds millions of timeouts. A timer per connection or per object is the usual
-   mistake with wheel timers: share one (cfg.log_fn hears of the 65th timer with a worker).
+   A timer for many timeouts that are mostly cancelled or pushed back before they fire (RPC
+   deadlines, retries, heartbeats, leases, idle connections): Netty's HashedWheelTimer made
+   hierarchical, like Kafka's and Linux's. Schedule, reschedule and cancel are O(1) and
+   never allocate: the node (hwtimer_timeout) lives in your own struct; only
+   hwtimer_create allocates, one block (hwtimer_stats.bytes). Empty ticks cost nothing: a
+   loop or a worker sleeps until the next tick with work, so a 1 ms tick is free while
+   nothing is due. Exact to the tick, never early (TIME); caller-driven or with a worker
+   thread (THREADS). One timer holds millions of timeouts: share one, not one per
+   connection (cfg.log_fn hears of the 65th timer with a worker).
 
 TIME
 
-   Every time is in nanoseconds of the timer's clock (cfg.clock_fn, see CLOCKS).
-   hwtimer_create reads it once: that is the timer's start S, and the tick boundaries lie
-   at S + k*tick_ns. A timeout scheduled at clock time N with delay d has the deadline
-   D = N + d (UINT64_MAX on overflow: never early, in practice never run); the _at forms
-   take D itself. Its callback runs once, at the first tick boundary B >= D, never before
-   D (with a leeway, at a boundary in [B, B + leeway]: hwtimer_timeout_set_leeway). So a
-   timeout runs up to one tick late: the default tick is 100 ms (Netty's); set
-   cfg.tick_ns = HWTIMER_MS(1) where that matters. When and in which order: hwtimer_advance
-   (caller-driven) and THREADS (a worker).
+   Every time is in nanoseconds of the timer's clock (CLOCKS). hwtimer_create reads it
+   once: that is the timer's start S; tick boundaries lie at S + k*tick_ns. A timeout
+   scheduled at clock time N with delay d has the deadline D = N + d (UINT64_MAX on
+   overflow: never early, in practice never run); the _at forms take D itself. Its callback
+   runs once, at the first tick boundary B >= D, never before D (with a leeway, at a
+   boundary in [B, B + leeway]: hwtimer_timeout_set_leeway). So it runs up to one tick
+   late (the default tick is 100 ms). In which order: hwtimer_advance, and THREADS.
 
-EVENT LOOPS (what users trip on)
+EVENT LOOPS
 
-   - Sleep for hwtimer_poll_timeout_ms (poll, epoll_wait) or until hwtimer_next_expiry (an
-     absolute time on the timer's clock: a TFD_TIMER_ABSTIME timerfd, IORING_TIMEOUT_ABS,
-     clock_nanosleep), then call hwtimer_poll. UINT64_MAX / -1 mean: nothing pending.
-   - Early wake-ups. hwtimer_next_expiry is never later than the next boundary with work,
-     but may be earlier, and a wake-up then runs nothing (see hwtimer_next_expiry).
-   - The callback's time. A callback runs during advance(now), maybe well after its deadline
-     if the loop was busy. One that needs its own time reads hwtimer_timeout_deadline(to),
-     not the clock: re-arming at that + interval with hwtimer_schedule_at does not drift.
-   - Cached time. A loop that keeps its own time (libuv's uv_now, a frame time) calls
-     hwtimer_advance(t, now) and the _at forms: the timer then reads no clock. That time must
-     be the timer's clock, or a rounded-down reading of it: a time ahead of the clock runs
-     timeouts early. A deadline built from it for something newer than the loop's pass (a
-     connection accepted late in a burst) starts that much early: schedule that one with a
-     form that reads the clock.
+   - Sleep for hwtimer_poll_timeout_ms (poll, epoll_wait) or until hwtimer_next_expiry
+     (absolute: a TFD_TIMER_ABSTIME timerfd, IORING_TIMEOUT_ABS, clock_nanosleep), then
+     call hwtimer_poll. A wake-up may run nothing (see hwtimer_next_expiry).
+   - A callback may run well after its deadline if the loop was busy (its own time:
+     hwtimer_timeout_deadline).
+   - Cached time (libuv's uv_now, a frame time): pass it to hwtimer_advance and the _at
+     forms, and the timer reads no clock. It must be the timer's clock or a rounded-down
+     reading of it: a time ahead runs timeouts early. A deadline built from it for
+     something newer than the loop's pass (a connection accepted late in a burst) starts
+     that much early: schedule that one with a form that reads the clock.
    - A loop that sleeps in a library (libevent, libuv) keeps one library timer at
-     hwtimer_next_expiry, and sets cfg.wake_fn so that a schedule made where the loop does
-     not re-arm that timer (another thread, a library callback) wakes it. It asks
-     hwtimer_next_expiry once before its first sleep: wake_fn is called only when a schedule
-     makes the loop's last answer too late, so never before the first answer (see "Waking
-     the loop" at hwtimer_next_expiry).
-   Recipes that run as they are, for poll, epoll + timerfd, io_uring, libevent, libuv,
-   threads waking a sleeping loop, and a worker beside your loop under a lock of yours, come
-   with the project (test/examples/loop_*.c).
+     hwtimer_next_expiry and sets cfg.wake_fn, so that a schedule the loop does not see
+     (another thread, a library callback) wakes it. It asks hwtimer_next_expiry once
+     before its first sleep: wake_fn is called only when a schedule makes the loop's last
+     answer too late, so never before the first answer ("Waking the loop" at
+     hwtimer_next_expiry).
+   Recipes that run: test/examples/loop_*.c (poll, epoll + timerfd, io_uring, libevent,
+   libuv, a worker beside your loop).
 
 CLOCKS
 
-   The timer's clock is cfg.clock_fn: any clock in nanoseconds. NULL: CLOCK_MONOTONIC through
-   clock_gettime on POSIX, QueryPerformanceCounter on Windows. A clock of your own makes
-   tests exact (a fake clock that you move, then hwtimer_advance) or shares the loop's time
-   (libuv's uv_hrtime). A clock that steps back runs nothing early: advance with a time
-   below the last one does nothing.
+   The timer's clock is cfg.clock_fn, any clock in nanoseconds; NULL: CLOCK_MONOTONIC on
+   POSIX, QueryPerformanceCounter on Windows. Your own makes tests exact (a fake clock you
+   move, then hwtimer_advance) or shares the loop's time (libuv's uv_hrtime). A clock that
+   steps back runs nothing early (hwtimer_advance).
 
-   A clock that counts time suspended (Linux's CLOCK_BOOTTIME), so that a 30 s timeout means
-   30 s of real time across a laptop's sleep: caller-driven, drive the timer from a
-   CLOCK_BOOTTIME timerfd set to hwtimer_next_expiry with TFD_TIMER_ABSTIME (it fires at
-   resume when that time passed during the suspend). A worker sleeps in the OS on
-   CLOCK_MONOTONIC (POSIX threads), which does not count a suspend: a timeout can then be
-   late by what the worker still had to sleep when the machine suspended. With a clock_fn of
-   your own that counts the suspend, the first schedule or reschedule after resume sees
-   that clock past the worker's wake-up time and wakes the worker at once; with the default
-   clock nothing wakes it early.
+   Suspend. With a clock that counts it (Linux's CLOCK_BOOTTIME), a caller-driven loop
+   sleeps on a CLOCK_BOOTTIME timerfd set to hwtimer_next_expiry with TFD_TIMER_ABSTIME
+   (it fires at resume if that time passed meanwhile). A worker sleeps on CLOCK_MONOTONIC
+   (POSIX threads), which does not count a suspend: a timeout can be late by what the
+   worker still had to sleep at the suspend. With a clock_fn of your own that counts it,
+   the first schedule or reschedule after resume sees that clock past the worker's wake-up
+   time and wakes the worker at once; with the default clock nothing wakes it early.
 
 THREADS
 
-   - No threads (cfg.threads NULL, the default): one thread makes every call, no lock is
-     taken, and your loop runs the callbacks through hwtimer_poll or hwtimer_advance.
-   - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop still
-     runs the callbacks, and cfg.wake_fn tells it when another thread needs it earlier.
+   - No threads (cfg.threads NULL, the default): one thread makes every call; no lock.
+   - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop runs
+     the callbacks (cfg.wake_fn: EVENT LOOPS).
    - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
-     callbacks, at B or as soon after as the OS allows. It starts at hwtimer_start or at the
-     first schedule, sleeps until the next boundary that has work, and is woken at once by
-     an earlier schedule and by stop.
-   With threads, every function may be called from any thread and from callbacks, except
-   hwtimer_stop of the callback's own timer (HWTIMER_EWORKER; destroy is allowed, see
-   hwtimer_destroy). Callbacks run with no lock held; one that blocks delays every later
-   timeout of its timer (cfg.log_fn hears of a worker's callback that ran longer than
-   max(100 ms, tick)). hwtimer_cancel waits for a callback that runs on another thread:
-   read it for what that forbids.
+     callbacks at B or as soon after as the OS allows, sleeps until the next boundary with
+     work, and is woken at once by an earlier schedule.
+   With threads, any function may be called from any thread and from callbacks (but see
+   hwtimer_stop and hwtimer_cancel). Callbacks run with no lock held; one that blocks
+   delays every later timeout of its timer.
 
-   A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c shows
-   each rule): a one-shot is no longer pending once its callback is claimed, so another
-   thread may arm it again before the callback gets your lock; the callback then asks
-   hwtimer_is_pending under your lock. Never call hwtimer_cancel holding that lock (it
-   waits for the callback, which waits for the lock). hwtimer_schedule and
-   hwtimer_reschedule never wait for a callback (they take only the timer's own locks, which
-   no callback holds), so they may be called holding it. A callback may free the struct of
-   its node once it has cancelled the struct's other nodes and no other thread can reach
-   it.
+   A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c): a
+   one-shot is no longer pending once its callback is claimed, so another thread may arm it
+   again before the callback gets your lock; the callback then asks hwtimer_is_pending
+   under your lock. Never call hwtimer_cancel holding that lock (it waits for the callback,
+   which waits for the lock). hwtimer_schedule and hwtimer_reschedule never wait for a
+   callback (they take only the timer's own locks, which no callback holds), so they may
+   be called holding it. A callback may free the struct of its node once it has cancelled
+   the struct's other nodes and no other thread can reach it.
 
-   Many producers: shards. A timer has one lock that every call takes; two threads that
-   schedule and cancel on one timer at once pass its lines back and forth and get less done
-   in all than one thread alone. cfg.shards = n (2 .. 64) gives the timer n wheels, each
-   with its own lock; it stays one timer: one pending count, one next_expiry, one worker
-   (or one loop's advance) that runs every wheel's callbacks in order of B, the same rules.
-   A thread arms a node the timer has not held yet in its own wheel (threads are numbered
-   in the order they first arm on a timer of shards; thread k uses wheel k mod n), and the
-   node stays there for every later call, from any thread. Use as many as threads that arm
-   at once. What it costs: a thread alone is a little slower; the memory is n wheels;
-   hwtimer_pending, _next_expiry, _poll_timeout_ms, _foreach, _stop and a pass take every
-   wheel's lock; with max_pending every arming also writes one count that all wheels share
-   (leave max_pending 0 where producers must scale).
+   Many producers: shards. Every call takes the timer's one lock: two threads that schedule
+   and cancel at once get less done than one alone. cfg.shards = n (2 .. 64) gives the
+   timer n wheels, each with its own lock, under the same rules: one pending count, one
+   next_expiry, one worker (or loop) that runs every wheel's callbacks in order of B. A
+   thread arms a node the timer has not held yet in its own wheel (threads are numbered as
+   they first arm on any timer of shards; thread k uses wheel k mod n), where it stays for
+   every later call from any thread. Use as many as threads that arm at once. The cost: a
+   thread alone is a little slower; memory for n wheels; hwtimer_pending, _next_expiry,
+   _poll_timeout_ms, _foreach, _stop and a pass take every wheel's lock; with max_pending
+   each arming also writes a count all wheels share (leave it 0 where producers must
+   scale).
 
 OPTIONS (define before including, in the implementation file unless noted)
 
    HWTIMER_STATIC        every function static to the including file (all files)
-   HWTIMER_NO_THREADS    no thread code at all: caller-driven from one thread (all files)
+   HWTIMER_NO_THREADS    no thread code: caller-driven from one thread (all files)
    HWTIMER_NO_PTHREADS   leave the POSIX threads backend out
    HWTIMER_PTHREADS      build the POSIX threads backend on _WIN32 too (mingw winpthreads)
    HWTIMER_C11_THREADS   build the C11 <threads.h> backend
    HWTIMER_NO_DEFAULT_CLOCK  no platform clock: hwtimer_config.clock_fn is required
    HWTIMER_ASSERT(x)     internal invariant checks (default: assert(x))
-   HWTIMER_MALLOC(ctx,size), HWTIMER_FREE(ctx,ptr)  the allocator used when the config
-                         has none (default malloc/free); the config's alloc_fn wins.
+   HWTIMER_MALLOC(ctx,size), HWTIMER_FREE(ctx,ptr)  malloc/free unless cfg.alloc_fn is set
    HWTIMER_SLOT_LISTS    lists per slot, a power of two (default 4): 1 saves 3/4 of the
-                         timer's memory and makes expiring big timers several times slower
-   HWTIMER_LOCK_SPINS    tries of a taken lock before sleeping on it, with exponential
-                         backoff, POSIX and C11 backends (default 30; 0: sleep at once)
-   HWTIMER_C11_MAX_WAIT_NS  longest single wait of the C11 backend (default 15 s): C11
-                         waits on the wall clock, so a wall clock stepped back delays a
-                         wake-up by at most this much. Nothing ever fires early.
+                         memory and makes expiring big timers several times slower
+   HWTIMER_LOCK_SPINS    tries of a taken lock, with exponential backoff, before sleeping
+                         on it; POSIX and C11 backends (default 30; 0: sleep at once)
+   HWTIMER_C11_MAX_WAIT_NS  longest single wait of the C11 backend (default 15 s): it
+                         waits on the wall clock, and one stepped back delays a wake-up
+                         by at most this much.
 
 VERSIONS
 
-   HWTIMER_VERSION "1.0.1", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH. Semantic versioning:
-   every name, signature and rule documented in this file holds for all 1.x releases; a
-   1.x release may add functions, config fields (a zero-filled field keeps the behaviour of
-   a config filled before it existed) and counters, and may make things faster. The
-   history is at the end of the file ([hwtimer:history]).
+   Semantic versioning (HWTIMER_VERSION, _MAJOR, _MINOR, _PATCH): every name, signature
+   and rule documented here holds for all 1.x releases; a 1.x release may add functions,
+   config fields (zero keeps the behaviour of a config filled before the field existed)
+   and counters, and may make things faster.
 
 LICENSE: see the end of the file ([hwtimer:license]).
 */
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
 
-/* Feature-test macros: only where the compiler is in a strict standard mode (-std=c99,
-   -std=c11: __STRICT_ANSI__), which hides POSIX, and the file set none itself. In the
-   default modes (gnu99/gnu11/gnu17, or no -std) the platform's defaults already declare
-   what the implementation needs, and defining _POSIX_C_SOURCE there would take names away
-   from the rest of the file (MAP_ANONYMOUS, usleep, ...). */
+/* Feature-test macros only under a strict -std (__STRICT_ANSI__ hides POSIX) and if the
+   file set none: elsewhere they would hide names (MAP_ANONYMOUS, usleep, ...). */
 #if defined(HWTIMER_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&   \
     !defined(__APPLE__) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&       \
     !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
@@ -239,24 +210,21 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #include <stddef.h>
 #include <stdint.h>
 
-/* The version (see VERSIONS above; the history is at the end of the file). */
+/* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
 #define HWTIMER_VERSION_MINOR 0
 #define HWTIMER_VERSION_PATCH 0
 #define HWTIMER_VERSION "1.0.0"
 
-/* Durations in the timer's unit, nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
+/* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
 #define HWTIMER_MS(x) ((uint64_t)(x) * 1000000u)
 #define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
 
-/* The struct that embeds a node: HWTIMER_CONTAINER_OF(to, struct conn, idle) turns the
-   hwtimer_timeout *to a callback receives back into the struct conn * whose member `idle`
-   it is (the kernel's container_of). It uses offsetof, which C++ defines only for
-   standard-layout types: for a C++ class that is not one (a std::string member, virtual
-   functions, base classes with data), g++ and clang++ warn (-Winvalid-offsetof) and the
-   result is not guaranteed. There, pass the object as the callback's arg
-   (hwtimer_schedule(t, &obj->idle, d, fn, obj)) and use arg instead. */
+/* HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
+   *to (the kernel's container_of). C++ defines offsetof only for standard-layout classes
+   (for others compilers warn, -Winvalid-offsetof, and the result is not guaranteed):
+   there, pass the object as the callback's arg. */
 #define HWTIMER_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -274,9 +242,7 @@ LICENSE: see the end of the file ([hwtimer:license]).
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------------------------
-   Types
-   --------------------------------------------------------------------------------- */
+/* ---- Types ---- */
 
 typedef struct hwtimer hwtimer;                 /* opaque */
 typedef struct hwtimer_timeout hwtimer_timeout; /* embed it in your own struct */
@@ -293,34 +259,30 @@ enum {
     HWTIMER_OK = 0,
     HWTIMER_EINVAL = -1,   /* bad argument (NULL, zero tick, out-of-range wheel, overflow) */
     HWTIMER_ENOMEM = -2,   /* allocation failed (only hwtimer_create allocates) */
-    HWTIMER_EFULL = -3,    /* max_pending reached (Netty: RejectedExecutionException) */
-    HWTIMER_ESTOPPED = -4, /* the timer was stopped (Netty: IllegalStateException) */
+    HWTIMER_EFULL = -3,    /* max_pending reached */
+    HWTIMER_ESTOPPED = -4, /* the timer was stopped */
     HWTIMER_EBUSY = -5,    /* the timeout is already pending */
     HWTIMER_EWORKER = -6,  /* not allowed from this timer's own callback (stop) */
     HWTIMER_ETHREAD = -7   /* the thread backend failed */
 };
 
-/* A list link, and a timer's wheel. Private: only the timer touches them. */
+/* A list link, and a timer's wheel. Private. */
 struct hwtimer__wheel;
 struct hwtimer__link {
     struct hwtimer__link *next, *prev;
 };
 
-/* A timeout node. Put one in your own struct; a zero-filled node is a valid idle one.
-   Every field is private to the timer: read them with hwtimer_timeout_state(),
-   _deadline(), _arg() and _period(). At most 64 bytes on 64-bit targets. */
+/* A timeout node: put one in your own struct; zero-filled, it is idle. Its fields are
+   private (read them with hwtimer_timeout_state, _deadline, _arg, _period) and in the
+   order THE DESIGN gives. At most 64 bytes on 64-bit targets. */
 struct hwtimer_timeout {
-    /* What a cancel and a re-filing read come first, what only arming and running read
-       last: in an array that malloc aligned to 16 bytes a node spans two cache lines,
-       and then a cancel touches only the first. */
     struct hwtimer__link link; /* first: a link converts to its node */
-    uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*);
-                                  stale otherwise */
+    uint32_t where;            /* which list holds it while pending (HWTIMER__WHERE_*) */
     uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_CANCELLED */
-    uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns (rounded down) */
+    uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns */
     uint16_t leeway_digits;
     uint64_t deadline;         /* D of the last scheduling */
-    struct hwtimer__wheel *wheel; /* the wheel (of its timer) it was last scheduled in */
+    struct hwtimer__wheel *wheel; /* the wheel it was last scheduled in */
     uint64_t period;           /* 0: one-shot */
     hwtimer_fn fn;
     void *arg;
@@ -329,11 +291,9 @@ struct hwtimer_timeout {
 /* A static initializer equal to a zero-filled (idle) node. */
 #define HWTIMER_TIMEOUT_INIT {{NULL, NULL}, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL}
 
-/* The thread hooks. Fill one to run the timer on another threading library; the built-in
-   backends are hwtimer_threads_pthread(), _c11() and _win32(). Every hook is required.
-   The timer allocates mutex_size, cond_size and thread_size bytes (aligned for any type)
-   for each mutex, condition variable and thread handle it needs, inside hwtimer_create's
-   one allocation. */
+/* Thread hooks for another threading library; every hook is required. The timer's one
+   allocation holds mutex_size, cond_size and thread_size bytes (aligned for any type) per
+   mutex, condition variable and thread handle. */
 struct hwtimer_threads {
     const char *name;
     size_t mutex_size, cond_size, thread_size;
@@ -354,48 +314,39 @@ struct hwtimer_threads {
     int (*thread_is_self)(const void *thread);  /* nonzero: the caller is that thread */
 };
 
-/* What hwtimer_create needs. Start from hwtimer_config_default(). A zero in any field but
-   tick_ns and ticks_per_wheel means the default or "none", so a config filled before a
-   field was added keeps its behaviour. */
+/* What hwtimer_create needs; start from hwtimer_config_default(). A zero in any field but
+   tick_ns and ticks_per_wheel means the default, or none. */
 typedef struct hwtimer_config {
-    uint64_t tick_ns;         /* default 100 ms (Netty's default); HWTIMER_MS(1) for 1 ms */
-    uint32_t ticks_per_wheel; /* default 512; rounded up to a power of two; 1 .. 2^30 */
+    uint64_t tick_ns;         /* default 100 ms */
+    uint32_t ticks_per_wheel; /* default 512; rounded up to a power of two */
     size_t max_pending;       /* 0: unlimited */
-    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock, in ns
-                                              (CLOCK_MONOTONIC; a clock that counts suspend
-                                              time, CLOCK_BOOTTIME: see CLOCKS) */
+    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock (CLOCKS) */
     void *clock_ctx;
     const hwtimer_threads *threads; /* NULL: no locks, use from one thread only */
-    int worker;                     /* nonzero: a background worker thread runs the callbacks
-                                       (needs threads); zero: the caller drives with advance/poll */
+    int worker;                     /* nonzero: a worker thread runs the callbacks (needs
+                                       threads); zero: your loop calls advance/poll */
     void *(*alloc_fn)(size_t size, void *alloc_ctx); /* NULL: malloc */
     void (*free_fn)(void *ptr, void *alloc_ctx);     /* NULL: free */
     void *alloc_ctx;
-    void (*wake_fn)(void *wake_ctx); /* caller-driven mode: wake the loop (see "Waking the
-                                        loop" above hwtimer_next_expiry); NULL: never */
+    void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
-    /* Sentences for a program that wants them: hwtimer never prints. NULL: silent. With
-       log_fn set, each of these three is said once per occurrence, in one English sentence
-       (with no lock of the timer held; the message lives only during the call), and
-       nothing else is:
-       - every refusal by hwtimer_create: the field and the rule it broke ("hwtimer_create:
-         tick_ns is 0: it must be at least 1 ns ..."), a failed allocation and its size, a
-         threads backend that could not make its lock;
+    /* log_fn (NULL: silent; hwtimer never prints) hears exactly three things, each once
+       per occurrence, in one English sentence that lives only during the call, with no
+       lock of the timer held:
+       - each refusal by hwtimer_create: the field and the rule it broke, a failed
+         allocation and its size, a threads backend that could not make its lock;
        - a worker's callback that ran longer than max(100 ms, tick_ns): how long, and that
-         every timeout due meanwhile ran late; at most once a second per timer (the worker
-         reads the clock before and after each callback for it);
-       - a timer with a worker created while 64 or more other timers with a worker are alive
-         in the process, so that it is the 65th or later (each is a thread; Netty warns at
-         the same count): share one timer.
-       Errors stay return codes; hwtimer_strerror names them. */
+         every timeout due meanwhile ran late; at most once a second per timer (for it
+         the worker reads the clock around each callback);
+       - a timer with a worker created while 64 or more other timers with a worker are
+         alive in the process (each is a thread): share one timer. */
     void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
-    unsigned shards; /* 0 or 1: one wheel and one lock. 2 .. 64: that many wheels, each with
-                        its own lock, so that threads that schedule and cancel at once do not
-                        share one (see "Many producers: shards" in THREADS); needs threads */
+    unsigned shards; /* 0 or 1: one wheel and one lock; 2 .. 64: that many wheels, each with
+                        its own lock ("Many producers: shards" in THREADS); needs threads */
 } hwtimer_config;
 
-/* Counters, for tests, benchmarks and monitoring (hwtimer_stats_get). */
+/* Counters (hwtimer_stats_get). */
 typedef struct hwtimer_stats {
     uint64_t wakeups;  /* times the worker returned from its wait */
     uint64_t passes;   /* advance passes run (by advance/poll or the worker) */
@@ -403,256 +354,208 @@ typedef struct hwtimer_stats {
     uint64_t cascaded; /* timeouts moved down a level */
     size_t pending;    /* same as hwtimer_pending */
     size_t bytes;      /* memory hwtimer_create allocated */
-    uint64_t refiled;  /* timeouts a pass filed again because they had been pushed past the
-                          end of the coarse slot where they waited (see "Pushing a deadline
-                          later" in THE DESIGN; never more than such pushes) */
+    uint64_t refiled;  /* timeouts pushed later (hwtimer_reschedule) that a pass filed
+                          again; never more than such pushes */
 } hwtimer_stats;
 
-/* ---------------------------------------------------------------------------------
-   Creating and destroying
-   --------------------------------------------------------------------------------- */
+/* ---- Creating and destroying ---- */
 
-/* Fills *cfg with the defaults: 100 ms tick (coarse: an event loop usually wants
-   HWTIMER_MS(1)), 512 slots, unlimited, platform clock, no threads, caller-driven,
-   malloc/free, no wake_fn, no log_fn. */
+/* Fills *cfg with the defaults (each field names its own). */
 HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 
-/* Creates a timer (cfg NULL: the defaults) and stores it in *out. Reads the clock once:
-   that is the timer's start S, and tick boundaries lie at S + k*tick_ns. The only call
-   that allocates: one block for the timer, its levels, bitmaps and thread objects.
-   HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0 or > 2^30, tick_ns times the
-   rounded wheel size overflows 64 bits, worker without threads, an incomplete threads
-   table, threads under HWTIMER_NO_THREADS, alloc_fn without free_fn (or the reverse), no
-   clock under HWTIMER_NO_DEFAULT_CLOCK. HWTIMER_ENOMEM: the allocation failed.
-   HWTIMER_ETHREAD: a mutex or condition variable could not be made. With cfg.shards > 1
-   (see "Many producers: shards" in THREADS), HWTIMER_EINVAL also for shards > 64, or
-   shards > 1 without threads or with a compiler that has neither GCC's atomics nor MSVC's
-   (a thread-local variable and a compare-and-swap). On error *out is NULL, and cfg.log_fn,
-   if set, hears one sentence naming the field and the rule it broke. */
+/* Creates a timer (cfg NULL: the defaults) in *out; its start S is now (TIME). The only
+   call that allocates (one block). HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0
+   or > 2^30, tick_ns times the rounded wheel size overflows 64 bits, worker without
+   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, alloc_fn
+   without free_fn or the reverse, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64,
+   shards > 1 without threads or without GCC's or MSVC's atomics and thread-locals.
+   HWTIMER_ENOMEM: the allocation failed. HWTIMER_ETHREAD: a mutex or condition variable
+   could not be made. On error *out is NULL (cfg.log_fn hears why). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
-/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; afterwards the
-   timer refers to none of the nodes it held. NULL is a no-op. Called from one of the
-   timer's own callbacks, the timer stops at once and every pending node is cancelled
-   before destroy returns (so they may be freed then); the timer's memory is freed when
-   the callback's advance (or the worker) returns. */
+/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; then it refers to
+   none of its nodes. NULL: no-op. From one of the timer's callbacks: the timer stops at
+   once, every pending node is cancelled before destroy returns (free them then), and its
+   memory is freed when the callback's advance (or the worker) returns. */
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t);
 
-/* Thread backends: the table, or NULL when that backend is not compiled in.
+/* The built-in thread backends: the table, or NULL when that backend is not compiled in.
    _default prefers POSIX threads, then Win32, then C11. */
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
 
-/* ---------------------------------------------------------------------------------
-   Timeouts
-   --------------------------------------------------------------------------------- */
+/* ---- Timeouts ---- */
 
-/* Makes *to a fresh idle node (the same as zero-filling it or HWTIMER_TIMEOUT_INIT). Never
-   call it on a pending node. */
+/* Makes *to a fresh idle node (as zero-filling it or HWTIMER_TIMEOUT_INIT). Never call it
+   on a pending node. */
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 
-/* Schedules fn(to, arg) to run once at the first tick boundary at or after D = now +
-   delay_ns (the timer's clock; clamped to UINT64_MAX on overflow). O(1), no allocation.
-   Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL), HWTIMER_ESTOPPED
-   (after stop), HWTIMER_EBUSY (to is pending, here or on another timer), HWTIMER_EFULL
-   (max_pending timeouts are pending), HWTIMER_ETHREAD (worker mode: the worker could not
-   be started). A node may be scheduled again from its own callback, and on another timer
-   once it is not pending. */
+/* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1), no
+   allocation. Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL),
+   HWTIMER_ESTOPPED (after stop), HWTIMER_EBUSY (to is pending, here or on another timer),
+   HWTIMER_EFULL (max_pending reached), HWTIMER_ETHREAD (the worker could not start). A node
+   may be scheduled again from its own callback, and on another timer once not pending. */
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg);
 
-/* Like hwtimer_schedule, but with the deadline D itself, on the timer's clock, instead of
-   now + delay; same errors, same O(1). It reads no clock, so a loop that keeps a cached
-   time (libuv's uv_now, a game loop's frame time) pays no clock read. The one exception:
-   in worker mode with a clock_fn of your own it reads it once, to know whether the
-   sleeping worker must wake (see CLOCKS). */
+/* hwtimer_schedule with the deadline D itself; same errors. It reads no clock (for a
+   cached time: EVENT LOOPS), except once in worker mode with a clock_fn of your own, to
+   know whether the sleeping worker must wake (CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
 
-/* Schedules fn at D = now + delay_ns, then at D+p, D+2p, ... (fixed rate, no drift). After a
-   run for deadline D in advance(t, now) (worker: now = the clock when the run started), the
+/* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift). After a run
+   for deadline D in advance(t, now) (a worker: now = the clock when the run started), the
    next deadline is the first D + k*p, k >= 1, strictly after now: missed periods are
    skipped, not run in a burst. It stays pending until cancelled, even while its callback
-   runs. period_ns 0 is HWTIMER_EINVAL; other errors as hwtimer_schedule. */
+   runs. period_ns 0: HWTIMER_EINVAL; other errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
-/* hwtimer_schedule_periodic with its first deadline D given on the timer's clock (no clock
-   read, as hwtimer_schedule_at). */
+/* hwtimer_schedule_periodic with its first deadline D given (as hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg);
 
-/* Pending timeout: sets its deadline to now + delay_ns (same callback, period and pending
-   count; O(1)). A push later of a timeout due a rotation of the finest level or more ahead
-   (512 ms with 512 slots of 1 ms) only stores the deadline; all you see of it is
-   hwtimer_next_expiry (see there). It still runs at the boundary of its newest deadline,
-   never early. A move earlier wakes the loop (cfg.wake_fn) or the worker as a schedule
-   does; a move later wakes neither. Not pending: schedules it again with its last
-   callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was never scheduled (the
-   first arming is a schedule: it names the callback). HWTIMER_EBUSY: pending on another
-   timer. Otherwise as schedule. */
+/* A pending timeout gets the deadline now + delay_ns (same callback, period and pending
+   count; O(1)) and runs at its boundary, never early. Pushed later while due a rotation
+   of the finest level or more ahead (ticks_per_wheel ticks), it only stores the deadline
+   (the one sign: an early hwtimer_next_expiry). A move earlier wakes the loop (cfg.wake_fn) or the
+   worker as a schedule does; a move later wakes neither. Not pending: scheduled again
+   with its last callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was never
+   scheduled (the first arming is a schedule: it names the callback). HWTIMER_EBUSY:
+   pending on another timer. Else as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
-/* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read, as
-   hwtimer_schedule_at): for a loop that pushes an idle timeout to its cached time + T. */
+/* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
-/* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
-   (never scheduled, cancelled, already run or running), HWTIMER_EINVAL for NULL t or to, or
-   for a node pending on another timer. A periodic timeout is pending even while its
-   callback runs: cancelling it there returns 1 and it is not re-armed.
-   Synchronous: when it returns on any thread but the one running this timeout's callback,
-   the timer no longer refers to `to` and its callback is not running (it waits for a
-   running callback to return, like Linux's del_timer_sync), so you may free `to` at once.
-   As with del_timer_sync, do not cancel from a callback a timeout whose callback might at
-   that moment be waiting on a lock you hold, or cancel across two timers in a cycle.
-   A node moved to another timer by its own callback: if the callback, running on timer A,
-   schedules its node on timer B, a cancel on B does not wait for A's callback to return
-   (B cannot know of it). So once another thread may cancel the node on B and free it,
-   the callback must not touch the node after that schedule.
-   A one-shot callback may free its own node, or reuse it anywhere: after calling a
-   one-shot callback the timer never touches that node again, unless it is scheduled
-   again. */
+/* 1 if the timeout was pending on t and now will never run, 0 if it was not (never
+   scheduled, cancelled, already run or running), HWTIMER_EINVAL for NULL t or to or a
+   node pending on another timer. A periodic timeout is pending even while its callback
+   runs: cancelled there, it returns 1 and is not re-armed.
+   Synchronous: on any thread but the one running this timeout's callback, it waits for
+   that callback to return (like Linux's del_timer_sync); then the timer no longer refers
+   to `to`, which you may free. So never cancel a timeout whose callback may at that
+   moment wait for a lock you hold, nor cancel across two timers in a cycle.
+   A callback on timer A that schedules its node on timer B must not touch the node once
+   another thread may cancel it on B and free it: that cancel does not wait for A's
+   callback.
+   Once a one-shot's callback is called the timer never touches the node unless it is
+   scheduled again: the callback may free or reuse it. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
 
 /* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
-   HWTIMER_EXPIRED (its callback was claimed to run: set before the callback is called; a
-   periodic node is PENDING again once re-armed), or HWTIMER_CANCELLED (cancelled, or
-   cancelled by stop or destroy: a node handed back by stop is CANCELLED). NULL gives
-   HWTIMER_EINVAL. */
+   HWTIMER_EXPIRED (its callback was claimed: set before it is called; a periodic node is
+   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy; stop's
+   hand-back too). HWTIMER_EINVAL for NULL. Safe to ask at any moment. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
-/* The deadline D of the last scheduling (0 for a never scheduled node or NULL).
-   It, hwtimer_timeout_arg and hwtimer_timeout_period read the node without the timer's
-   lock: ask them about a node that no other thread is scheduling at that moment. A one-shot
-   is idle once its callback begins, so another thread may schedule it again while the
-   callback still runs: the callback reads what it needs of its node before it lets that
-   happen. (hwtimer_timeout_state may be asked at any moment.) */
+/* The deadline D of the last scheduling (0 if never scheduled, or NULL). A callback that
+   needs its own time reads it, not the clock (re-arming at it + interval with
+   hwtimer_schedule_at does not drift). It, _arg and _period read the node without a lock:
+   only about a node no other thread is scheduling (a one-shot may be armed again once its
+   callback begins: the callback reads its node first). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
-/* 1 while `to` is pending on t in the sense of hwtimer_pending (scheduled, not yet run, not
-   cancelled; a periodic timeout inside its own callback included), else 0 (also for NULL).
-   Unlike hwtimer_timeout_state it answers "will it run?" for a periodic timeout inside its
-   own callback too (libuv's uv_is_active, Linux's timer_pending). It may be called from a
-   hwtimer_foreach visitor, about any node. */
+/* 1 while `to` is pending on t as hwtimer_pending counts it (scheduled, not yet run, not
+   cancelled; a periodic timeout inside its own callback too), else 0 (also for NULL). */
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
 
-/* The arg and the period (0: one-shot) the last scheduling gave; NULL / 0 for a node never
-   scheduled, or NULL. A hwtimer_stop hand-back callback gets the stop's ctx as its arg:
-   it finds the node's own arg here. Read without the timer's lock: see
-   hwtimer_timeout_deadline. */
+/* The arg and the period (0: one-shot) of the last scheduling; NULL / 0 if never
+   scheduled, or NULL. A hwtimer_stop hand-back callback gets the stop's ctx as arg: the
+   node's own arg is here. No lock: see hwtimer_timeout_deadline. */
 HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to);
 HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 
 /* The time from now (the timer's clock) to the boundary at which `to` will run (the one
-   its leeway let the timer choose; for a periodic timeout inside its own callback, the
-   boundary of its next period): 0 once that boundary has passed, UINT64_MAX when `to` is
-   not pending on t (or t or to is NULL), or its boundary is UINT64_MAX or lies past it.
-   It may be called from a hwtimer_foreach visitor, about any node. */
+   its leeway chose; for a periodic timeout inside its own callback, its next period's): 0
+   once that boundary has passed; UINT64_MAX if `to` is not pending on t, t or to is NULL,
+   or the boundary is at or past UINT64_MAX. */
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
 
-/* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of exactly at its first
-   boundary B at or after its deadline D (never before D), so that timeouts with nearby
-   deadlines run in one pass and a worker or a loop wakes less often (Apple's dispatch
-   leeway, Linux's timer slack). The rule: with B = tick e and n = floor(leeway_ns /
-   tick_ns), it runs at the first tick at or after e that is a multiple of 2^k, the
-   largest power of two <= n + 1 (so in e .. e + n; past the last tick a deadline can
-   have, that last tick). With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms
-   to one of 64 ms. For ordering it counts as due at that tick. The node keeps its leeway
-   through any number of schedulings until it is set again (a zero-filled node has 0).
+/* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of at B (never before
+   D), so that nearby deadlines run in one pass and a worker or loop wakes less often
+   (Apple's dispatch leeway, Linux's timer slack). The rule: with B = tick e and n =
+   floor(leeway_ns / tick_ns), it runs at the first tick at or after e that is a multiple
+   of 2^k, the largest power of two <= n + 1 (so in e .. e + n; past the last tick a
+   deadline can have, that last tick). With a 1 ms tick: 10 ms rounds up to a multiple of
+   8 ms, 100 ms to one of 64 ms. For ordering it counts as due at that tick. The node
+   keeps its leeway through any number of schedulings until set again (zero-filled: 0).
    Stored as up to 65535 times a power of ten ns, rounded down: 1 us, 10 ms, 1.5 s and any
    value of four significant digits exactly, others lose at most 1 part in 5000.
    HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too);
    HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
-/* ---------------------------------------------------------------------------------
-   Time and driving
-   --------------------------------------------------------------------------------- */
+/* ---- Time and driving ---- */
 
-/* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times
-   (with shards, every wheel's lock is held to add them up). A cancelled timeout, or a
-   one-shot whose callback was claimed to run, frees its place under cfg.max_pending at
-   once. 0 for NULL. */
+/* How many timeouts are pending (scheduled, not yet run, not cancelled), exact at all
+   times. A cancelled timeout, or a one-shot whose callback was claimed, frees its place
+   under cfg.max_pending at once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
-/* Calls visit(to, ctx) once for every timeout pending on t (exactly those hwtimer_pending
-   counts, in no set order) and returns how many (timeout.c's TIMEOUTS_FOREACH, libuv's
-   uv_walk). O(pending + occupied slots). The visitor may read nodes with the accessors
-   that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and may call
-   hwtimer_is_pending(t, node) and hwtimer_timeout_due_in(t, node) about any node, on the
-   thread that called foreach: they answer as outside and never deadlock. It must not call
-   any other function of t. With threads the walk holds t's locks, so it is one moment of
-   the timer: other threads' calls wait for it to end.
-   NULL t or visit: 0. (On a compiler without thread-local variables, which neither GCC,
-   clang nor MSVC is, the visitor of a timer with threads must not call the two either.) */
+/* Calls visit(to, ctx) once for each timeout pending on t (those hwtimer_pending counts,
+   in no set order) and returns how many. O(pending + occupied slots). The visitor may
+   read nodes with the accessors that take no timer, and call hwtimer_is_pending(t, node)
+   and hwtimer_timeout_due_in(t, node) about any node on the calling thread (they answer
+   as outside, never deadlock); no other function of t. With threads the walk holds t's
+   locks: it sees one moment, and other threads' calls wait. NULL t or visit: 0. (Without
+   thread-local variables, which GCC, clang and MSVC all have, a timer with threads
+   allows the visitor neither of the two.) */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
-/* The timer's clock, in ns (cfg.clock_fn, by default CLOCK_MONOTONIC; 0 for NULL). */
+/* The timer's clock, in ns (0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
-/* Caller-driven mode: runs, before it returns, every pending timeout whose boundary B <= now,
-   in order of B (ties in any order), and returns how many callbacks it ran. Any gap works,
-   from a nanosecond to years, at the cost of the occupied slots only. A now below the
-   previous one is a no-op. Timeouts scheduled or rescheduled from a callback run in a later
-   call, never in the same pass. From one of the timer's callbacks it returns 0. With
-   threads, a call while another thread is advancing waits for that pass to finish first.
-   Worker mode, NULL t: does nothing and returns 0. */
+/* Caller-driven mode: runs every pending timeout whose boundary B <= now, in order of B
+   (ties in any order), and returns how many callbacks ran. Any gap works, a nanosecond to
+   years, at the cost of the occupied slots only. A now below the previous one does
+   nothing. What a callback schedules or reschedules runs in a later call, never in this
+   pass. From a callback of the timer: 0. With threads, a call during another thread's
+   pass waits for it to end. Worker mode, NULL t: 0. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
 HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 
-/* When to call advance next, on the timer's clock (by default CLOCK_MONOTONIC in ns: an
-   absolute time for a TFD_TIMER_ABSTIME timerfd, clock_nanosleep or IORING_TIMEOUT_ABS).
-   UINT64_MAX when nothing is pending, else a time never later than the next boundary B
-   that has work. It is earlier only where the first timeouts must still move to a finer
-   level of the wheel, or were pushed later (see hwtimer_reschedule): a wake-up there
-   runs nothing but makes progress. Such wake-ups come at most once per rotation of the
-   finest level (ticks_per_wheel ticks: 512 ms with 512 slots of 1 ms), whatever the
-   number of timeouts. It can be UINT64_MAX while timeouts are pending, once the next
-   one's boundary lies at or past UINT64_MAX (it never runs); and for NULL.
+/* When to call advance next, an absolute time on the timer's clock: UINT64_MAX when
+   nothing is pending (also when the next boundary is at or past UINT64_MAX: it never
+   runs; and for NULL), else never later than the next boundary B with work. Earlier only
+   where the first timeouts must still move to a finer level, or were pushed later: such a
+   wake-up runs nothing but makes progress, at most once per rotation of the finest level
+   (ticks_per_wheel ticks), whatever the number of timeouts.
 
-   Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
-   hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
-   scheduled or rescheduled (any form, from any thread, outside advance) with a boundary
-   earlier than that answer, or while that answer said nothing was pending, the timer
-   calls wake_fn(wake_ctx) so that the loop can be woken: write an eventfd, call
-   uv_async_send, activate a libevent event, signal a condition variable.
-   - At most once per answer: after a call, no other until the loop asks again. So it is
-     never called before the loop's first answer: a loop must ask once before it first
-     sleeps.
-   - Never from inside advance (a schedule from a callback, or from another thread while a
-     pass is under way): the loop asks again after advance anyway.
-   - Never in worker mode: the worker is woken internally.
-   - With threads it is called after the timer's lock is released, on the scheduling
-     thread; without threads inside the scheduling call, once the node is filed. Either
-     way it may call the timer's functions, e.g. hwtimer_next_expiry to re-arm the loop's
-     timer at once (which is a new answer).
-   A cancel never calls it: a loop then wakes for nothing, and asks again. */
+   Waking the loop (cfg.wake_fn, caller-driven). A schedule or reschedule (any form, any
+   thread, outside advance) whose boundary is before the time that hwtimer_next_expiry or
+   hwtimer_poll_timeout_ms last answered, or made while that answer said nothing was
+   pending, calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send).
+   - At most once per answer: after a call, none until the loop asks again.
+   - Never inside advance (a schedule from a callback, or another thread's during a
+     pass): the loop asks again after advance anyway. Never with a worker.
+   - With threads, on the scheduling thread once the timer's lock is released; without,
+     in the scheduling call once the node is filed. It may call the timer's functions,
+     e.g. hwtimer_next_expiry to re-arm the loop's timer (a new answer).
+   A cancel never calls it: the loop wakes for nothing and asks again. */
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
    and only then (not for deadlines that never come), else milliseconds rounded up (0 when
-   due), at most INT_MAX. It is an answer for wake_fn as hwtimer_next_expiry is. -1 for
-   NULL. */
+   due), at most INT_MAX. It is an answer for wake_fn too. -1 for NULL. */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
-/* Worker mode: starts the worker thread now instead of at the first schedule. Returns
-   HWTIMER_OK (also when already running, and in caller-driven mode, where there is nothing
-   to start), HWTIMER_ESTOPPED after stop, HWTIMER_ETHREAD if the thread could not start,
-   HWTIMER_EINVAL for NULL. */
+/* Worker mode: starts the worker now rather than at the first schedule. HWTIMER_OK (also
+   when running, and in caller-driven mode: nothing to start), HWTIMER_ESTOPPED after stop,
+   HWTIMER_ETHREAD if the thread could not start, HWTIMER_EINVAL for NULL. */
 HWTIMER_DEF int hwtimer_start(hwtimer *t);
 
 /* Stops the timer for good: wakes and joins the worker (or waits for another thread's
-   advance to finish its current callback), cancels every pending timeout and, if
-   `unprocessed` is not NULL, hands each to it (no lock held: it may free the node), then
-   returns how many there were. Later schedules get HWTIMER_ESTOPPED. A second stop returns
-   0. From one of this timer's callbacks it returns HWTIMER_EWORKER and changes nothing.
-   HWTIMER_EINVAL for NULL. */
+   advance to finish its callback), cancels every pending timeout, hands each to
+   `unprocessed` if not NULL (no lock held: it may free the node), and returns how many.
+   Then schedules get HWTIMER_ESTOPPED; a second stop returns 0. From one of this timer's
+   callbacks: HWTIMER_EWORKER, nothing changes. HWTIMER_EINVAL for NULL. */
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx);
 
 /* A short English description of an error code ("unknown error" for others). */
@@ -661,29 +564,21 @@ HWTIMER_DEF const char *hwtimer_strerror(int err);
 /* Fills *out with the timer's counters (zeroes for NULL t). */
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 
-/* Call in the child after fork(): re-creates t's lock and condition variables and, in
-   worker mode, starts a new worker that runs the timeouts the child inherited. Nothing
-   pending is lost; a callback the worker was running at the fork counts as done (a
-   periodic one is re-armed). As with any lock, fork while no other thread is inside a
-   call to t (fork from the thread that uses t, or under your own lock around the calls);
-   the worker may be anywhere: fork() waits while it holds a lock of its timer
-   (pthread_atfork, where the POSIX backend is compiled in; so do not fork from the
-   foreach visitor of a timer with a worker). Called in a callback that the worker runs,
-   the thread that forked goes on as the child's worker. Without threads it has nothing
-   to do. The parent is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: the lock, a condition
+/* Call in the child after fork(): re-creates t's lock and condition variables and, with a
+   worker, starts a new one for the timeouts the child inherited. Nothing pending is lost;
+   a callback the worker was running at the fork counts as done (a periodic one is
+   re-armed). Fork while no other thread is inside a call to t (from the thread that uses
+   t, or under your own lock around the calls); the worker may be anywhere: fork() waits
+   while it holds a lock of its timer (pthread_atfork, with the POSIX backend; so never
+   fork from the foreach visitor of a timer with a worker). In a worker's callback, the
+   forking thread goes on as the child's worker. Without threads: nothing to do. The
+   parent is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition
    variable or the worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
-/* Checks every internal invariant of t's wheel (like timeout.c's timeouts_check): each
-   level's occupancy bit tree matches its lists, every filed node is pending on t and in
-   the slot its due tick names (or, pushed later, in a coarse slot that starts at or
-   before that tick), no slot at or behind a level's position holds a node, the list of
-   due nodes is in order, and the nodes filed (plus a periodic inside its own callback)
-   are exactly hwtimer_pending, and a schedule that must go to the due list or wake the
-   loop (cfg.wake_fn) takes the way that does. O(pending + occupied slots + bitmap
-   words): for tests and debugging. Returns 0, or the first broken invariant:
-   HWTIMER_CHECK_LINKS, _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT, _NEAR. During a pass
-   (from a callback) only the count is checked. 0 for NULL. */
+/* Checks every internal invariant of t's wheels, for tests and debugging (O(pending +
+   occupied slots + bitmap words)), and returns 0 or the first one broken (below). From a
+   callback (during a pass) only the count is checked. 0 for NULL. */
 enum {
     HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
