@@ -405,6 +405,8 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
    know whether the sleeping worker must wake (CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
+HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
+                                       hwtimer_fn fn, void *arg);
 
 /* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift). After a run
    for deadline D in advance(t, now) (a worker: now = the clock when the run started), the
@@ -1032,8 +1034,9 @@ typedef struct hwtimer__geometry {
     unsigned bit_layers;  /* of each level's bit tree: a bit per slot, then a bit per word */
     size_t level_words;   /* the words of one level's bit tree */
     /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
-    uint8_t shift_of_bit[64];  /* the shift of its level's digit: level * bits */
-    uint32_t where_of_bit[64]; /* HWTIMER__WHERE_WHEEL + (level << bits) */
+    uint64_t level_of_bit[64]; /* the `where` of its level's slot 0, HWTIMER__WHERE_WHEEL +
+                                  (level << bits), and above bit 32 the shift of the level's
+                                  digit, level * bits: one load */
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
 } hwtimer__geometry;
@@ -1142,7 +1145,9 @@ typedef void (*hwtimer__wake_fn)(void *);
 typedef struct hwtimer__pass_state {
     int on;
     void *thread;      /* the thread that runs it (and its callbacks) */
-    uint64_t last_now; /* the `now` of the last advance */
+    uint64_t last_now;  /* the `now` of the last advance: the timer's time (S before any) */
+    uint64_t last_tick; /* ... and the tick it is due at (hwtimer_schedule_ticks) */
+    uint64_t ticks_room; /* ... max_tick - last_tick: the most ticks to schedule ahead */
 } hwtimer__pass_state;
 
 typedef struct hwtimer__worker_state {
@@ -1181,6 +1186,8 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending;  /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
+    hwtimer__wheel *quick_wheel; /* without threads, the one wheel, whose filed nodes
+                                    hwtimer_cancel cancels inline; NULL with threads */
     size_t arm_limit;    /* an arming in a wheel with this many pending takes the slow way
                             (hwtimer__arm_over_limit): max_pending; 0 once stopped, or with
                             shared_limit; read under a wheel's lock: atomic */
@@ -1336,9 +1343,10 @@ static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
 HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick) {
     const hwtimer__geometry *g = &w->geo;
     unsigned bit = hwtimer__msb64(tick ^ w->elapsed);
-    uint32_t slot = (uint32_t)(tick >> g->shift_of_bit[bit]) & g->mask;
+    uint64_t level = g->level_of_bit[bit];
+    uint32_t slot = (uint32_t)(tick >> (level >> 32)) & g->mask;
     HWTIMER_ASSERT(tick > w->elapsed && bit / g->bits < g->levels);
-    return g->where_of_bit[bit] + slot;
+    return (uint32_t)level + slot;
 }
 
 /* The tick at which slot `slot` of the level whose digit sits at bit `shift` (level * bits)
@@ -1371,8 +1379,8 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
     g->levels = (tick_bits + g->bits - 1) / g->bits;
     for (layer = 0; layer < 64; layer++) {
         unsigned level = layer / g->bits;
-        g->shift_of_bit[layer] = (uint8_t)(level * g->bits);
-        g->where_of_bit[layer] = HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits);
+        g->level_of_bit[layer] = (uint64_t)(level * g->bits) << 32 |
+                                 (HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits));
     }
     words = (g->width + 63) / 64;
     for (layer = 0;; layer++) {
@@ -1619,11 +1627,12 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
     return hwtimer__wheel_file_at(w, to, deadline, *tick);
 }
 
-/* A node alone in one of the lists of slot `where` was taken out: clears the slot's bit if
-   its other lists are empty too. Out of line, so that a cancel needs few registers. */
+/* A node alone in its list was taken out: if that list is one of a wheel slot's (not `due`
+   or `ready`), clears the slot's bit if its other lists are empty too. Out of line, so that
+   a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    if (hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
+    if (where >= HWTIMER__WHERE_WHEEL && hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
         hwtimer__bits_unmark(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits),
                              id & w->geo.mask);
     }
@@ -1633,9 +1642,7 @@ static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32
    its list (both links at the head). `where` is left stale: read only while pending. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
     hwtimer__list_unlink(&to->link);
-    if (to->where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
-        hwtimer__unmark_if_empty(w, to->where);
-    }
+    if (to->link.next == to->link.prev) hwtimer__unmark_if_empty(w, to->where);
 }
 
 /* A push later that leaves the node where it is ("Pushing a deadline later" in THE
@@ -2257,10 +2264,22 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
     return hwtimer__is_armed(to) ? HWTIMER_EBUSY : HWTIMER_OK;
 }
 
+/* May the node be armed the quick way: IDLE or CANCELLED, with no leeway? One load and one
+   test of the word that holds its state and leeway (on a little-endian machine: the states
+   0 and 3 are the only ones that plus one leave bit 1 clear). */
+HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
+    uint32_t word;
+    memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
+    if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
+        return ((word + 1u) & (hwtimer__leeway_bits() | 2u)) == 0;
+    }
+    return (word & hwtimer__leeway_bits()) == 0 &&
+           (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
+}
+
 /* What an armed node runs, and where: it is counted apart, as it files (lock held). */
 HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__shard *s, hwtimer_timeout *to,
                                               uint64_t period, hwtimer_fn fn, void *arg) {
-    if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
     to->fn = fn;
     to->arg = arg;
     to->period = period;
@@ -2464,7 +2483,9 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
     uint64_t rem;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
-    t->pass.last_now = now;
+    HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
+    t->pass.last_tick = hwtimer__due_tick(g, now);
+    t->pass.ticks_room = g->max_tick - t->pass.last_tick;
     if (now < g->start) return 0;
     *target = hwtimer__div_tick(g, now - g->start, &rem);
     t->pass.on = 1;
@@ -2611,6 +2632,7 @@ static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, 
     }
     err = hwtimer__arm_refusal(t, &s->wheel, to);
     if (err) return err;
+    if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
     hwtimer__arm_fill(s, to, period, fn, arg);
     s->wheel.pending++;
     if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
@@ -2638,28 +2660,46 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
     return err;
 }
 
-/* The schedule forms: `when` is a delay if `relative`, else the deadline. Without threads
-   the usual arming (below the limit, no leeway, due past notice_upto) is done here with no
-   call but the clock's, so that it keeps little across calls; the rest goes the general
-   way, before anything is written. */
+/* The schedule forms (`form`: how `when` counts). Without threads the usual arming (below
+   the limit, which is 0 with threads; a node IDLE or CANCELLED, with no leeway; due past
+   notice_upto) is done here with no call but the clock's, so that it keeps little across
+   calls; the rest goes the general way, before anything is written. Without threads no
+   cancel waits for a callback, so a callback's own node armed here needs no fate (see
+   hwtimer__running). */
+/* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks). */
+static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
+    uint64_t tick_ns = hwtimer__shard_at(t, 0)->wheel.geo.tick_ns;
+    if (ticks > UINT64_MAX / tick_ns) return UINT64_MAX;
+    return hwtimer__add_sat(HWTIMER__LOAD64(&t->pass.last_now), ticks * tick_ns);
+}
+
+/* How hwtimer__arm's `when` counts. */
+enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
+
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
-                                        int relative, uint64_t period, hwtimer_fn fn, void *arg) {
+                                        int form, uint64_t period, hwtimer_fn fn, void *arg) {
     hwtimer__shard *s;
     hwtimer__wheel *w;
     uint64_t e;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     s = hwtimer__shard_at(t, 0);
     w = &s->wheel;
-    if (t->threads || w->pending >= HWTIMER__LOAD(&t->arm_limit) || hwtimer__leeway_key(to)) {
-        return hwtimer__arm_general(t, to, when, relative, period, fn, arg);
+    if (w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
+        (form == HWTIMER__TICKS && when > t->pass.ticks_room)) {
+        if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
+        return hwtimer__arm_general(t, to, hwtimer__ticks_ahead(t, when), 0, period, fn, arg);
     }
-    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
-    if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
-    e = hwtimer__due_tick(&w->geo, when);
+    if (form == HWTIMER__TICKS) {
+        e = t->pass.last_tick + when;
+        when = t->pass.last_now + when * w->geo.tick_ns;
+    } else {
+        if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
+        e = hwtimer__due_tick(&w->geo, when);
+    }
     if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
-    hwtimer__arm_fill(s, to, period, fn, arg);
     w->pending++;
     hwtimer__wheel_file_at(w, to, when, e);
+    hwtimer__arm_fill(s, to, period, fn, arg);
     return HWTIMER_OK;
 }
 
@@ -2678,14 +2718,16 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
     return hwtimer__arm_locked(t, s, to, 0, when, 0, NULL, NULL);
 }
 
-/* Cancel with threads, like Linux's del_timer_sync: it waits for the node's callback running
-   on another thread, and an arming the callback makes meanwhile is cancelled as it returns
+/* Cancel the general way: with threads, and without them a cancel hwtimer_cancel does not
+   do inline. Like Linux's del_timer_sync it waits for the node's callback running on
+   another thread, and an arming the callback makes meanwhile is cancelled as it returns
    (hwtimer__cancel_for_waiter) or here. */
-static HWTIMER__NOINLINE int hwtimer__cancel_threaded(hwtimer *t, hwtimer_timeout *to) {
+static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *s = hwtimer__shard_of(t, to);
     hwtimer__cancel_wait me, **link;
     int cancelled = 0, waiting = 0;
     if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
+    if (!t->threads) return hwtimer__cancel_locked(t, s, to);
     hwtimer__lock(t, s->mutex);
     if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed elsewhere meanwhile */
         hwtimer__unlock(t, s->mutex);
@@ -3310,7 +3352,8 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     t->shards = shards;
     t->threads = cfg->threads;
     t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
-    t->arm_limit = t->max_pending;
+    t->arm_limit = t->threads ? 0 : t->max_pending; /* (with threads, the general way) */
+    t->quick_wheel = t->threads ? NULL : &hwtimer__shard_at(t, 0)->wheel;
     if (cfg->max_pending && shards > 1) {
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
         t->arm_limit = 0;
@@ -3363,6 +3406,8 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     memset(t, 0, sizeof *t);
     t->block = block;
     t->stats.bytes = lay.total;
+    t->pass.last_now = g.start;
+    t->pass.ticks_room = g.max_tick;
     hwtimer__configure(t, cfg, shards);
     hwtimer__carve(t, &g, &lay);
     if (hwtimer__make_thread_objects(t)) {
@@ -3544,6 +3589,11 @@ HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t de
     return hwtimer__arm(t, to, deadline_ns, 0, 0, fn, arg);
 }
 
+HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
+                                       hwtimer_fn fn, void *arg) {
+    return hwtimer__arm(t, to, ticks, HWTIMER__TICKS, 0, fn, arg);
+}
+
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg) {
     if (!period_ns) return HWTIMER_EINVAL;
@@ -3566,12 +3616,12 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 }
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__shard *s;
     if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__cancel_threaded(t, to);
-    s = hwtimer__shard_at(t, 0);
-    if (to->wheel != &s->wheel) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0;
-    return hwtimer__cancel_locked(t, s, to);
+    if (to->wheel == t->quick_wheel && to->state == HWTIMER_PENDING) { /* without threads */
+        hwtimer__uncount(t, hwtimer__shard_at(t, 0), to, 1);
+        return 1;
+    }
+    return hwtimer__cancel_general(t, to);
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
