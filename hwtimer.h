@@ -108,7 +108,8 @@ EVENT LOOPS
    - A callback may run well after its deadline if the loop was busy (its own time:
      hwtimer_timeout_deadline).
    - Cached time (libuv's uv_now, a frame time): pass it to hwtimer_advance and the _at
-     forms, and the timer reads no clock. It must be the timer's clock or a rounded-down
+     forms, or count in ticks from it (hwtimer_schedule_ticks), and the timer reads no
+     clock. It must be the timer's clock or a rounded-down
      reading of it: a time ahead runs timeouts early. A deadline built from it for
      something newer than the loop's pass (a connection accepted late in a burst) starts
      that much early: schedule that one with a form that reads the clock.
@@ -405,6 +406,13 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
    know whether the sleeping worker must wake (CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
+/* hwtimer_schedule with the delay in ticks, counted from the timer's time: the `now` of the
+   last hwtimer_advance (of the pass under way, from a callback; with a worker, of its last
+   pass; S before any), the time a loop that advances on every iteration keeps, as libuv's
+   uv_timer_start counts from uv_now. The deadline is that time + ticks * tick_ns (clamped
+   to UINT64_MAX). It reads no clock and divides nothing: the cheapest arming. Something
+   newer than that time starts that much early (see Cached time in EVENT LOOPS). Errors as
+   hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
                                        hwtimer_fn fn, void *arg);
 
