@@ -1,4 +1,4 @@
-/* hwtimer.h 1.0.1 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.1.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -213,9 +213,9 @@ LICENSE: see the end of the file ([hwtimer:license]).
 
 /* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
-#define HWTIMER_VERSION_MINOR 0
+#define HWTIMER_VERSION_MINOR 1
 #define HWTIMER_VERSION_PATCH 0
-#define HWTIMER_VERSION "1.0.0"
+#define HWTIMER_VERSION "1.1.0"
 
 /* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
@@ -3879,6 +3879,13 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ------------------------------------------------------------------------------
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
+   1.1.0 (2026-11-27)  hwtimer_schedule_ticks (ticks from the timer's time: no clock, no
+                       division); schedule and cancel without threads take an inline way
+                       with no call; one allocation for a timer of shards too
+   1.0.1 (2026-11-27)  restructured, no change of API or behaviour: the wheel a type of its
+                       own (hwtimer__wheel), the timer a front end over 1 .. 64 of them (no
+                       timer of timers for shards), one path per operation and mode, each
+                       rule said once
    1.0.0 (2026-11-26)  stable API: every name, signature and rule in this file holds for
                        all 1.x; feature-test macros only in strict modes; log_fn names the
                        field behind each refusal of hwtimer_create and reports a worker's
