@@ -111,6 +111,10 @@ typedef struct bench_peer {
     const char *skip_reason; /* why the NULL phases are missing */
     /* Scenario 10 on a fresh peer of k->n nodes; fills k's outputs. */
     void (*keepalive)(void *ctx, bench_keepalive *k);
+    /* hwtimer's schedule that reads the clock, where `schedule` counts from the loop's
+       time as the other peers do (scenario 1's row "schedule, reading the clock"); NULL
+       for the rest. */
+    void (*schedule_reading_clock)(void *ctx, const uint32_t *delay_ms, size_t n);
 } bench_peer;
 
 extern const bench_peer bench_peer_hwtimer;

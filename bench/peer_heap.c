@@ -132,5 +132,5 @@ static size_t hp_overhead_bytes(void *ctx, size_t n) {
 const bench_peer bench_peer_heap = {
     "heap", "binary heap", hp_create, hp_destroy, NULL, hp_schedule, hp_cancel,
     hp_cancel_order, hp_reschedule, hp_expire, hp_step, NULL, hp_node_bytes,
-    hp_overhead_bytes, NULL, hp_keepalive,
+    hp_overhead_bytes, NULL, hp_keepalive, NULL,
 };

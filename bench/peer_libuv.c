@@ -141,4 +141,5 @@ const bench_peer bench_peer_libuv = {
     "uv_run reads the real clock, so libuv cannot step a fake hour (its heap is the "
     "binary heap's algorithm)",
     luv_keepalive,
+    NULL,
 };

@@ -147,7 +147,7 @@ static size_t to_overhead_bytes(void *ctx, size_t n) {
 const bench_peer bench_peer_timeout = {
     "timeout_c", "timeout.c", to_create, to_destroy, NULL, to_schedule, to_cancel,
     to_cancel_order, to_reschedule, to_expire, to_step, NULL, to_node_bytes,
-    to_overhead_bytes, NULL, to_keepalive,
+    to_overhead_bytes, NULL, to_keepalive, NULL,
 };
 
 const char *bench_timeout_version(void) {
