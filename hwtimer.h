@@ -1196,9 +1196,9 @@ struct hwtimer {
     size_t max_pending;  /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
     hwtimer__wheel *quick_wheel; /* without threads, the one wheel, whose filed nodes
                                     hwtimer_cancel cancels inline; NULL with threads */
-    size_t arm_limit;    /* an arming in a wheel with this many pending takes the slow way
-                            (hwtimer__arm_over_limit): max_pending; 0 once stopped, or with
-                            shared_limit; read under a wheel's lock: atomic */
+    size_t arm_limit;    /* an arming without threads in a wheel with this many pending
+                            goes the general way: max_pending; 0 with threads, once
+                            stopped, or with shared_limit */
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
     long shared_pending; /* ... and the nodes pending in all wheels, counted apart */
     int stopped;         /* read by entries under a wheel's lock: atomic */
@@ -2252,9 +2252,9 @@ static void hwtimer__release_shared(hwtimer *t, size_t n) {
 }
 
 /* Why a node cannot be armed in wheel w now, or HWTIMER_OK, which (with a shared_limit)
-   has taken the node's place in the count all wheels share. */
-static HWTIMER__NOINLINE int hwtimer__arm_over_limit(hwtimer *t, const hwtimer__wheel *w,
-                                                     const hwtimer_timeout *to) {
+   has taken the node's place in the count all wheels share (lock held). */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
+                                                const hwtimer_timeout *to) {
     if (HWTIMER__LOAD(&t->stopped)) return HWTIMER_ESTOPPED;
     if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
     if (w->pending >= t->max_pending) return HWTIMER_EFULL;
@@ -2263,13 +2263,6 @@ static HWTIMER__NOINLINE int hwtimer__arm_over_limit(hwtimer *t, const hwtimer__
         return HWTIMER_EFULL;
     }
     return HWTIMER_OK;
-}
-
-/* The same, with the usual case first: below arm_limit, only EBUSY is left to find. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
-                                                const hwtimer_timeout *to) {
-    if (w->pending >= HWTIMER__LOAD(&t->arm_limit)) return hwtimer__arm_over_limit(t, w, to);
-    return hwtimer__is_armed(to) ? HWTIMER_EBUSY : HWTIMER_OK;
 }
 
 /* May the node be armed the quick way: IDLE or CANCELLED, with no leeway? One load and one
@@ -3360,7 +3353,7 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     t->shards = shards;
     t->threads = cfg->threads;
     t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
-    t->arm_limit = t->threads ? 0 : t->max_pending; /* (with threads, the general way) */
+    t->arm_limit = t->threads ? 0 : t->max_pending;
     t->quick_wheel = t->threads ? NULL : &hwtimer__shard_at(t, 0)->wheel;
     if (cfg->max_pending && shards > 1) {
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;

@@ -235,9 +235,9 @@ static uint64_t timer_next_now(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     unsigned k;
     for (k = 0; k < parts_of(t); k++) {
-        hwtimer__wheel *w = &part_of(t, k)->wheel;
-        if (hwtimer__wheel_next_tick(w, &tick) && hwtimer__tick_time(&w->geo, tick) < next) {
-            next = hwtimer__tick_time(&w->geo, tick);
+        hwtimer__wheel *wh = &part_of(t, k)->wheel;
+        if (hwtimer__wheel_next_tick(wh, &tick) && hwtimer__tick_time(&wh->geo, tick) < next) {
+            next = hwtimer__tick_time(&wh->geo, tick);
         }
     }
     return next;
