@@ -940,7 +940,42 @@ THE DESIGN (for maintainers: read this before the code)
 extern "C" {
 #endif
 
-#if defined(_MSC_VER) && !defined(__clang__)
+/* What the compiler offers: one branch for GCC and Clang, one for MSVC, one for the rest.
+   - hwtimer__ctz64, hwtimer__msb64: the lowest and the highest set bit of x (x != 0).
+   - HWTIMER__ALWAYS_INLINE: for the few helpers on the schedule/cancel path that compilers
+     leave out of line. HWTIMER__NOINLINE keeps a slow path out of its caller, so the fast
+     path saves fewer registers.
+   - HWTIMER__PREFETCH_NODE asks for the cache lines of a node that is needed soon: its first
+     byte and its last, as a node need not be aligned to a line (a hint: nothing happens
+     without the builtin).
+   - HWTIMER__LOAD, HWTIMER__STORE: state and deadline are read without the owner's lock
+     (the owner may be gone), so they are written and read atomically where the compiler
+     offers it.
+   - HWTIMER__ATOMIC_ADD: process-wide counters (hwtimer__live_workers): no lock, and none
+     on any hot path. Without GCC/Clang builtins or MSVC intrinsics the count is a plain add
+     (then only a warning's accuracy is at stake).
+   - HWTIMER__THREAD_LOCAL variables (a thread's shard, the foreach visitor's timer) and
+     HWTIMER__CAS_PTR, a compare-and-swap on a pointer (a fresh node claimed by one shard).
+     Shards need both, which come together (HWTIMER__HAVE_THREAD_LOCAL): without them
+     hwtimer_create refuses shards. */
+#if defined(__GNUC__) || defined(__clang__)
+static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
+static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#define HWTIMER__ALWAYS_INLINE static inline __attribute__((always_inline))
+#define HWTIMER__NOINLINE __attribute__((noinline))
+#define HWTIMER__PREFETCH_NODE(p)                                                          \
+    (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
+#define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#define HWTIMER__HAVE_THREAD_LOCAL 1
+#define HWTIMER__THREAD_LOCAL __thread
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
+                                __ATOMIC_ACQUIRE)
+#elif defined(_MSC_VER)
 #include <intrin.h>
 static unsigned hwtimer__ctz64(uint64_t x) {
     unsigned long i;
@@ -952,9 +987,19 @@ static unsigned hwtimer__msb64(uint64_t x) {
     _BitScanReverse64(&i, x);
     return (unsigned)i;
 }
-#elif defined(__GNUC__) || defined(__clang__)
-static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
-static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#define HWTIMER__ALWAYS_INLINE static __forceinline
+#define HWTIMER__NOINLINE __declspec(noinline)
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
+#define HWTIMER__HAVE_THREAD_LOCAL 1
+#define HWTIMER__THREAD_LOCAL __declspec(thread)
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
+     (void *)(expected))
 #else
 static unsigned hwtimer__ctz64(uint64_t x) {
     unsigned n = 0;
@@ -966,33 +1011,25 @@ static unsigned hwtimer__msb64(uint64_t x) {
     while (x >>= 1) n++;
     return n;
 }
-#endif
-
-/* For the few helpers on the schedule/cancel path that compilers leave out of line. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__ALWAYS_INLINE static inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define HWTIMER__ALWAYS_INLINE static __forceinline
-#else
 #define HWTIMER__ALWAYS_INLINE static
-#endif
-
-/* Keeps a slow path out of its caller, so the fast path saves fewer registers. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__NOINLINE __attribute__((noinline))
-#elif defined(_MSC_VER)
-#define HWTIMER__NOINLINE __declspec(noinline)
-#else
 #define HWTIMER__NOINLINE
-#endif
-
-/* Asks for the cache lines of a node that is needed soon: its first byte and its last, as
-   a node need not be aligned to a line (a hint: nothing happens without the builtin). */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__PREFETCH_NODE(p)                                                          \
-    (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
-#else
 #define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
+#define HWTIMER__HAVE_THREAD_LOCAL 0
+#define HWTIMER__THREAD_LOCAL
+#define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
+#endif
+/* A 64-bit load or store is atomic only where pointers are 64 bits. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
+#define HWTIMER__STORE64(p, v) HWTIMER__STORE(p, v)
+#else
+#define HWTIMER__LOAD64(p) (*(p))
+#define HWTIMER__STORE64(p, v) (*(p) = (v))
 #endif
 
 /* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
@@ -1002,70 +1039,6 @@ static uint64_t hwtimer__shl(uint64_t x, unsigned n) { return n < 64 ? x << n : 
 static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
-
-/* State and deadline are read without the owner's lock (the owner may be gone), so they
-   are written and read atomically where the compiler offers it. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#else
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
-#endif
-#if UINTPTR_MAX > 0xFFFFFFFFu
-#define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
-#define HWTIMER__STORE64(p, v) HWTIMER__STORE(p, v)
-#else
-#define HWTIMER__LOAD64(p) (*(p))
-#define HWTIMER__STORE64(p, v) (*(p) = (v))
-#endif
-
-/* Process-wide counters (hwtimer__live_workers): no lock, and none on any hot path. Without
-   GCC/Clang builtins or MSVC intrinsics the count is a plain add (then only a warning's
-   accuracy is at stake). */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
-#elif defined(_MSC_VER)
-#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
-#else
-#define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
-#endif
-
-/* Thread-local variables (a thread's shard, the foreach visitor's timer) and a compare-and-
-   swap on a pointer (a fresh node claimed by one shard). Shards need both: without them
-   hwtimer_create refuses shards. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__HAVE_THREAD_LOCAL 1
-#define HWTIMER__THREAD_LOCAL __thread
-#define HWTIMER__HAVE_CAS 1
-#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
-    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
-                                __ATOMIC_ACQUIRE)
-#elif defined(_MSC_VER)
-#define HWTIMER__HAVE_THREAD_LOCAL 1
-#define HWTIMER__THREAD_LOCAL __declspec(thread)
-#define HWTIMER__HAVE_CAS 1
-#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
-    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
-     (void *)(expected))
-#else
-#define HWTIMER__HAVE_THREAD_LOCAL 0
-#define HWTIMER__THREAD_LOCAL
-#define HWTIMER__HAVE_CAS 0
-#define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
-#endif
-
-/* Is there a platform clock (hwtimer_config.clock_fn may be NULL)? */
-#if defined(HWTIMER_NO_DEFAULT_CLOCK)
-#define HWTIMER__HAVE_DEFAULT_CLOCK 0
-#else
-#define HWTIMER__HAVE_DEFAULT_CLOCK 1
-#endif
 
 static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
@@ -1509,12 +1482,6 @@ static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__lin
     last->next = n;
     head->prev = n;
 }
-static void hwtimer__list_insert_after(struct hwtimer__link *pos, struct hwtimer__link *n) {
-    n->prev = pos;
-    n->next = pos->next;
-    pos->next->prev = n;
-    pos->next = n;
-}
 /* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
 static void hwtimer__list_unlink(struct hwtimer__link *n) {
     n->prev->next = n->next;
@@ -1689,7 +1656,7 @@ static void hwtimer__file_in_due(hwtimer__wheel *w, hwtimer_timeout *to, uint64_
         pos = pos->prev;
     }
     to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_insert_after(pos, &to->link);
+    hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
 }
 
 /* The filing of a node at a tick <= notice_upto: due in the pass under way or already passed
@@ -2839,8 +2806,10 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 }
 #endif
 #define HWTIMER__DEFAULT_CLOCK hwtimer__platform_clock
+#define HWTIMER__HAVE_DEFAULT_CLOCK 1
 #else
 #define HWTIMER__DEFAULT_CLOCK NULL
+#define HWTIMER__HAVE_DEFAULT_CLOCK 0
 #endif
 
 /* Every backend keeps the same thread record: its native handle, then the entry point the
@@ -3246,8 +3215,8 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
             {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
             {shards > 1 && !cfg->threads, "shards is ", &shards,
              " but threads is NULL: shards need a threads backend"},
-            {shards > 1 && !(HWTIMER__HAVE_THREAD_LOCAL && HWTIMER__HAVE_CAS), "shards is ",
-             &shards, " but this compiler has neither GCC's nor MSVC's atomics and "
+            {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
+             " but this compiler has neither GCC's nor MSVC's atomics and "
              "thread-local variables, which shards need: use 0"}};
         for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
             if (!rules[i].broken) continue;
