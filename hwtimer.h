@@ -878,8 +878,6 @@ THE DESIGN (for maintainers: read this before the code)
 #define HWTIMER__HAVE_THREADS 0
 #else
 #define HWTIMER__HAVE_THREADS 1
-#endif
-#if !defined(HWTIMER_NO_THREADS)
 #if defined(_WIN32)
 #define HWTIMER__WIN32 1
 #endif
@@ -2796,8 +2794,7 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
     /* split so that c * 1e9 cannot overflow */
     return (c / f) * 1000000000u + (c % f) * 1000000000u / f;
 }
-#else
-#include <time.h>
+#else /* (<time.h> is included above) */
 static uint64_t hwtimer__platform_clock(void *ctx) {
     struct timespec ts;
     (void)ctx;
@@ -2859,7 +2856,9 @@ static int hwtimer__pt_mutex_init(void *m) {
     return pthread_mutex_init((pthread_mutex_t *)m, NULL) ? -1 : 0;
 }
 static void hwtimer__pt_mutex_destroy(void *m) { pthread_mutex_destroy((pthread_mutex_t *)m); }
-static int hwtimer__pt_mutex_try(void *m) { return pthread_mutex_trylock((pthread_mutex_t *)m) == 0; }
+static int hwtimer__pt_mutex_try(void *m) {
+    return pthread_mutex_trylock((pthread_mutex_t *)m) == 0;
+}
 static void hwtimer__pt_mutex_lock(void *m) {
     if (!hwtimer__lock_spinning(m, hwtimer__pt_mutex_try)) pthread_mutex_lock((pthread_mutex_t *)m);
 }
@@ -2913,9 +2912,7 @@ static int hwtimer__pt_thread_start(void *p, void (*fn)(void *), void *arg) {
 static void hwtimer__pt_thread_join(void *p) {
     pthread_join(((hwtimer__pthread *)p)->handle, NULL);
 }
-static void hwtimer__pt_thread_detach(void *p) {
-    pthread_detach(((hwtimer__pthread *)p)->handle);
-}
+static void hwtimer__pt_thread_detach(void *p) { pthread_detach(((hwtimer__pthread *)p)->handle); }
 static void hwtimer__pt_thread_self(void *p) { ((hwtimer__pthread *)p)->handle = pthread_self(); }
 static int hwtimer__pt_thread_is_self(const void *p) {
     return pthread_equal(((const hwtimer__pthread *)p)->handle, pthread_self());
@@ -2928,6 +2925,7 @@ static const hwtimer_threads hwtimer__pthread_table = {
     hwtimer__pt_cond_broadcast, hwtimer__pt_cond_wait, hwtimer__pt_thread_start,
     hwtimer__pt_thread_join, hwtimer__pt_thread_detach, hwtimer__pt_thread_self,
     hwtimer__pt_thread_is_self};
+#define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
 #endif /* HWTIMER__PTHREAD */
 
 /* fork() and the worker. A worker may hold its timer's lock (or a shard's) at any moment
@@ -2946,16 +2944,12 @@ static hwtimer *hwtimer__fork_list;
 static void hwtimer__fork_prepare(void) {
     hwtimer *t;
     pthread_mutex_lock(&hwtimer__fork_mutex);
-    for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__lock_all(t);
-    }
+    for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__lock_all(t);
 }
 
 static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
     hwtimer *t;
-    for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__unlock_all(t);
-    }
+    for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__unlock_all(t);
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
@@ -2972,16 +2966,13 @@ static void hwtimer__fork_list_add(hwtimer *t) {
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
+/* (t is on the list: hwtimer_create put it there under the same condition) */
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
     if (!t->worker.mode || !t->threads) return;
     pthread_mutex_lock(&hwtimer__fork_mutex);
-    for (p = &hwtimer__fork_list; *p; p = &(*p)->fork_next) {
-        if (*p == t) {
-            *p = t->fork_next;
-            break;
-        }
-    }
+    for (p = &hwtimer__fork_list; *p != t; p = &(*p)->fork_next) continue;
+    *p = t->fork_next;
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 #else /* no fork() */
@@ -3038,7 +3029,9 @@ static void hwtimer__c11_thread_join(void *p) {
     thrd_join(((hwtimer__c11thread *)p)->handle, NULL);
 }
 static void hwtimer__c11_thread_detach(void *p) { thrd_detach(((hwtimer__c11thread *)p)->handle); }
-static void hwtimer__c11_thread_self(void *p) { ((hwtimer__c11thread *)p)->handle = thrd_current(); }
+static void hwtimer__c11_thread_self(void *p) {
+    ((hwtimer__c11thread *)p)->handle = thrd_current();
+}
 static int hwtimer__c11_thread_is_self(const void *p) {
     return thrd_equal(((const hwtimer__c11thread *)p)->handle, thrd_current());
 }
@@ -3050,6 +3043,7 @@ static const hwtimer_threads hwtimer__c11_table = {
     hwtimer__c11_cond_broadcast, hwtimer__c11_cond_wait, hwtimer__c11_thread_start,
     hwtimer__c11_thread_join, hwtimer__c11_thread_detach, hwtimer__c11_thread_self,
     hwtimer__c11_thread_is_self};
+#define HWTIMER__C11_TABLE (&hwtimer__c11_table)
 #endif /* HWTIMER__C11 */
 
 #ifdef HWTIMER__WIN32
@@ -3072,7 +3066,9 @@ static int hwtimer__w32_cond_init(void *c) {
     return 0;
 }
 static void hwtimer__w32_cond_destroy(void *c) { (void)c; }
-static void hwtimer__w32_cond_broadcast(void *c) { WakeAllConditionVariable((PCONDITION_VARIABLE)c); }
+static void hwtimer__w32_cond_broadcast(void *c) {
+    WakeAllConditionVariable((PCONDITION_VARIABLE)c);
+}
 static void hwtimer__w32_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     DWORD ms = INFINITE;
     if (timeout_ns != UINT64_MAX) {
@@ -3099,7 +3095,9 @@ static void hwtimer__w32_thread_join(void *p) {
     CloseHandle(th->handle);
 }
 static void hwtimer__w32_thread_detach(void *p) { CloseHandle(((hwtimer__w32thread *)p)->handle); }
-static void hwtimer__w32_thread_self(void *p) { ((hwtimer__w32thread *)p)->id = GetCurrentThreadId(); }
+static void hwtimer__w32_thread_self(void *p) {
+    ((hwtimer__w32thread *)p)->id = GetCurrentThreadId();
+}
 static int hwtimer__w32_thread_is_self(const void *p) {
     return ((const hwtimer__w32thread *)p)->id == GetCurrentThreadId();
 }
@@ -3111,22 +3109,17 @@ static const hwtimer_threads hwtimer__win32_table = {
     hwtimer__w32_cond_broadcast, hwtimer__w32_cond_wait, hwtimer__w32_thread_start,
     hwtimer__w32_thread_join, hwtimer__w32_thread_detach, hwtimer__w32_thread_self,
     hwtimer__w32_thread_is_self};
+#define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
 #endif /* HWTIMER__WIN32 */
 
-/* The backends compiled in, for hwtimer_threads_pthread(), _c11() and _win32(). */
-#ifdef HWTIMER__PTHREAD
-#define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
-#else
+/* What hwtimer_threads_pthread(), _c11() and _win32() return for a backend left out. */
+#ifndef HWTIMER__PTHREAD_TABLE
 #define HWTIMER__PTHREAD_TABLE NULL
 #endif
-#ifdef HWTIMER__C11
-#define HWTIMER__C11_TABLE (&hwtimer__c11_table)
-#else
+#ifndef HWTIMER__C11_TABLE
 #define HWTIMER__C11_TABLE NULL
 #endif
-#ifdef HWTIMER__WIN32
-#define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
-#else
+#ifndef HWTIMER__WIN32_TABLE
 #define HWTIMER__WIN32_TABLE NULL
 #endif
 
@@ -3227,109 +3220,26 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
-/* Where each part of a timer's one allocation lies (offsets from the timer), and its size. */
-typedef struct hwtimer__layout {
-    size_t lists, occupied, threads, total;
-} hwtimer__layout;
+/* The thread objects that are made and destroyed, in that order: the timer's lock, its
+   condition variables (passes done, the worker's wake-up), then with several wheels each
+   wheel's own lock and condition variable (a cancel's wait; one wheel's are the timer's).
+   Object k is a lock if k is 0, or odd from 3 on. The threads (the worker's, the pass's)
+   need nothing made. */
+static unsigned hwtimer__thread_objects(unsigned shards) { return shards > 1 ? 3 + 2 * shards : 3; }
+static int hwtimer__is_mutex(unsigned k) { return k == 0 || (k > 2 && k % 2 == 1); }
 
-/* Adds n bytes to *total, on a line of their own; 0 on overflow. */
-static int hwtimer__add_size(size_t *total, size_t n) {
-    if (n > SIZE_MAX - *total - 2 * HWTIMER__LINE) return 0;
-    *total = HWTIMER__ROUND_LINE(*total + n);
-    return 1;
-}
-
-/* The thread objects: the timer's lock and its condition variables (passes done, the worker's
-   wake-up), its threads (the worker, the pass); with several wheels, each wheel's own lock
-   and condition variable (a cancel's wait). One wheel's are the timer's. */
-enum { HWTIMER__TIMER_MUTEXES = 1, HWTIMER__TIMER_CONDS = 2, HWTIMER__TIMER_THREADS = 2 };
-static unsigned hwtimer__own_locks(unsigned shards) { return shards > 1 ? shards : 0; }
-
-/* Lays out a timer of `shards` wheels of geometry g; 0 when it does not fit a size_t. The
-   timer itself goes at a line of the block (hwtimer__create aligns it). */
-static int hwtimer__lay_out(const hwtimer__geometry *g, const hwtimer_threads *th,
-                            unsigned shards, hwtimer__layout *lay) {
-    uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS * shards;
-    size_t objects = 0;
-    lay->total = HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE;
-    lay->lists = lay->total;
-    if (heads > SIZE_MAX / sizeof(struct hwtimer__link) ||
-        !hwtimer__add_size(&lay->total, (size_t)heads * sizeof(struct hwtimer__link))) {
-        return 0;
-    }
-    lay->occupied = lay->total;
-    if (!hwtimer__add_size(&lay->total, shards * g->levels * g->level_words * sizeof(uint64_t))) {
-        return 0;
-    }
-    lay->threads = lay->total;
-    if (th) {
-        unsigned mutexes = HWTIMER__TIMER_MUTEXES + hwtimer__own_locks(shards);
-        unsigned conds = HWTIMER__TIMER_CONDS + hwtimer__own_locks(shards);
-        objects = mutexes * HWTIMER__ROUND_LINE(th->mutex_size) +
-                  conds * HWTIMER__ROUND_LINE(th->cond_size) +
-                  HWTIMER__TIMER_THREADS * HWTIMER__ROUND_LINE(th->thread_size);
-    }
-    /* (and a line to align the timer within the block) */
-    return hwtimer__add_size(&lay->total, objects) && hwtimer__add_size(&lay->total, HWTIMER__LINE);
-}
-
-/* Takes n bytes at *p for a thread object. */
-static void *hwtimer__take(char **p, size_t n) {
-    void *at = *p;
-    *p += HWTIMER__ROUND_LINE(n);
-    return at;
-}
-
-/* Points the timer's wheels and thread objects into its block, and empties the wheels. */
-static void hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer__layout *lay) {
-    size_t heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
-    size_t words = g->levels * g->level_words;
-    char *base = (char *)t, *p = base + lay->threads;
-    const hwtimer_threads *th = t->threads;
-    unsigned i;
-    if (th) {
-        t->mutex = hwtimer__take(&p, th->mutex_size);
-        t->done_cond = hwtimer__take(&p, th->cond_size);
-        t->worker.wake_cond = hwtimer__take(&p, th->cond_size);
-        t->worker.thread = hwtimer__take(&p, th->thread_size);
-        t->pass.thread = hwtimer__take(&p, th->thread_size);
-    }
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__shard *s = hwtimer__shard_at(t, i);
-        memset(s, 0, sizeof *s);
-        hwtimer__wheel_init(&s->wheel, g, (struct hwtimer__link *)(void *)(base + lay->lists) + i * heads,
-                            (uint64_t *)(void *)(base + lay->occupied) + i * words);
-        s->mutex = t->mutex;
-        s->done_cond = t->done_cond;
-        if (th && hwtimer__own_locks(t->shards)) {
-            s->mutex = hwtimer__take(&p, th->mutex_size);
-            s->done_cond = hwtimer__take(&p, th->cond_size);
-        }
-        s->wake_by_clock = UINT64_MAX;
-    }
-}
-
-/* The timer's thread objects in the order they are made: its lock, its two condition
-   variables, then each wheel's own lock and condition variable. */
-static unsigned hwtimer__thread_objects(const hwtimer *t) {
-    return 3 + 2 * hwtimer__own_locks(t->shards);
-}
-
-/* Object k of them (k < hwtimer__thread_objects), and whether it is a lock. */
-static void *hwtimer__thread_object(const hwtimer *t, unsigned k, int *is_mutex) {
-    hwtimer__shard *s;
-    *is_mutex = k == 0 || (k > 2 && (k - 3) % 2 == 0);
-    if (k < 3) return k == 0 ? t->mutex : k == 1 ? t->done_cond : t->worker.wake_cond;
-    s = hwtimer__shard_at(t, (k - 3) / 2);
-    return *is_mutex ? s->mutex : s->done_cond;
+/* The field of t that points at thread object k. */
+static void **hwtimer__thread_object(hwtimer *t, unsigned k) {
+    if (k < 3) return k == 0 ? &t->mutex : k == 1 ? &t->done_cond : &t->worker.wake_cond;
+    if (hwtimer__is_mutex(k)) return &hwtimer__shard_at(t, (k - 3) / 2)->mutex;
+    return &hwtimer__shard_at(t, (k - 3) / 2)->done_cond;
 }
 
 /* Destroys thread objects 0 .. n-1, last first. */
-static void hwtimer__unmake_thread_objects(const hwtimer *t, unsigned n) {
+static void hwtimer__unmake_thread_objects(hwtimer *t, unsigned n) {
     while (n-- > 0) {
-        int is_mutex;
-        void *object = hwtimer__thread_object(t, n, &is_mutex);
-        if (is_mutex) {
+        void *object = *hwtimer__thread_object(t, n);
+        if (hwtimer__is_mutex(n)) {
             t->threads->mutex_destroy(object);
         } else {
             t->threads->cond_destroy(object);
@@ -3338,18 +3248,67 @@ static void hwtimer__unmake_thread_objects(const hwtimer *t, unsigned n) {
 }
 
 /* Makes the thread objects; undoes what it made on failure. */
-static int hwtimer__make_thread_objects(const hwtimer *t) {
+static int hwtimer__make_thread_objects(hwtimer *t) {
     unsigned k;
     if (!t->threads) return HWTIMER_OK;
-    for (k = 0; k < hwtimer__thread_objects(t); k++) {
-        int is_mutex;
-        void *object = hwtimer__thread_object(t, k, &is_mutex);
-        if (is_mutex ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
+    for (k = 0; k < hwtimer__thread_objects(t->shards); k++) {
+        void *object = *hwtimer__thread_object(t, k);
+        if (hwtimer__is_mutex(k) ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
             hwtimer__unmake_thread_objects(t, k);
             return HWTIMER_ETHREAD;
         }
     }
     return HWTIMER_OK;
+}
+
+/* A walk over a timer's block (hwtimer__carve), part after part, each on lines of its own. */
+typedef struct hwtimer__block {
+    char *timer; /* where the timer lies, or NULL: the walk only measures */
+    size_t size; /* from the timer to the end of the last part */
+    int fits;    /* 0 once the size overflowed a size_t */
+} hwtimer__block;
+
+/* Takes the next n bytes of the block: where they lie (NULL when only measuring). */
+static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
+    char *part = b->timer ? b->timer + b->size : NULL;
+    b->fits = b->fits && n <= SIZE_MAX - b->size - 2 * HWTIMER__LINE;
+    if (b->fits) b->size = HWTIMER__ROUND_LINE(b->size + (size_t)n);
+    return part;
+}
+
+/* The one walk over a timer's block: the timer, its wheels (hwtimer__shard_at), their lists,
+   their bit trees, the thread objects, the threads, and a line to align the timer within
+   the block. With t NULL it only measures; else (t and its wheels zero-filled) it points the
+   wheels and the thread objects at their parts and empties the wheels. Returns the block's
+   size, or 0 when that does not fit a size_t. */
+static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
+                             unsigned shards) {
+    uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
+    uint64_t words = (uint64_t)g->levels * g->level_words;
+    hwtimer__block b = {(char *)t, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE, 1};
+    struct hwtimer__link *lists =
+        (struct hwtimer__link *)hwtimer__take(&b, shards * heads * sizeof(struct hwtimer__link));
+    uint64_t *bits = (uint64_t *)hwtimer__take(&b, shards * words * sizeof(uint64_t));
+    unsigned i, k;
+    for (k = 0; th && k < hwtimer__thread_objects(shards); k++) {
+        void *object = hwtimer__take(&b, hwtimer__is_mutex(k) ? th->mutex_size : th->cond_size);
+        if (t) *hwtimer__thread_object(t, k) = object;
+    }
+    for (k = 0; th && k < 2; k++) { /* the worker's thread, then the pass's */
+        void *thread = hwtimer__take(&b, th->thread_size);
+        if (t) *(k == 0 ? &t->worker.thread : &t->pass.thread) = thread;
+    }
+    hwtimer__take(&b, HWTIMER__LINE); /* (to align the timer within the block) */
+    for (i = 0; t && i < shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__wheel_init(&s->wheel, g, lists + (size_t)(i * heads), bits + (size_t)(i * words));
+        if (shards == 1) {
+            s->mutex = t->mutex;
+            s->done_cond = t->done_cond;
+        }
+        s->wake_by_clock = UINT64_MAX;
+    }
+    return b.fits ? b.size : 0;
 }
 
 /* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
@@ -3406,30 +3365,31 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     unsigned shards = cfg->shards > 1 ? cfg->shards : 1;
     uint64_t (*clock_fn)(void *) = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
     hwtimer__geometry g;
-    hwtimer__layout lay;
+    size_t size;
     char *block;
     hwtimer *t;
     hwtimer__geometry_init(&g, cfg->tick_ns, cfg->ticks_per_wheel, clock_fn(cfg->clock_ctx));
-    if (!hwtimer__lay_out(&g, cfg->threads, shards, &lay)) {
+    size = hwtimer__carve(NULL, &g, cfg->threads, shards);
+    if (!size) {
         hwtimer__tell_refusal(cfg, "the wheel of this ticks_per_wheel and tick_ns needs more "
                               "memory than size_t can count", NULL, "");
         return HWTIMER_ENOMEM;
     }
-    block = (char *)(cfg->alloc_fn ? cfg->alloc_fn(lay.total, cfg->alloc_ctx)
-                                   : HWTIMER_MALLOC(cfg->alloc_ctx, lay.total));
+    block = (char *)(cfg->alloc_fn ? cfg->alloc_fn(size, cfg->alloc_ctx)
+                                   : HWTIMER_MALLOC(cfg->alloc_ctx, size));
     if (!block) {
-        uint64_t bytes = lay.total;
+        uint64_t bytes = size;
         hwtimer__tell_refusal(cfg, "allocating ", &bytes, " bytes failed (the allocator "
                               "returned NULL)");
         return HWTIMER_ENOMEM;
     }
     t = (hwtimer *)(void *)(block + (HWTIMER__LINE - (uintptr_t)block % HWTIMER__LINE) %
                                         HWTIMER__LINE);
-    memset(t, 0, sizeof *t);
+    memset(t, 0, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE); /* the timer, its wheels */
     t->block = block;
-    t->stats.bytes = lay.total;
+    t->stats.bytes = size;
     hwtimer__configure(t, cfg, shards);
-    hwtimer__carve(t, &g, &lay);
+    hwtimer__carve(t, &g, cfg->threads, shards);
     if (hwtimer__make_thread_objects(t)) {
         hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
                               "variable (mutex_init or cond_init failed)", NULL, "");
@@ -3455,7 +3415,7 @@ static void hwtimer__finish_destroy(hwtimer *t) {
         hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out); /* (none left) */
     }
     if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
-    if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t));
+    if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t->shards));
     hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
 }
 
@@ -3475,7 +3435,9 @@ static size_t hwtimer__stop_locked(hwtimer *t, struct hwtimer__link *out) {
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
     hwtimer__init_out(out);
     hwtimer__lock_wheels(t);
-    for (i = 0; i < t->shards; i++) n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
+    for (i = 0; i < t->shards; i++) {
+        n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
+    }
     hwtimer__release_shared(t, n);
     hwtimer__unlock_wheels(t);
     return n;
