@@ -999,16 +999,12 @@ static unsigned hwtimer__msb64(uint64_t x) {
     (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
      (void *)(expected))
 #else
-static unsigned hwtimer__ctz64(uint64_t x) {
-    unsigned n = 0;
-    while (!(x & 1u)) { x >>= 1; n++; }
-    return n;
-}
 static unsigned hwtimer__msb64(uint64_t x) {
     unsigned n = 0;
     while (x >>= 1) n++;
     return n;
 }
+static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1)); } /* lowest bit */
 #define HWTIMER__ALWAYS_INLINE static
 #define HWTIMER__NOINLINE
 #define HWTIMER__PREFETCH_NODE(p) ((void)(p))
@@ -1212,8 +1208,6 @@ typedef struct hwtimer__shard {
                                arming that reads the clock past it must wake the worker */
 } hwtimer__shard;
 
-typedef void (*hwtimer__wake_fn)(void *);
-
 /* The pass under way (hwtimer__pass): at most one per timer. */
 typedef struct hwtimer__pass_state {
     int on;
@@ -1232,7 +1226,7 @@ typedef struct hwtimer__worker_state {
 
 /* The loop that drives a caller-driven timer. */
 typedef struct hwtimer__loop_state {
-    hwtimer__wake_fn wake_fn;
+    void (*wake_fn)(void *);
     void *wake_ctx;
     hwtimer__answer answer; /* the last answer; armed: a wake_fn call is owed to it */
     long wakes_running;     /* wake-ups under way with no lock held (the timer outlives them) */
@@ -2205,15 +2199,13 @@ static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
    so that the timer outlives the call (the node just filed may run on another thread
    meanwhile, and its callback destroy the timer). */
 static void hwtimer__wake(hwtimer *t, int counted) {
-    hwtimer__wake_fn fn = NULL;
+    void (*fn)(void *) = NULL;
     void *ctx = NULL;
     hwtimer__lock(t, t->mutex);
-    if (t->worker.mode) {
-        if (t->worker.sleeping) {
-            t->threads->cond_broadcast(t->worker.wake_cond);
-            t->worker.sleeping = 0; /* no more broadcasts until it sleeps again */
-        }
-    } else if (t->loop.answer.armed && !t->pass.on) {
+    if (t->worker.mode && t->worker.sleeping) {
+        t->threads->cond_broadcast(t->worker.wake_cond);
+        t->worker.sleeping = 0; /* no more broadcasts until it sleeps again */
+    } else if (!t->worker.mode && t->loop.answer.armed && !t->pass.on) {
         t->loop.answer.armed = 0;
         fn = t->loop.wake_fn;
         ctx = t->loop.wake_ctx;
@@ -2993,9 +2985,7 @@ static void hwtimer__c11_mutex_lock(void *m) {
     if (!hwtimer__lock_spinning(m, hwtimer__c11_mutex_try)) mtx_lock((mtx_t *)m);
 }
 static void hwtimer__c11_mutex_unlock(void *m) { mtx_unlock((mtx_t *)m); }
-static int hwtimer__c11_cond_init(void *c) {
-    return cnd_init((cnd_t *)c) == thrd_success ? 0 : -1;
-}
+static int hwtimer__c11_cond_init(void *c) { return cnd_init((cnd_t *)c) == thrd_success ? 0 : -1; }
 static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
@@ -3058,14 +3048,14 @@ static int hwtimer__w32_mutex_init(void *m) {
     InitializeSRWLock((PSRWLOCK)m);
     return 0;
 }
-static void hwtimer__w32_mutex_destroy(void *m) { (void)m; }
+/* (SRW locks and condition variables need no destroying) */
+static void hwtimer__w32_destroy(void *object) { (void)object; }
 static void hwtimer__w32_mutex_lock(void *m) { AcquireSRWLockExclusive((PSRWLOCK)m); }
 static void hwtimer__w32_mutex_unlock(void *m) { ReleaseSRWLockExclusive((PSRWLOCK)m); }
 static int hwtimer__w32_cond_init(void *c) {
     InitializeConditionVariable((PCONDITION_VARIABLE)c);
     return 0;
 }
-static void hwtimer__w32_cond_destroy(void *c) { (void)c; }
 static void hwtimer__w32_cond_broadcast(void *c) {
     WakeAllConditionVariable((PCONDITION_VARIABLE)c);
 }
@@ -3104,8 +3094,8 @@ static int hwtimer__w32_thread_is_self(const void *p) {
 
 static const hwtimer_threads hwtimer__win32_table = {
     "win32", sizeof(SRWLOCK), sizeof(CONDITION_VARIABLE), sizeof(hwtimer__w32thread),
-    hwtimer__w32_mutex_init, hwtimer__w32_mutex_destroy, hwtimer__w32_mutex_lock,
-    hwtimer__w32_mutex_unlock, hwtimer__w32_cond_init, hwtimer__w32_cond_destroy,
+    hwtimer__w32_mutex_init, hwtimer__w32_destroy, hwtimer__w32_mutex_lock,
+    hwtimer__w32_mutex_unlock, hwtimer__w32_cond_init, hwtimer__w32_destroy,
     hwtimer__w32_cond_broadcast, hwtimer__w32_cond_wait, hwtimer__w32_thread_start,
     hwtimer__w32_thread_join, hwtimer__w32_thread_detach, hwtimer__w32_thread_self,
     hwtimer__w32_thread_is_self};
@@ -3425,66 +3415,6 @@ static void hwtimer__set_stopped(hwtimer *t) {
     HWTIMER__STORE(&t->arm_limit, 0);
 }
 
-/* Stops t (its lock held, not from its own callback): joins the worker, waits for another
-   thread's pass, and cancels every node into `out`. Returns how many. */
-static size_t hwtimer__stop_locked(hwtimer *t, struct hwtimer__link *out) {
-    size_t n = 0;
-    unsigned i;
-    hwtimer__set_stopped(t);
-    hwtimer__join_worker_locked(t);
-    while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
-    hwtimer__init_out(out);
-    hwtimer__lock_wheels(t);
-    for (i = 0; i < t->shards; i++) {
-        n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
-    }
-    hwtimer__release_shared(t, n);
-    hwtimer__unlock_wheels(t);
-    return n;
-}
-
-/* Destroy from one of t's callbacks (its lock held): every node stops pending now, so that
-   none is referred to once destroy returns; the pass stops at `stopped`, and the pass or
-   the worker frees the timer when the callback returns. */
-static void hwtimer__destroy_deferred(hwtimer *t) {
-    unsigned i;
-    t->destroy_deferred = 1;
-    hwtimer__set_stopped(t);
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__shard *s = hwtimer__shard_at(t, i);
-        hwtimer__lock_wheel(t, s);
-        hwtimer__drop_all(t, s);
-        hwtimer__unlock_wheel(t, s);
-    }
-}
-
-/* hwtimer_fork_child with threads: the lock, the condition variables and, in worker mode,
-   the worker made anew (over the parent's copies, which may be held); nobody waits. */
-static int hwtimer__fork_child_locked(hwtimer *t) {
-    unsigned i;
-    /* Called from a callback that the worker runs (in worker mode only the worker runs
-       passes): the thread that forked is the worker, here too, and goes on with its pass
-       when the callback returns. A second worker would run passes beside it. */
-    int worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
-    size_t pending = 0;
-    if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
-    t->worker.sleeping = 0;
-    t->waiters = 0;
-    t->loop.wakes_running = 0; /* nor do the threads that were waking it (the worker's
-                                  callback may have been one): the worker answers anew */
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__shard *s = hwtimer__shard_at(t, i);
-        s->waiters = 0;
-        s->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
-        pending += s->wheel.pending;
-    }
-    if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
-    if (t->worker.mode && !t->stopped && pending && hwtimer__start_worker_locked(t)) {
-        return HWTIMER_ETHREAD;
-    }
-    return HWTIMER_OK;
-}
-
 /* hwtimer_check on one wheel and what its lock guards (the timer's lock and its held). */
 static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
     int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
@@ -3532,10 +3462,21 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
 }
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
+    unsigned i;
     if (!t) return;
     hwtimer__lock(t, t->mutex);
+    /* From one of t's callbacks: every node stops pending now, so that none is referred to
+       once destroy returns; the pass stops at `stopped`, and the pass or the worker frees
+       the timer when the callback returns. */
     if (hwtimer__in_own_callback(t)) {
-        hwtimer__destroy_deferred(t);
+        t->destroy_deferred = 1;
+        hwtimer__set_stopped(t);
+        for (i = 0; i < t->shards; i++) {
+            hwtimer__shard *s = hwtimer__shard_at(t, i);
+            hwtimer__lock_wheel(t, s);
+            hwtimer__drop_all(t, s);
+            hwtimer__unlock_wheel(t, s);
+        }
         hwtimer__unlock(t, t->mutex);
         return;
     }
@@ -3654,13 +3595,9 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
 }
 
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
-    size_t n = 0;
-    unsigned i;
-    if (!t) return 0;
-    hwtimer__lock_all(t);
-    for (i = 0; i < t->shards; i++) n += hwtimer__shard_at(t, i)->wheel.pending;
-    hwtimer__unlock_all(t);
-    return n;
+    hwtimer_stats stats;
+    hwtimer_stats_get(t, &stats); /* (0 without a timer) */
+    return stats.pending;
 }
 
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
@@ -3730,21 +3667,19 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
 }
 
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
-    int err = HWTIMER_OK;
+    int err;
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t, t->mutex);
-    if (t->stopped) {
-        err = HWTIMER_ESTOPPED;
-    } else if (t->worker.mode && hwtimer__start_worker_locked(t)) {
-        err = HWTIMER_ETHREAD;
-    }
+    err = t->stopped ? HWTIMER_ESTOPPED : HWTIMER_OK;
+    if (!err && t->worker.mode && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
     hwtimer__unlock(t, t->mutex);
     return err;
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    size_t n;
+    size_t n = 0;
+    unsigned i;
     int err;
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t, t->mutex);
@@ -3753,7 +3688,17 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
         hwtimer__unlock(t, t->mutex);
         return err;
     }
-    n = hwtimer__stop_locked(t, out);
+    /* the worker joined, another thread's pass waited for, every node cancelled into out */
+    hwtimer__set_stopped(t);
+    hwtimer__join_worker_locked(t);
+    while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
+    hwtimer__init_out(out);
+    hwtimer__lock_wheels(t);
+    for (i = 0; i < t->shards; i++) {
+        n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
+    }
+    hwtimer__release_shared(t, n);
+    hwtimer__unlock_wheels(t);
     hwtimer__unlock(t, t->mutex);
     hwtimer__hand_back(out, unprocessed, ctx);
     return (int64_t)n;
@@ -3783,14 +3728,36 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     hwtimer__unlock_all(t);
 }
 
+/* With threads: the locks, the condition variables and, in worker mode, the worker made
+   anew; nobody waits. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
-    int err;
+    size_t pending = 0;
+    unsigned i;
+    int err, worker_forked;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
     err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock_all(t);
-    err = hwtimer__fork_child_locked(t);
+    /* Called from a callback that the worker runs (in worker mode only the worker runs
+       passes): the thread that forked is the worker, here too, and goes on with its pass
+       when the callback returns. A second worker would run passes beside it. */
+    worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
+    if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
+    t->worker.sleeping = 0;
+    t->waiters = 0;
+    t->loop.wakes_running = 0; /* nor do the threads that were waking it (the worker's
+                                  callback may have been one): the worker answers anew */
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        s->waiters = 0;
+        s->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
+        pending += s->wheel.pending;
+    }
+    if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
+    if (t->worker.mode && !t->stopped && pending && hwtimer__start_worker_locked(t)) {
+        err = HWTIMER_ETHREAD;
+    }
     hwtimer__unlock_all(t);
     return err;
 }
