@@ -3125,9 +3125,8 @@ static const hwtimer_threads hwtimer__win32_table = {
 /* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
                                   const uint64_t *value, const char *rule) {
-    hwtimer__sentence msg;
+    hwtimer__sentence msg = {"", 0};
     if (!cfg || !cfg->log_fn) return;
-    msg.len = 0;
     hwtimer__say(&msg, "hwtimer_create: ");
     hwtimer__say(&msg, what);
     if (value) hwtimer__say_number(&msg, *value);
@@ -3168,10 +3167,9 @@ typedef struct hwtimer__rule {
 static int hwtimer__check_config(const hwtimer_config *cfg) {
     uint64_t width = 2, per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
     const char *missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
-    hwtimer__sentence table;
+    hwtimer__sentence table = {"", 0};
     unsigned i;
     while (width < per_wheel && width < ((uint64_t)1 << 30)) width <<= 1;
-    table.len = 0;
     hwtimer__say(&table, "threads is a table whose ");
     hwtimer__say(&table, missing ? missing : "");
     {
@@ -3292,10 +3290,8 @@ static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtim
     for (i = 0; t && i < shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         hwtimer__wheel_init(&s->wheel, g, lists + (size_t)(i * heads), bits + (size_t)(i * words));
-        if (shards == 1) {
-            s->mutex = t->mutex;
-            s->done_cond = t->done_cond;
-        }
+        if (!s->mutex) s->mutex = t->mutex; /* one wheel: the timer's lock is its own */
+        if (!s->done_cond) s->done_cond = t->done_cond;
         s->wake_by_clock = UINT64_MAX;
     }
     return b.fits ? b.size : 0;
@@ -3393,16 +3389,10 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
 
 /* Frees a stopped timer whose worker and passes are over, once no wake-up is under way. */
 static void hwtimer__finish_destroy(hwtimer *t) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    unsigned i;
     hwtimer__fork_list_remove(t);
     while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
         hwtimer__lock(t, t->mutex); /* (waits while the wake-up holds it) */
         hwtimer__unlock(t, t->mutex);
-    }
-    hwtimer__init_out(out);
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out); /* (none left) */
     }
     if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
     if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t->shards));
@@ -3548,8 +3538,7 @@ HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
-    if (!to) return 0;
-    return HWTIMER__LOAD64(&to->deadline);
+    return to ? HWTIMER__LOAD64(&to->deadline) : 0;
 }
 
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
@@ -3601,13 +3590,10 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
 }
 
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
-    hwtimer__nodes_walk walk;
+    hwtimer__nodes_walk walk = {visit, ctx, 0, NULL};
     const hwtimer *outer;
     unsigned i;
     if (!t || !visit) return 0;
-    memset(&walk, 0, sizeof walk);
-    walk.fn = visit;
-    walk.ctx = ctx;
     hwtimer__lock_all(t);
     outer = hwtimer__visiting;
     if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = t; /* (a thread-local only there) */
@@ -3617,10 +3603,7 @@ HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
     return walk.visited;
 }
 
-HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) {
-    if (!t) return 0;
-    return t->clock_fn(t->clock_ctx);
-}
+HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) { return t ? t->clock_fn(t->clock_ctx) : 0; }
 
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
     size_t ran = 0;
@@ -3637,10 +3620,7 @@ HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
     return ran;
 }
 
-HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) {
-    if (!t) return 0;
-    return hwtimer_advance(t, hwtimer_now(t));
-}
+HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) { return t ? hwtimer_advance(t, hwtimer_now(t)) : 0; }
 
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
     uint64_t next;
