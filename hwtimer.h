@@ -783,8 +783,6 @@ THE DESIGN (for maintainers: read this before the code)
 #define HWTIMER__HAVE_THREADS 0
 #else
 #define HWTIMER__HAVE_THREADS 1
-#endif
-#if !defined(HWTIMER_NO_THREADS)
 #if defined(_WIN32)
 #define HWTIMER__WIN32 1
 #endif
@@ -845,7 +843,42 @@ THE DESIGN (for maintainers: read this before the code)
 extern "C" {
 #endif
 
-#if defined(_MSC_VER) && !defined(__clang__)
+/* What the compiler offers: one branch for GCC and Clang, one for MSVC, one for the rest.
+   - hwtimer__ctz64, hwtimer__msb64: the lowest and the highest set bit of x (x != 0).
+   - HWTIMER__ALWAYS_INLINE: for the few helpers on the schedule/cancel path that compilers
+     leave out of line. HWTIMER__NOINLINE keeps a slow path out of its caller, so the fast
+     path saves fewer registers.
+   - HWTIMER__PREFETCH_NODE asks for the cache lines of a node that is needed soon: its first
+     byte and its last, as a node need not be aligned to a line (a hint: nothing happens
+     without the builtin).
+   - HWTIMER__LOAD, HWTIMER__STORE: state and deadline are read without the owner's lock
+     (the owner may be gone), so they are written and read atomically where the compiler
+     offers it.
+   - HWTIMER__ATOMIC_ADD: process-wide counters (hwtimer__live_workers): no lock, and none
+     on any hot path. Without GCC/Clang builtins or MSVC intrinsics the count is a plain add
+     (then only a warning's accuracy is at stake).
+   - HWTIMER__THREAD_LOCAL variables (a thread's shard, the foreach visitor's timer) and
+     HWTIMER__CAS_PTR, a compare-and-swap on a pointer (a fresh node claimed by one shard).
+     Shards need both, which come together (HWTIMER__HAVE_THREAD_LOCAL): without them
+     hwtimer_create refuses shards. */
+#if defined(__GNUC__) || defined(__clang__)
+static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
+static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#define HWTIMER__ALWAYS_INLINE static inline __attribute__((always_inline))
+#define HWTIMER__NOINLINE __attribute__((noinline))
+#define HWTIMER__PREFETCH_NODE(p)                                                          \
+    (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
+#define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#define HWTIMER__HAVE_THREAD_LOCAL 1
+#define HWTIMER__THREAD_LOCAL __thread
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
+                                __ATOMIC_ACQUIRE)
+#elif defined(_MSC_VER)
 #include <intrin.h>
 static unsigned hwtimer__ctz64(uint64_t x) {
     unsigned long i;
@@ -857,47 +890,45 @@ static unsigned hwtimer__msb64(uint64_t x) {
     _BitScanReverse64(&i, x);
     return (unsigned)i;
 }
-#elif defined(__GNUC__) || defined(__clang__)
-static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
-static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#define HWTIMER__ALWAYS_INLINE static __forceinline
+#define HWTIMER__NOINLINE __declspec(noinline)
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
+#define HWTIMER__HAVE_THREAD_LOCAL 1
+#define HWTIMER__THREAD_LOCAL __declspec(thread)
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
+     (void *)(expected))
 #else
-static unsigned hwtimer__ctz64(uint64_t x) {
-    unsigned n = 0;
-    while (!(x & 1u)) { x >>= 1; n++; }
-    return n;
-}
 static unsigned hwtimer__msb64(uint64_t x) {
     unsigned n = 0;
     while (x >>= 1) n++;
     return n;
 }
-#endif
-
-/* For the few helpers on the schedule/cancel path that compilers leave out of line. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__ALWAYS_INLINE static inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define HWTIMER__ALWAYS_INLINE static __forceinline
-#else
+static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1)); } /* lowest bit */
 #define HWTIMER__ALWAYS_INLINE static
-#endif
-
-/* Keeps a slow path out of its caller, so the fast path saves fewer registers. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__NOINLINE __attribute__((noinline))
-#elif defined(_MSC_VER)
-#define HWTIMER__NOINLINE __declspec(noinline)
-#else
 #define HWTIMER__NOINLINE
-#endif
-
-/* Asks for the cache lines of a node that is needed soon: its first byte and its last, as
-   a node need not be aligned to a line (a hint: nothing happens without the builtin). */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__PREFETCH_NODE(p)                                                          \
-    (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
-#else
 #define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
+#define HWTIMER__HAVE_THREAD_LOCAL 0
+#define HWTIMER__THREAD_LOCAL
+#define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
+#endif
+/* A 64-bit load or store is atomic only where pointers are 64 bits. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
+#define HWTIMER__STORE64(p, v) HWTIMER__STORE(p, v)
+#else
+#define HWTIMER__LOAD64(p) (*(p))
+#define HWTIMER__STORE64(p, v) (*(p) = (v))
 #endif
 
 /* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
@@ -907,70 +938,6 @@ static uint64_t hwtimer__shl(uint64_t x, unsigned n) { return n < 64 ? x << n : 
 static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
-
-/* State and deadline are read without the owner's lock (the owner may be gone), so they
-   are written and read atomically where the compiler offers it. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#else
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
-#endif
-#if UINTPTR_MAX > 0xFFFFFFFFu
-#define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
-#define HWTIMER__STORE64(p, v) HWTIMER__STORE(p, v)
-#else
-#define HWTIMER__LOAD64(p) (*(p))
-#define HWTIMER__STORE64(p, v) (*(p) = (v))
-#endif
-
-/* Process-wide counters (hwtimer__live_workers): no lock, and none on any hot path. Without
-   GCC/Clang builtins or MSVC intrinsics the count is a plain add (then only a warning's
-   accuracy is at stake). */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
-#elif defined(_MSC_VER)
-#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
-#else
-#define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
-#endif
-
-/* Thread-local variables (a thread's shard, the foreach visitor's timer) and a compare-and-
-   swap on a pointer (a fresh node claimed by one shard). Shards need both: without them
-   hwtimer_create refuses shards. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__HAVE_THREAD_LOCAL 1
-#define HWTIMER__THREAD_LOCAL __thread
-#define HWTIMER__HAVE_CAS 1
-#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
-    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
-                                __ATOMIC_ACQUIRE)
-#elif defined(_MSC_VER)
-#define HWTIMER__HAVE_THREAD_LOCAL 1
-#define HWTIMER__THREAD_LOCAL __declspec(thread)
-#define HWTIMER__HAVE_CAS 1
-#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
-    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
-     (void *)(expected))
-#else
-#define HWTIMER__HAVE_THREAD_LOCAL 0
-#define HWTIMER__THREAD_LOCAL
-#define HWTIMER__HAVE_CAS 0
-#define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
-#endif
-
-/* Is there a platform clock (hwtimer_config.clock_fn may be NULL)? */
-#if defined(HWTIMER_NO_DEFAULT_CLOCK)
-#define HWTIMER__HAVE_DEFAULT_CLOCK 0
-#else
-#define HWTIMER__HAVE_DEFAULT_CLOCK 1
-#endif
 
 static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
@@ -1147,8 +1114,6 @@ typedef struct hwtimer__shard {
                                arming that reads the clock past it must wake the worker */
 } hwtimer__shard;
 
-typedef void (*hwtimer__wake_fn)(void *);
-
 /* The pass under way (hwtimer__pass): at most one per timer. */
 typedef struct hwtimer__pass_state {
     int on;
@@ -1169,7 +1134,7 @@ typedef struct hwtimer__worker_state {
 
 /* The loop that drives a caller-driven timer. */
 typedef struct hwtimer__loop_state {
-    hwtimer__wake_fn wake_fn;
+    void (*wake_fn)(void *);
     void *wake_ctx;
     hwtimer__answer answer; /* the last answer; armed: a wake_fn call is owed to it */
     long wakes_running;     /* wake-ups under way with no lock held (the timer outlives them) */
@@ -1420,12 +1385,6 @@ static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__lin
     last->next = n;
     head->prev = n;
 }
-static void hwtimer__list_insert_after(struct hwtimer__link *pos, struct hwtimer__link *n) {
-    n->prev = pos;
-    n->next = pos->next;
-    pos->next->prev = n;
-    pos->next = n;
-}
 /* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
 static void hwtimer__list_unlink(struct hwtimer__link *n) {
     n->prev->next = n->next;
@@ -1599,7 +1558,7 @@ static void hwtimer__file_in_due(hwtimer__wheel *w, hwtimer_timeout *to, uint64_
         pos = pos->prev;
     }
     to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_insert_after(pos, &to->link);
+    hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
 }
 
 /* The filing of a node at a tick <= notice_upto: due in the pass under way or already passed
@@ -2156,15 +2115,13 @@ static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
    so that the timer outlives the call (the node just filed may run on another thread
    meanwhile, and its callback destroy the timer). */
 static void hwtimer__wake(hwtimer *t, int counted) {
-    hwtimer__wake_fn fn = NULL;
+    void (*fn)(void *) = NULL;
     void *ctx = NULL;
     hwtimer__lock(t, t->mutex);
-    if (t->worker.mode) {
-        if (t->worker.sleeping) {
-            t->threads->cond_broadcast(t->worker.wake_cond);
-            t->worker.sleeping = 0; /* no more broadcasts until it sleeps again */
-        }
-    } else if (t->loop.answer.armed && !t->pass.on) {
+    if (t->worker.mode && t->worker.sleeping) {
+        t->threads->cond_broadcast(t->worker.wake_cond);
+        t->worker.sleeping = 0; /* no more broadcasts until it sleeps again */
+    } else if (!t->worker.mode && t->loop.answer.armed && !t->pass.on) {
         t->loop.answer.armed = 0;
         fn = t->loop.wake_fn;
         ctx = t->loop.wake_ctx;
@@ -2776,8 +2733,7 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
     /* split so that c * 1e9 cannot overflow */
     return (c / f) * 1000000000u + (c % f) * 1000000000u / f;
 }
-#else
-#include <time.h>
+#else /* (<time.h> is included above) */
 static uint64_t hwtimer__platform_clock(void *ctx) {
     struct timespec ts;
     (void)ctx;
@@ -2786,8 +2742,10 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 }
 #endif
 #define HWTIMER__DEFAULT_CLOCK hwtimer__platform_clock
+#define HWTIMER__HAVE_DEFAULT_CLOCK 1
 #else
 #define HWTIMER__DEFAULT_CLOCK NULL
+#define HWTIMER__HAVE_DEFAULT_CLOCK 0
 #endif
 
 /* Every backend keeps the same thread record: its native handle, then the entry point the
@@ -2837,7 +2795,9 @@ static int hwtimer__pt_mutex_init(void *m) {
     return pthread_mutex_init((pthread_mutex_t *)m, NULL) ? -1 : 0;
 }
 static void hwtimer__pt_mutex_destroy(void *m) { pthread_mutex_destroy((pthread_mutex_t *)m); }
-static int hwtimer__pt_mutex_try(void *m) { return pthread_mutex_trylock((pthread_mutex_t *)m) == 0; }
+static int hwtimer__pt_mutex_try(void *m) {
+    return pthread_mutex_trylock((pthread_mutex_t *)m) == 0;
+}
 static void hwtimer__pt_mutex_lock(void *m) {
     if (!hwtimer__lock_spinning(m, hwtimer__pt_mutex_try)) pthread_mutex_lock((pthread_mutex_t *)m);
 }
@@ -2891,9 +2851,7 @@ static int hwtimer__pt_thread_start(void *p, void (*fn)(void *), void *arg) {
 static void hwtimer__pt_thread_join(void *p) {
     pthread_join(((hwtimer__pthread *)p)->handle, NULL);
 }
-static void hwtimer__pt_thread_detach(void *p) {
-    pthread_detach(((hwtimer__pthread *)p)->handle);
-}
+static void hwtimer__pt_thread_detach(void *p) { pthread_detach(((hwtimer__pthread *)p)->handle); }
 static void hwtimer__pt_thread_self(void *p) { ((hwtimer__pthread *)p)->handle = pthread_self(); }
 static int hwtimer__pt_thread_is_self(const void *p) {
     return pthread_equal(((const hwtimer__pthread *)p)->handle, pthread_self());
@@ -2906,6 +2864,7 @@ static const hwtimer_threads hwtimer__pthread_table = {
     hwtimer__pt_cond_broadcast, hwtimer__pt_cond_wait, hwtimer__pt_thread_start,
     hwtimer__pt_thread_join, hwtimer__pt_thread_detach, hwtimer__pt_thread_self,
     hwtimer__pt_thread_is_self};
+#define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
 #endif /* HWTIMER__PTHREAD */
 
 /* fork() and the worker. A worker may hold its timer's lock (or a shard's) at any moment
@@ -2924,16 +2883,12 @@ static hwtimer *hwtimer__fork_list;
 static void hwtimer__fork_prepare(void) {
     hwtimer *t;
     pthread_mutex_lock(&hwtimer__fork_mutex);
-    for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__lock_all(t);
-    }
+    for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__lock_all(t);
 }
 
 static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
     hwtimer *t;
-    for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__unlock_all(t);
-    }
+    for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__unlock_all(t);
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
@@ -2950,16 +2905,13 @@ static void hwtimer__fork_list_add(hwtimer *t) {
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
+/* (t is on the list: hwtimer_create put it there under the same condition) */
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
     if (!t->worker.mode || !t->threads) return;
     pthread_mutex_lock(&hwtimer__fork_mutex);
-    for (p = &hwtimer__fork_list; *p; p = &(*p)->fork_next) {
-        if (*p == t) {
-            *p = t->fork_next;
-            break;
-        }
-    }
+    for (p = &hwtimer__fork_list; *p != t; p = &(*p)->fork_next) continue;
+    *p = t->fork_next;
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 #else /* no fork() */
@@ -2980,9 +2932,7 @@ static void hwtimer__c11_mutex_lock(void *m) {
     if (!hwtimer__lock_spinning(m, hwtimer__c11_mutex_try)) mtx_lock((mtx_t *)m);
 }
 static void hwtimer__c11_mutex_unlock(void *m) { mtx_unlock((mtx_t *)m); }
-static int hwtimer__c11_cond_init(void *c) {
-    return cnd_init((cnd_t *)c) == thrd_success ? 0 : -1;
-}
+static int hwtimer__c11_cond_init(void *c) { return cnd_init((cnd_t *)c) == thrd_success ? 0 : -1; }
 static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
@@ -3016,7 +2966,9 @@ static void hwtimer__c11_thread_join(void *p) {
     thrd_join(((hwtimer__c11thread *)p)->handle, NULL);
 }
 static void hwtimer__c11_thread_detach(void *p) { thrd_detach(((hwtimer__c11thread *)p)->handle); }
-static void hwtimer__c11_thread_self(void *p) { ((hwtimer__c11thread *)p)->handle = thrd_current(); }
+static void hwtimer__c11_thread_self(void *p) {
+    ((hwtimer__c11thread *)p)->handle = thrd_current();
+}
 static int hwtimer__c11_thread_is_self(const void *p) {
     return thrd_equal(((const hwtimer__c11thread *)p)->handle, thrd_current());
 }
@@ -3028,6 +2980,7 @@ static const hwtimer_threads hwtimer__c11_table = {
     hwtimer__c11_cond_broadcast, hwtimer__c11_cond_wait, hwtimer__c11_thread_start,
     hwtimer__c11_thread_join, hwtimer__c11_thread_detach, hwtimer__c11_thread_self,
     hwtimer__c11_thread_is_self};
+#define HWTIMER__C11_TABLE (&hwtimer__c11_table)
 #endif /* HWTIMER__C11 */
 
 #ifdef HWTIMER__WIN32
@@ -3042,15 +2995,17 @@ static int hwtimer__w32_mutex_init(void *m) {
     InitializeSRWLock((PSRWLOCK)m);
     return 0;
 }
-static void hwtimer__w32_mutex_destroy(void *m) { (void)m; }
+/* (SRW locks and condition variables need no destroying) */
+static void hwtimer__w32_destroy(void *object) { (void)object; }
 static void hwtimer__w32_mutex_lock(void *m) { AcquireSRWLockExclusive((PSRWLOCK)m); }
 static void hwtimer__w32_mutex_unlock(void *m) { ReleaseSRWLockExclusive((PSRWLOCK)m); }
 static int hwtimer__w32_cond_init(void *c) {
     InitializeConditionVariable((PCONDITION_VARIABLE)c);
     return 0;
 }
-static void hwtimer__w32_cond_destroy(void *c) { (void)c; }
-static void hwtimer__w32_cond_broadcast(void *c) { WakeAllConditionVariable((PCONDITION_VARIABLE)c); }
+static void hwtimer__w32_cond_broadcast(void *c) {
+    WakeAllConditionVariable((PCONDITION_VARIABLE)c);
+}
 static void hwtimer__w32_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     DWORD ms = INFINITE;
     if (timeout_ns != UINT64_MAX) {
@@ -3077,34 +3032,31 @@ static void hwtimer__w32_thread_join(void *p) {
     CloseHandle(th->handle);
 }
 static void hwtimer__w32_thread_detach(void *p) { CloseHandle(((hwtimer__w32thread *)p)->handle); }
-static void hwtimer__w32_thread_self(void *p) { ((hwtimer__w32thread *)p)->id = GetCurrentThreadId(); }
+static void hwtimer__w32_thread_self(void *p) {
+    ((hwtimer__w32thread *)p)->id = GetCurrentThreadId();
+}
 static int hwtimer__w32_thread_is_self(const void *p) {
     return ((const hwtimer__w32thread *)p)->id == GetCurrentThreadId();
 }
 
 static const hwtimer_threads hwtimer__win32_table = {
     "win32", sizeof(SRWLOCK), sizeof(CONDITION_VARIABLE), sizeof(hwtimer__w32thread),
-    hwtimer__w32_mutex_init, hwtimer__w32_mutex_destroy, hwtimer__w32_mutex_lock,
-    hwtimer__w32_mutex_unlock, hwtimer__w32_cond_init, hwtimer__w32_cond_destroy,
+    hwtimer__w32_mutex_init, hwtimer__w32_destroy, hwtimer__w32_mutex_lock,
+    hwtimer__w32_mutex_unlock, hwtimer__w32_cond_init, hwtimer__w32_destroy,
     hwtimer__w32_cond_broadcast, hwtimer__w32_cond_wait, hwtimer__w32_thread_start,
     hwtimer__w32_thread_join, hwtimer__w32_thread_detach, hwtimer__w32_thread_self,
     hwtimer__w32_thread_is_self};
+#define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
 #endif /* HWTIMER__WIN32 */
 
-/* The backends compiled in, for hwtimer_threads_pthread(), _c11() and _win32(). */
-#ifdef HWTIMER__PTHREAD
-#define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
-#else
+/* What hwtimer_threads_pthread(), _c11() and _win32() return for a backend left out. */
+#ifndef HWTIMER__PTHREAD_TABLE
 #define HWTIMER__PTHREAD_TABLE NULL
 #endif
-#ifdef HWTIMER__C11
-#define HWTIMER__C11_TABLE (&hwtimer__c11_table)
-#else
+#ifndef HWTIMER__C11_TABLE
 #define HWTIMER__C11_TABLE NULL
 #endif
-#ifdef HWTIMER__WIN32
-#define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
-#else
+#ifndef HWTIMER__WIN32_TABLE
 #define HWTIMER__WIN32_TABLE NULL
 #endif
 
@@ -3120,9 +3072,8 @@ static const hwtimer_threads hwtimer__win32_table = {
 /* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
                                   const uint64_t *value, const char *rule) {
-    hwtimer__sentence msg;
+    hwtimer__sentence msg = {"", 0};
     if (!cfg || !cfg->log_fn) return;
-    msg.len = 0;
     hwtimer__say(&msg, "hwtimer_create: ");
     hwtimer__say(&msg, what);
     if (value) hwtimer__say_number(&msg, *value);
@@ -3163,10 +3114,9 @@ typedef struct hwtimer__rule {
 static int hwtimer__check_config(const hwtimer_config *cfg) {
     uint64_t width = 2, per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
     const char *missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
-    hwtimer__sentence table;
+    hwtimer__sentence table = {"", 0};
     unsigned i;
     while (width < per_wheel && width < ((uint64_t)1 << 30)) width <<= 1;
-    table.len = 0;
     hwtimer__say(&table, "threads is a table whose ");
     hwtimer__say(&table, missing ? missing : "");
     {
@@ -3193,8 +3143,8 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
             {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
             {shards > 1 && !cfg->threads, "shards is ", &shards,
              " but threads is NULL: shards need a threads backend"},
-            {shards > 1 && !(HWTIMER__HAVE_THREAD_LOCAL && HWTIMER__HAVE_CAS), "shards is ",
-             &shards, " but this compiler has neither GCC's nor MSVC's atomics and "
+            {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
+             " but this compiler has neither GCC's nor MSVC's atomics and "
              "thread-local variables, which shards need: use 0"}};
         for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
             if (!rules[i].broken) continue;
@@ -3205,109 +3155,26 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
-/* Where each part of a timer's one allocation lies (offsets from the timer), and its size. */
-typedef struct hwtimer__layout {
-    size_t lists, occupied, threads, total;
-} hwtimer__layout;
+/* The thread objects that are made and destroyed, in that order: the timer's lock, its
+   condition variables (passes done, the worker's wake-up), then with several wheels each
+   wheel's own lock and condition variable (a cancel's wait; one wheel's are the timer's).
+   Object k is a lock if k is 0, or odd from 3 on. The threads (the worker's, the pass's)
+   need nothing made. */
+static unsigned hwtimer__thread_objects(unsigned shards) { return shards > 1 ? 3 + 2 * shards : 3; }
+static int hwtimer__is_mutex(unsigned k) { return k == 0 || (k > 2 && k % 2 == 1); }
 
-/* Adds n bytes to *total, on a line of their own; 0 on overflow. */
-static int hwtimer__add_size(size_t *total, size_t n) {
-    if (n > SIZE_MAX - *total - 2 * HWTIMER__LINE) return 0;
-    *total = HWTIMER__ROUND_LINE(*total + n);
-    return 1;
-}
-
-/* The thread objects: the timer's lock and its condition variables (passes done, the worker's
-   wake-up), its threads (the worker, the pass); with several wheels, each wheel's own lock
-   and condition variable (a cancel's wait). One wheel's are the timer's. */
-enum { HWTIMER__TIMER_MUTEXES = 1, HWTIMER__TIMER_CONDS = 2, HWTIMER__TIMER_THREADS = 2 };
-static unsigned hwtimer__own_locks(unsigned shards) { return shards > 1 ? shards : 0; }
-
-/* Lays out a timer of `shards` wheels of geometry g; 0 when it does not fit a size_t. The
-   timer itself goes at a line of the block (hwtimer__create aligns it). */
-static int hwtimer__lay_out(const hwtimer__geometry *g, const hwtimer_threads *th,
-                            unsigned shards, hwtimer__layout *lay) {
-    uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS * shards;
-    size_t objects = 0;
-    lay->total = HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE;
-    lay->lists = lay->total;
-    if (heads > SIZE_MAX / sizeof(struct hwtimer__link) ||
-        !hwtimer__add_size(&lay->total, (size_t)heads * sizeof(struct hwtimer__link))) {
-        return 0;
-    }
-    lay->occupied = lay->total;
-    if (!hwtimer__add_size(&lay->total, shards * g->levels * g->level_words * sizeof(uint64_t))) {
-        return 0;
-    }
-    lay->threads = lay->total;
-    if (th) {
-        unsigned mutexes = HWTIMER__TIMER_MUTEXES + hwtimer__own_locks(shards);
-        unsigned conds = HWTIMER__TIMER_CONDS + hwtimer__own_locks(shards);
-        objects = mutexes * HWTIMER__ROUND_LINE(th->mutex_size) +
-                  conds * HWTIMER__ROUND_LINE(th->cond_size) +
-                  HWTIMER__TIMER_THREADS * HWTIMER__ROUND_LINE(th->thread_size);
-    }
-    /* (and a line to align the timer within the block) */
-    return hwtimer__add_size(&lay->total, objects) && hwtimer__add_size(&lay->total, HWTIMER__LINE);
-}
-
-/* Takes n bytes at *p for a thread object. */
-static void *hwtimer__take(char **p, size_t n) {
-    void *at = *p;
-    *p += HWTIMER__ROUND_LINE(n);
-    return at;
-}
-
-/* Points the timer's wheels and thread objects into its block, and empties the wheels. */
-static void hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer__layout *lay) {
-    size_t heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
-    size_t words = g->levels * g->level_words;
-    char *base = (char *)t, *p = base + lay->threads;
-    const hwtimer_threads *th = t->threads;
-    unsigned i;
-    if (th) {
-        t->mutex = hwtimer__take(&p, th->mutex_size);
-        t->done_cond = hwtimer__take(&p, th->cond_size);
-        t->worker.wake_cond = hwtimer__take(&p, th->cond_size);
-        t->worker.thread = hwtimer__take(&p, th->thread_size);
-        t->pass.thread = hwtimer__take(&p, th->thread_size);
-    }
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__shard *s = hwtimer__shard_at(t, i);
-        memset(s, 0, sizeof *s);
-        hwtimer__wheel_init(&s->wheel, g, (struct hwtimer__link *)(void *)(base + lay->lists) + i * heads,
-                            (uint64_t *)(void *)(base + lay->occupied) + i * words);
-        s->mutex = t->mutex;
-        s->done_cond = t->done_cond;
-        if (th && hwtimer__own_locks(t->shards)) {
-            s->mutex = hwtimer__take(&p, th->mutex_size);
-            s->done_cond = hwtimer__take(&p, th->cond_size);
-        }
-        s->wake_by_clock = UINT64_MAX;
-    }
-}
-
-/* The timer's thread objects in the order they are made: its lock, its two condition
-   variables, then each wheel's own lock and condition variable. */
-static unsigned hwtimer__thread_objects(const hwtimer *t) {
-    return 3 + 2 * hwtimer__own_locks(t->shards);
-}
-
-/* Object k of them (k < hwtimer__thread_objects), and whether it is a lock. */
-static void *hwtimer__thread_object(const hwtimer *t, unsigned k, int *is_mutex) {
-    hwtimer__shard *s;
-    *is_mutex = k == 0 || (k > 2 && (k - 3) % 2 == 0);
-    if (k < 3) return k == 0 ? t->mutex : k == 1 ? t->done_cond : t->worker.wake_cond;
-    s = hwtimer__shard_at(t, (k - 3) / 2);
-    return *is_mutex ? s->mutex : s->done_cond;
+/* The field of t that points at thread object k. */
+static void **hwtimer__thread_object(hwtimer *t, unsigned k) {
+    if (k < 3) return k == 0 ? &t->mutex : k == 1 ? &t->done_cond : &t->worker.wake_cond;
+    if (hwtimer__is_mutex(k)) return &hwtimer__shard_at(t, (k - 3) / 2)->mutex;
+    return &hwtimer__shard_at(t, (k - 3) / 2)->done_cond;
 }
 
 /* Destroys thread objects 0 .. n-1, last first. */
-static void hwtimer__unmake_thread_objects(const hwtimer *t, unsigned n) {
+static void hwtimer__unmake_thread_objects(hwtimer *t, unsigned n) {
     while (n-- > 0) {
-        int is_mutex;
-        void *object = hwtimer__thread_object(t, n, &is_mutex);
-        if (is_mutex) {
+        void *object = *hwtimer__thread_object(t, n);
+        if (hwtimer__is_mutex(n)) {
             t->threads->mutex_destroy(object);
         } else {
             t->threads->cond_destroy(object);
@@ -3316,18 +3183,65 @@ static void hwtimer__unmake_thread_objects(const hwtimer *t, unsigned n) {
 }
 
 /* Makes the thread objects; undoes what it made on failure. */
-static int hwtimer__make_thread_objects(const hwtimer *t) {
+static int hwtimer__make_thread_objects(hwtimer *t) {
     unsigned k;
     if (!t->threads) return HWTIMER_OK;
-    for (k = 0; k < hwtimer__thread_objects(t); k++) {
-        int is_mutex;
-        void *object = hwtimer__thread_object(t, k, &is_mutex);
-        if (is_mutex ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
+    for (k = 0; k < hwtimer__thread_objects(t->shards); k++) {
+        void *object = *hwtimer__thread_object(t, k);
+        if (hwtimer__is_mutex(k) ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
             hwtimer__unmake_thread_objects(t, k);
             return HWTIMER_ETHREAD;
         }
     }
     return HWTIMER_OK;
+}
+
+/* A walk over a timer's block (hwtimer__carve), part after part, each on lines of its own. */
+typedef struct hwtimer__block {
+    char *timer; /* where the timer lies, or NULL: the walk only measures */
+    size_t size; /* from the timer to the end of the last part */
+    int fits;    /* 0 once the size overflowed a size_t */
+} hwtimer__block;
+
+/* Takes the next n bytes of the block: where they lie (NULL when only measuring). */
+static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
+    char *part = b->timer ? b->timer + b->size : NULL;
+    b->fits = b->fits && n <= SIZE_MAX - b->size - 2 * HWTIMER__LINE;
+    if (b->fits) b->size = HWTIMER__ROUND_LINE(b->size + (size_t)n);
+    return part;
+}
+
+/* The one walk over a timer's block: the timer, its wheels (hwtimer__shard_at), their lists,
+   their bit trees, the thread objects, the threads, and a line to align the timer within
+   the block. With t NULL it only measures; else (t and its wheels zero-filled) it points the
+   wheels and the thread objects at their parts and empties the wheels. Returns the block's
+   size, or 0 when that does not fit a size_t. */
+static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
+                             unsigned shards) {
+    uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
+    uint64_t words = (uint64_t)g->levels * g->level_words;
+    hwtimer__block b = {(char *)t, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE, 1};
+    struct hwtimer__link *lists =
+        (struct hwtimer__link *)hwtimer__take(&b, shards * heads * sizeof(struct hwtimer__link));
+    uint64_t *bits = (uint64_t *)hwtimer__take(&b, shards * words * sizeof(uint64_t));
+    unsigned i, k;
+    for (k = 0; th && k < hwtimer__thread_objects(shards); k++) {
+        void *object = hwtimer__take(&b, hwtimer__is_mutex(k) ? th->mutex_size : th->cond_size);
+        if (t) *hwtimer__thread_object(t, k) = object;
+    }
+    for (k = 0; th && k < 2; k++) { /* the worker's thread, then the pass's */
+        void *thread = hwtimer__take(&b, th->thread_size);
+        if (t) *(k == 0 ? &t->worker.thread : &t->pass.thread) = thread;
+    }
+    hwtimer__take(&b, HWTIMER__LINE); /* (to align the timer within the block) */
+    for (i = 0; t && i < shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__wheel_init(&s->wheel, g, lists + (size_t)(i * heads), bits + (size_t)(i * words));
+        if (!s->mutex) s->mutex = t->mutex; /* one wheel: the timer's lock is its own */
+        if (!s->done_cond) s->done_cond = t->done_cond;
+        s->wake_by_clock = UINT64_MAX;
+    }
+    return b.fits ? b.size : 0;
 }
 
 /* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
@@ -3385,32 +3299,33 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     unsigned shards = cfg->shards > 1 ? cfg->shards : 1;
     uint64_t (*clock_fn)(void *) = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
     hwtimer__geometry g;
-    hwtimer__layout lay;
+    size_t size;
     char *block;
     hwtimer *t;
     hwtimer__geometry_init(&g, cfg->tick_ns, cfg->ticks_per_wheel, clock_fn(cfg->clock_ctx));
-    if (!hwtimer__lay_out(&g, cfg->threads, shards, &lay)) {
+    size = hwtimer__carve(NULL, &g, cfg->threads, shards);
+    if (!size) {
         hwtimer__tell_refusal(cfg, "the wheel of this ticks_per_wheel and tick_ns needs more "
                               "memory than size_t can count", NULL, "");
         return HWTIMER_ENOMEM;
     }
-    block = (char *)(cfg->alloc_fn ? cfg->alloc_fn(lay.total, cfg->alloc_ctx)
-                                   : HWTIMER_MALLOC(cfg->alloc_ctx, lay.total));
+    block = (char *)(cfg->alloc_fn ? cfg->alloc_fn(size, cfg->alloc_ctx)
+                                   : HWTIMER_MALLOC(cfg->alloc_ctx, size));
     if (!block) {
-        uint64_t bytes = lay.total;
+        uint64_t bytes = size;
         hwtimer__tell_refusal(cfg, "allocating ", &bytes, " bytes failed (the allocator "
                               "returned NULL)");
         return HWTIMER_ENOMEM;
     }
     t = (hwtimer *)(void *)(block + (HWTIMER__LINE - (uintptr_t)block % HWTIMER__LINE) %
                                         HWTIMER__LINE);
-    memset(t, 0, sizeof *t);
+    memset(t, 0, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE); /* the timer, its wheels */
     t->block = block;
-    t->stats.bytes = lay.total;
+    t->stats.bytes = size;
     t->pass.last_now = g.start;
     t->pass.ticks_room = g.max_tick;
     hwtimer__configure(t, cfg, shards);
-    hwtimer__carve(t, &g, &lay);
+    hwtimer__carve(t, &g, cfg->threads, shards);
     if (hwtimer__make_thread_objects(t)) {
         hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
                               "variable (mutex_init or cond_init failed)", NULL, "");
@@ -3424,19 +3339,13 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
 
 /* Frees a stopped timer whose worker and passes are over, once no wake-up is under way. */
 static void hwtimer__finish_destroy(hwtimer *t) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    unsigned i;
     hwtimer__fork_list_remove(t);
     while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
         hwtimer__lock(t, t->mutex); /* (waits while the wake-up holds it) */
         hwtimer__unlock(t, t->mutex);
     }
-    hwtimer__init_out(out);
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out); /* (none left) */
-    }
     if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
-    if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t));
+    if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t->shards));
     hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
 }
 
@@ -3444,64 +3353,6 @@ static void hwtimer__finish_destroy(hwtimer *t) {
 static void hwtimer__set_stopped(hwtimer *t) {
     HWTIMER__STORE(&t->stopped, 1);
     HWTIMER__STORE(&t->arm_limit, 0);
-}
-
-/* Stops t (its lock held, not from its own callback): joins the worker, waits for another
-   thread's pass, and cancels every node into `out`. Returns how many. */
-static size_t hwtimer__stop_locked(hwtimer *t, struct hwtimer__link *out) {
-    size_t n = 0;
-    unsigned i;
-    hwtimer__set_stopped(t);
-    hwtimer__join_worker_locked(t);
-    while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
-    hwtimer__init_out(out);
-    hwtimer__lock_wheels(t);
-    for (i = 0; i < t->shards; i++) n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
-    hwtimer__release_shared(t, n);
-    hwtimer__unlock_wheels(t);
-    return n;
-}
-
-/* Destroy from one of t's callbacks (its lock held): every node stops pending now, so that
-   none is referred to once destroy returns; the pass stops at `stopped`, and the pass or
-   the worker frees the timer when the callback returns. */
-static void hwtimer__destroy_deferred(hwtimer *t) {
-    unsigned i;
-    t->destroy_deferred = 1;
-    hwtimer__set_stopped(t);
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__shard *s = hwtimer__shard_at(t, i);
-        hwtimer__lock_wheel(t, s);
-        hwtimer__drop_all(t, s);
-        hwtimer__unlock_wheel(t, s);
-    }
-}
-
-/* hwtimer_fork_child with threads: the lock, the condition variables and, in worker mode,
-   the worker made anew (over the parent's copies, which may be held); nobody waits. */
-static int hwtimer__fork_child_locked(hwtimer *t) {
-    unsigned i;
-    /* Called from a callback that the worker runs (in worker mode only the worker runs
-       passes): the thread that forked is the worker, here too, and goes on with its pass
-       when the callback returns. A second worker would run passes beside it. */
-    int worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
-    size_t pending = 0;
-    if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
-    t->worker.sleeping = 0;
-    t->waiters = 0;
-    t->loop.wakes_running = 0; /* nor do the threads that were waking it (the worker's
-                                  callback may have been one): the worker answers anew */
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__shard *s = hwtimer__shard_at(t, i);
-        s->waiters = 0;
-        s->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
-        pending += s->wheel.pending;
-    }
-    if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
-    if (t->worker.mode && !t->stopped && pending && hwtimer__start_worker_locked(t)) {
-        return HWTIMER_ETHREAD;
-    }
-    return HWTIMER_OK;
 }
 
 /* hwtimer_check on one wheel and what its lock guards (the timer's lock and its held). */
@@ -3551,10 +3402,21 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
 }
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
+    unsigned i;
     if (!t) return;
     hwtimer__lock(t, t->mutex);
+    /* From one of t's callbacks: every node stops pending now, so that none is referred to
+       once destroy returns; the pass stops at `stopped`, and the pass or the worker frees
+       the timer when the callback returns. */
     if (hwtimer__in_own_callback(t)) {
-        hwtimer__destroy_deferred(t);
+        t->destroy_deferred = 1;
+        hwtimer__set_stopped(t);
+        for (i = 0; i < t->shards; i++) {
+            hwtimer__shard *s = hwtimer__shard_at(t, i);
+            hwtimer__lock_wheel(t, s);
+            hwtimer__drop_all(t, s);
+            hwtimer__unlock_wheel(t, s);
+        }
         hwtimer__unlock(t, t->mutex);
         return;
     }
@@ -3631,8 +3493,7 @@ HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
-    if (!to) return 0;
-    return HWTIMER__LOAD64(&to->deadline);
+    return to ? HWTIMER__LOAD64(&to->deadline) : 0;
 }
 
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
@@ -3678,23 +3539,16 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
 }
 
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
-    size_t n = 0;
-    unsigned i;
-    if (!t) return 0;
-    hwtimer__lock_all(t);
-    for (i = 0; i < t->shards; i++) n += hwtimer__shard_at(t, i)->wheel.pending;
-    hwtimer__unlock_all(t);
-    return n;
+    hwtimer_stats stats;
+    hwtimer_stats_get(t, &stats); /* (0 without a timer) */
+    return stats.pending;
 }
 
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
-    hwtimer__nodes_walk walk;
+    hwtimer__nodes_walk walk = {visit, ctx, 0, NULL};
     const hwtimer *outer;
     unsigned i;
     if (!t || !visit) return 0;
-    memset(&walk, 0, sizeof walk);
-    walk.fn = visit;
-    walk.ctx = ctx;
     hwtimer__lock_all(t);
     outer = hwtimer__visiting;
     if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = t; /* (a thread-local only there) */
@@ -3704,10 +3558,7 @@ HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
     return walk.visited;
 }
 
-HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) {
-    if (!t) return 0;
-    return t->clock_fn(t->clock_ctx);
-}
+HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) { return t ? t->clock_fn(t->clock_ctx) : 0; }
 
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
     size_t ran = 0;
@@ -3724,10 +3575,7 @@ HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
     return ran;
 }
 
-HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) {
-    if (!t) return 0;
-    return hwtimer_advance(t, hwtimer_now(t));
-}
+HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) { return t ? hwtimer_advance(t, hwtimer_now(t)) : 0; }
 
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
     uint64_t next;
@@ -3754,21 +3602,19 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
 }
 
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
-    int err = HWTIMER_OK;
+    int err;
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t, t->mutex);
-    if (t->stopped) {
-        err = HWTIMER_ESTOPPED;
-    } else if (t->worker.mode && hwtimer__start_worker_locked(t)) {
-        err = HWTIMER_ETHREAD;
-    }
+    err = t->stopped ? HWTIMER_ESTOPPED : HWTIMER_OK;
+    if (!err && t->worker.mode && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
     hwtimer__unlock(t, t->mutex);
     return err;
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    size_t n;
+    size_t n = 0;
+    unsigned i;
     int err;
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t, t->mutex);
@@ -3777,7 +3623,17 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
         hwtimer__unlock(t, t->mutex);
         return err;
     }
-    n = hwtimer__stop_locked(t, out);
+    /* the worker joined, another thread's pass waited for, every node cancelled into out */
+    hwtimer__set_stopped(t);
+    hwtimer__join_worker_locked(t);
+    while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
+    hwtimer__init_out(out);
+    hwtimer__lock_wheels(t);
+    for (i = 0; i < t->shards; i++) {
+        n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
+    }
+    hwtimer__release_shared(t, n);
+    hwtimer__unlock_wheels(t);
     hwtimer__unlock(t, t->mutex);
     hwtimer__hand_back(out, unprocessed, ctx);
     return (int64_t)n;
@@ -3807,14 +3663,36 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     hwtimer__unlock_all(t);
 }
 
+/* With threads: the locks, the condition variables and, in worker mode, the worker made
+   anew; nobody waits. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
-    int err;
+    size_t pending = 0;
+    unsigned i;
+    int err, worker_forked;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
     err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock_all(t);
-    err = hwtimer__fork_child_locked(t);
+    /* Called from a callback that the worker runs (in worker mode only the worker runs
+       passes): the thread that forked is the worker, here too, and goes on with its pass
+       when the callback returns. A second worker would run passes beside it. */
+    worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
+    if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
+    t->worker.sleeping = 0;
+    t->waiters = 0;
+    t->loop.wakes_running = 0; /* nor do the threads that were waking it (the worker's
+                                  callback may have been one): the worker answers anew */
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        s->waiters = 0;
+        s->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
+        pending += s->wheel.pending;
+    }
+    if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
+    if (t->worker.mode && !t->stopped && pending && hwtimer__start_worker_locked(t)) {
+        err = HWTIMER_ETHREAD;
+    }
     hwtimer__unlock_all(t);
     return err;
 }
