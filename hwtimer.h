@@ -1120,7 +1120,8 @@ typedef struct hwtimer__pass_state {
     void *thread;      /* the thread that runs it (and its callbacks) */
     uint64_t last_now;  /* the `now` of the last advance: the timer's time (S before any) */
     uint64_t last_tick; /* ... and the tick it is due at (hwtimer_schedule_ticks) */
-    uint64_t ticks_room; /* ... max_tick - last_tick: the most ticks to schedule ahead */
+    uint64_t ticks_room; /* ... and the most ticks ahead of it whose deadline in ns does not
+                            overflow: (UINT64_MAX - last_now) / tick_ns */
 } hwtimer__pass_state;
 
 typedef struct hwtimer__worker_state {
@@ -1159,8 +1160,8 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending;  /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    hwtimer__wheel *quick_wheel; /* without threads, the one wheel, whose filed nodes
-                                    hwtimer_cancel cancels inline; NULL with threads */
+    hwtimer__wheel *quick_wheel; /* without threads or shared_limit, the one wheel, whose
+                                    filed nodes hwtimer_cancel cancels inline; else NULL */
     size_t arm_limit;    /* an arming without threads in a wheel with this many pending
                             goes the general way: max_pending; 0 with threads, once
                             stopped, or with shared_limit */
@@ -1386,9 +1387,11 @@ static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__lin
     head->prev = n;
 }
 /* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
-static void hwtimer__list_unlink(struct hwtimer__link *n) {
-    n->prev->next = n->next;
-    n->next->prev = n->prev;
+static int hwtimer__list_unlink(struct hwtimer__link *n) {
+    struct hwtimer__link *next = n->next, *prev = n->prev;
+    prev->next = next;
+    next->prev = prev;
+    return next == prev; /* n was alone: its list is empty now */
 }
 /* Moves every node of `from` to the end of `to`. */
 static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link *from) {
@@ -1608,8 +1611,17 @@ static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32
 /* Takes a filed node out of its list; its slot may be empty only if the node was alone in
    its list (both links at the head). `where` is left stale: read only while pending. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
-    hwtimer__list_unlink(&to->link);
-    if (to->link.next == to->link.prev) hwtimer__unmark_if_empty(w, to->where);
+    if (hwtimer__list_unlink(&to->link)) hwtimer__unmark_if_empty(w, to->where);
+}
+
+/* A node pending in w stops pending: CANCELLED, uncounted, unfiled if it was filed (last:
+   the call that may clear its slot's bit ends it). */
+HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                   int filed) {
+    HWTIMER_ASSERT(w->pending > 0);
+    hwtimer__set_state(to, HWTIMER_CANCELLED);
+    w->pending--;
+    if (filed) hwtimer__wheel_unfile(w, to);
 }
 
 /* A push later that leaves the node where it is ("Pushing a deadline later" in THE
@@ -2268,23 +2280,14 @@ static int hwtimer__running_unfiled(const hwtimer__shard *s, const hwtimer_timeo
     return to && to == s->run.node && s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED;
 }
 
-/* A node pending in s stops pending: CANCELLED, uncounted, and unfiled if it was filed. */
-HWTIMER__ALWAYS_INLINE void hwtimer__uncount(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
-                                             int filed) {
-    HWTIMER_ASSERT(s->wheel.pending > 0);
-    hwtimer__set_state(to, HWTIMER_CANCELLED);
-    s->wheel.pending--;
-    hwtimer__release_shared(t, 1);
-    if (filed) hwtimer__wheel_unfile(&s->wheel, to);
-}
-
 /* Cancels a periodic node of s inside its own callback (which then is not re-armed), or
    one not pending there: 1 if it was pending, else 0. */
 static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard *s,
                                                      hwtimer_timeout *to) {
     if (!hwtimer__running_unfiled(s, to)) return 0;
     s->run.fate = HWTIMER__CANCELLED;
-    hwtimer__uncount(t, s, to, 0);
+    hwtimer__wheel_uncount(&s->wheel, to, 0);
+    hwtimer__release_shared(t, 1);
     return 1;
 }
 
@@ -2295,7 +2298,8 @@ static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard 
 HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
                                                   hwtimer_timeout *to) {
     if (to->wheel == &s->wheel && to->state == HWTIMER_PENDING) {
-        hwtimer__uncount(t, s, to, 1);
+        hwtimer__wheel_uncount(&s->wheel, to, 1);
+        hwtimer__release_shared(t, 1);
         return 1;
     }
     return hwtimer__cancel_unusual(t, s, to);
@@ -2443,7 +2447,7 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
     HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
     t->pass.last_tick = hwtimer__due_tick(g, now);
-    t->pass.ticks_room = g->max_tick - t->pass.last_tick;
+    t->pass.ticks_room = (UINT64_MAX - now) / g->tick_ns;
     if (now < g->start) return 0;
     *target = hwtimer__div_tick(g, now - g->start, &rem);
     t->pass.on = 1;
@@ -3272,6 +3276,7 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     if (cfg->max_pending && shards > 1) {
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
         t->arm_limit = 0;
+        t->quick_wheel = NULL;
     }
     t->worker.mode = cfg->worker != 0;
     t->loop.wake_fn = cfg->wake_fn;
@@ -3323,7 +3328,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     t->block = block;
     t->stats.bytes = size;
     t->pass.last_now = g.start;
-    t->pass.ticks_room = g.max_tick;
+    t->pass.ticks_room = (UINT64_MAX - g.start) / g.tick_ns;
     hwtimer__configure(t, cfg, shards);
     hwtimer__carve(t, &g, cfg->threads, shards);
     if (hwtimer__make_thread_objects(t)) {
@@ -3480,8 +3485,8 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     if (!t || !to) return HWTIMER_EINVAL;
-    if (to->wheel == t->quick_wheel && to->state == HWTIMER_PENDING) { /* without threads */
-        hwtimer__uncount(t, hwtimer__shard_at(t, 0), to, 1);
+    if (to->wheel == t->quick_wheel && to->state == HWTIMER_PENDING) {
+        hwtimer__wheel_uncount(&hwtimer__shard_at(t, 0)->wheel, to, 1); /* no load: t + offset */
         return 1;
     }
     return hwtimer__cancel_general(t, to);

@@ -284,6 +284,7 @@ static void test_schedule_ticks(void) {
     hwtimer_config cfg;
     counted_clock c;
     probe p[4];
+    uint64_t tenths;
     fixture_config(&f, &cfg, 5 * SEC + 300, MS, 8);
     c.f = &f;
     c.reads = 0;
@@ -323,6 +324,18 @@ static void test_schedule_ticks(void) {
     CHECK_EQ(advance_to(&f, tick_at(&f, 12)), 0);
     CHECK_EQ(advance_to(&f, tick_at(&f, 13)), 1);
     CHECK_EQ(p[3].early, 0);
+    /* near the end of time, nows between boundaries: a deadline past UINT64_MAX is
+       UINT64_MAX, never one that wrapped around (whichever fraction of a tick now has) */
+    for (tenths = 19; tenths >= 11; tenths--) {
+        uint64_t now = UINT64_MAX - tenths * (MS / 10), k;
+        CHECK_EQ(advance_to(&f, now), 0);
+        for (k = 1; k <= 3; k++) {
+            CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[1].to, k, probe_fn, &p[1]), HWTIMER_OK);
+            CHECK_EQ(hwtimer_timeout_deadline(&p[1].to),
+                     k * MS <= UINT64_MAX - now ? now + k * MS : UINT64_MAX);
+            CHECK_EQ(probe_cancel(&p[1]), 1);
+        }
+    }
     CHECK_EQ(probe_cancel(&p[2]), 1);
     fixture_close(&f);
 }
