@@ -1564,37 +1564,37 @@ static void hwtimer__file_in_due(hwtimer__wheel *w, hwtimer_timeout *to, uint64_
     hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
 }
 
-/* The filing of a node at a tick <= notice_upto: due in the pass under way or already passed
-   (to `due`), or in the wheel but watched. Returns whether it is watched. */
+/* Makes a node in no list PENDING at `deadline` and files it at e, the tick it runs at,
+   e past notice_upto: in its slot. */
+HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                     uint64_t deadline, uint64_t e) {
+    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__set_state(to, HWTIMER_PENDING);
+    hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
+}
+
+/* The same at a tick <= notice_upto: due in the pass under way or already passed (to
+   `due`), or in the wheel but watched. Returns whether it is watched. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
-                                                   uint64_t tick) {
-    if (tick <= w->due_upto) {
-        hwtimer__file_in_due(w, to, tick);
+                                                   uint64_t deadline, uint64_t tick) {
+    if (tick > w->due_upto) {
+        hwtimer__wheel_file_past(w, to, deadline, tick);
     } else {
-        hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, tick));
+        HWTIMER__STORE64(&to->deadline, deadline);
+        hwtimer__set_state(to, HWTIMER_PENDING);
+        hwtimer__file_in_due(w, to, tick);
     }
     return tick <= w->watch_upto;
 }
 
-/* Makes a node in no list PENDING at `deadline` and files it at e, the tick it runs at.
-   Returns 1 if that tick is watched (<= watch_upto). Most filings: one comparison, then
-   the slot. */
-HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file_at(hwtimer__wheel *w, hwtimer_timeout *to,
-                                                  uint64_t deadline, uint64_t e) {
-    int noticed = e <= w->notice_upto;
-    HWTIMER__STORE64(&to->deadline, deadline);
-    hwtimer__set_state(to, HWTIMER_PENDING);
-    if (noticed) return hwtimer__file_noticed(w, to, e);
-    hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
-    return 0;
-}
-
-/* The same with its tick found from the deadline (before the state is stored: see
-   hwtimer__leeway_key), in *tick. */
+/* Either, its tick found from the deadline (before the state is stored: see
+   hwtimer__leeway_key) and put in *tick. Returns 1 if that tick is watched. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
                                                uint64_t deadline, uint64_t *tick) {
     *tick = hwtimer__node_tick(w, to, deadline);
-    return hwtimer__wheel_file_at(w, to, deadline, *tick);
+    if (*tick <= w->notice_upto) return hwtimer__file_noticed(w, to, deadline, *tick);
+    hwtimer__wheel_file_past(w, to, deadline, *tick);
+    return 0;
 }
 
 /* A node alone in its list was taken out: if that list is one of a wheel slot's (not `due`
@@ -2622,12 +2622,6 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
     return err;
 }
 
-/* The schedule forms (`form`: how `when` counts). Without threads the usual arming (below
-   the limit, which is 0 with threads; a node IDLE or CANCELLED, with no leeway; due past
-   notice_upto) is done here with no call but the clock's, so that it keeps little across
-   calls; the rest goes the general way, before anything is written. Without threads no
-   cancel waits for a callback, so a callback's own node armed here needs no fate (see
-   hwtimer__running). */
 /* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks). */
 static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
     uint64_t tick_ns = hwtimer__shard_at(t, 0)->wheel.geo.tick_ns;
@@ -2638,6 +2632,11 @@ static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
 /* How hwtimer__arm's `when` counts. */
 enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 
+/* The schedule forms. Without threads the usual arming (below the limit, which is 0 with
+   threads; a node IDLE or CANCELLED, with no leeway; due past notice_upto) is done here with
+   no call but the clock's; the rest goes the general way, before anything is written.
+   Without threads no cancel waits for a callback, so a callback's own node armed here needs
+   no fate (see hwtimer__running). */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         int form, uint64_t period, hwtimer_fn fn, void *arg) {
     hwtimer__shard *s;
@@ -2659,9 +2658,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
         e = hwtimer__due_tick(&w->geo, when);
     }
     if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
-    w->pending++;
-    hwtimer__wheel_file_at(w, to, when, e);
     hwtimer__arm_fill(s, to, period, fn, arg);
+    w->pending++;
+    hwtimer__wheel_file_past(w, to, when, e); /* last: the slot's marking may be a tail call */
     return HWTIMER_OK;
 }
 

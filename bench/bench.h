@@ -93,6 +93,9 @@ typedef struct bench_peer {
     /* Runs body(arg) where the peer's cached clock is valid (libevent: inside a loop
        callback). NULL: body is called directly. */
     void (*in_loop)(void *ctx, bench_body_fn body, void *arg);
+    /* The loops of schedule, cancel, cancel_order and reschedule hold the peer's timer and
+       node array in locals, as a loop that owns them would: no peer's loop reloads them
+       from the context after each call into its library. */
     void (*schedule)(void *ctx, const uint32_t *delay_ms, size_t n); /* node i: delay_ms[i] */
     void (*cancel)(void *ctx, size_t n);                             /* nodes 0 .. n-1 */
     void (*cancel_order)(void *ctx, const uint32_t *order, size_t n); /* order[0], order[1] .. */

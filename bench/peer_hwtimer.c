@@ -98,37 +98,47 @@ static void hw_destroy(void *ctx) {
    now of its last advance), here in ticks of 1 ms. */
 static void hw_schedule(void *ctx, const uint32_t *delay_ms, size_t n) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_schedule_ticks(p->timer, &p->nodes[i], delay_ms[i], hw_on_fire, &p->fired);
+        hwtimer_schedule_ticks(t, &nodes[i], delay_ms[i], hw_on_fire, &p->fired);
     }
 }
 
 /* The same from the clock, read on every call (hwtimer_schedule). */
 static void hw_schedule_reading_clock(void *ctx, const uint32_t *delay_ms, size_t n) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_schedule(p->timer, &p->nodes[i], delay_ms[i] * BENCH_MS, hw_on_fire, &p->fired);
+        hwtimer_schedule(t, &nodes[i], delay_ms[i] * BENCH_MS, hw_on_fire, &p->fired);
     }
 }
 
 static void hw_cancel(void *ctx, size_t n) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_cancel(p->timer, &p->nodes[i]);
+        hwtimer_cancel(t, &nodes[i]);
     }
 }
 
 static void hw_cancel_order(void *ctx, const uint32_t *order, size_t n) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_cancel(p->timer, &p->nodes[order[i]]);
+        hwtimer_cancel(t, &nodes[order[i]]);
     }
 }
 
 static void hw_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_reschedule(p->timer, &p->nodes[i], (uint64_t)(delay_ms[i] + extra_ms) * BENCH_MS);
+        hwtimer_reschedule(t, &nodes[i], (uint64_t)(delay_ms[i] + extra_ms) * BENCH_MS);
     }
 }
 
