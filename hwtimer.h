@@ -611,52 +611,44 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
    IMPLEMENTATION
    =================================================================================
 
-THE DESIGN (for maintainers: read this before the code)
+THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
    The structure. The geometry (the tick and the levels, fixed at create); a wheel
    (hwtimer__wheel: its levels' slots and bit trees, the lists `due` and `ready`, its
-   pending count; nothing of locks, threads, the clock, callbacks, wake_fn or the log); and
-   the timer (struct hwtimer), the front end over 1 .. 64 wheels: config, clock, threads,
-   worker, the loop's answers, log, counters. Each wheel comes with what its lock guards
-   (hwtimer__shard): the callback of one of its nodes that runs, the cancels that wait for
-   it, and the timer's last answer as its filings see it. One wheel: its lock is the
-   timer's. cfg.shards: each wheel has its own, and a thread arms its fresh nodes in its
-   own wheel; a node stays in the wheel that armed it while it is armed there (its `wheel`
-   names it), so that one lock orders every call on it.
+   pending count; no lock, thread, clock, callback, wake_fn or log); and the timer (struct
+   hwtimer), the front end over 1 .. 64 wheels: config, clock, threads, worker, the loop's
+   answers, log, counters. Each wheel comes with what its lock guards (hwtimer__shard): the
+   running callback of one of its nodes, the cancels waiting for it, and the timer's last
+   answer as its filings see it. One wheel: its lock is the timer's. cfg.shards: each wheel
+   has its own, a thread arms a fresh node in its own wheel, and the node stays there while
+   armed (its `wheel` names it), so that one lock orders every call on it.
 
    Locks. The timer's, then its wheels' in order. Schedule, reschedule and cancel take only
    the node's wheel's; a pass, an answer, pending, foreach, stop and check take the timer's,
-   then every wheel's. A pass holds the timer's lock but while a callback runs (then it
-   holds none), and runs the wheels' steps in tick order, each under its wheel's lock: so
-   callbacks run in order of B across wheels as within one. A thread that holds a wheel's
-   lock takes the timer's only after it released the wheel's.
+   then every wheel's. A pass holds the timer's lock except while a callback runs (then
+   none) and runs the wheels' steps in tick order, each under its wheel's lock: callbacks
+   run in order of B across wheels as within one. A thread holding a wheel's lock takes the
+   timer's only after releasing the wheel's.
 
    Waking. The loop (or the worker) was last told a time: the earliest next work of every
    wheel, found with every wheel's lock held. Each wheel keeps a copy; a filing under the
-   wheel's lock alone compares with it, and one before it marks the wheel. Once the wheel's
-   lock is released, the timer's decides: a sleeping worker is woken, or the loop's wake_fn
-   is called, once per answer, never during a pass. Only filings at a tick up to
-   notice_upto take that way (or `due`, up to a pass's target): every other one is a
-   comparison, then its slot.
+   wheel's lock compares with it, and one before it marks the wheel. Once the wheel's lock
+   is released, the timer's decides: a sleeping worker is woken, or wake_fn is called, once
+   per answer, never during a pass. Only filings at a tick up to notice_upto (or into
+   `due`) take that way: every other one is a comparison, then its slot.
 
-   Time is counted in ticks from the timer's start S (the clock when it was created): tick k
-   is the boundary S + k*tick_ns. A timeout with deadline D is due at tick e = ceil((D-S)/
-   tick_ns): the first boundary at or after D. `elapsed` is the tick up to which the wheel
-   has been processed.
+   Time is counted in ticks from the timer's start S: tick k is the boundary S + k*tick_ns.
+   Deadline D is due at tick e = ceil((D-S)/tick_ns). `elapsed` is the tick up to which the
+   wheel has been processed.
 
-   There are L levels of W = ticks_per_wheel slots each (W rounded up to a power of two,
-   at least 2; b = log2 W bits of the tick number per level). L is just enough for the
-   largest tick any uint64_t deadline can have, so every deadline has a place. A timeout
-   due at tick e goes to the level of the highest bit in which e and `elapsed` differ,
-   divided by b, and to the slot given by e's digit at that level. So level 0 holds the
+   There are L levels of W = ticks_per_wheel slots (rounded up to a power of two >= 2;
+   b = log2 W bits of the tick per level), L just enough for the largest tick a uint64_t
+   deadline can have. A timeout due at tick e goes to level (the highest bit in which e and
+   `elapsed` differ) / b, in the slot of e's digit at that level: level 0 holds the
    timeouts due in the current rotation of W ticks, level 1 those due in the current
    rotation of W*W ticks but not this one, and so on: everything in a lower level is due
-   before anything in a higher one.
-
-   The levels of the default configurations. With W = 512 (b = 9), a slot of level k is
-   512^k ticks wide and the level spans 512^(k+1) ticks. The largest tick is about
-   UINT64_MAX ns / tick_ns: 45 bits with a 1 ms tick, 38 bits with 100 ms, so both need
-   L = ceil(bits / 9) = 5 levels.
+   before anything in a higher one. With W = 512 (b = 9) a slot of level k is 512^k ticks
+   wide; the largest tick has 45 bits with a 1 ms tick, 38 with 100 ms: L = 5 for both.
 
                    512 slots x 1 ms              512 slots x 100 ms
        level    slot width   level span       slot width   level span
@@ -666,88 +658,61 @@ THE DESIGN (for maintainers: read this before the code)
          3      37.3 h       2.2 years        155 days     218 years
          4      2.2 years    1115 years       218 years    111,000 years
 
-   A timeout due less than a level's span ahead sits in that level or a lower one, or in
-   the next one up when its tick lies past the end of the current rotation of that span.
-   uint64_t time ends 584 years after the clock's zero, so the top level is only partly
-   used.
+   (uint64_t time ends 584 years after the clock's zero: the top level is partly used.)
 
    To advance to tick `target`, repeat: find the first occupied slot after elapsed's
    position in the lowest non-empty level (bitmap search); if it starts after target, stop;
-   else set elapsed to its start and empty it: a level-0 slot holds exactly the timeouts due
-   now, which run; the timeouts of a higher slot are due at or after its start, and are
-   re-filed relative to the new elapsed, which puts them in a lower level (or runs them
-   if due exactly now). Every occupied slot between the old and new elapsed is visited
-   once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
-   ticks: that is when timeouts move down (or, pushed later, are re-filed: see below), and
-   the only time hwtimer_next_expiry may name with nothing to run (see EVENT LOOPS at the
-   top).
+   else set elapsed to its start and empty it: a level-0 slot's timeouts run; a higher
+   slot's are re-filed relative to the new elapsed, into a lower level (or run, if due
+   now). Every occupied slot is visited once, in time order, and no empty one is. A coarse
+   slot starts at a multiple of W ticks: the only ticks where timeouts move down (or are
+   re-filed after a push) and that hwtimer_next_expiry may name with nothing to run.
 
-   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
-   while that is empty, else to the list its address picks (one per 64 KiB of memory): a
-   sparse slot keeps its nodes in one place, a busy one spreads them, and neighbours in
-   memory (an array of connections) stay neighbours in a list, so that a cancel's writes to
-   its neighbours mostly hit lines the cache already has. Emptying a slot walks
-   all its lists in step, each from both ends, and prefetches the next nodes: a big
-   timer's nodes are scattered over memory and a list walk is a chain of cache misses, so
-   eight independent chains let the CPU wait for eight misses at a time instead of one.
-   A node is 64 bytes but need not sit on one cache line
-   (malloc aligns to 16): its fields come in the order a cancel and a re-filing read them,
-   so a cancel touches one of its lines, and a walk prefetches both.
+   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the first while it is
+   empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
+   place, a busy one spreads, and neighbours in memory stay neighbours in a list, so a
+   cancel's writes mostly hit cached lines. Emptying a slot walks its lists in step, each
+   from both ends, prefetching the next nodes: eight chains of cache misses overlap instead
+   of one. A 64-byte node need not sit on one line (malloc aligns to 16): its fields come
+   in the order a cancel and a re-filing read them, so a cancel touches one of its lines.
 
-   Leeway. A node with a leeway may run at any tick of its window e .. e + n, n =
-   floor(leeway / tick_ns), and the timer picks the first tick at or after e on the grid
-   of 2^k ticks, 2^k the largest power of two <= n + 1: (e + 2^k - 1) & ~(2^k - 1), one
-   add and one and. Every window of n + 1 ticks holds a point of that grid, so nodes with
-   one leeway run only on it: at most one pass per 2^k > (n + 1) / 2 ticks, a wake-up rate
-   of at most twice span / leeway; and a grid of 2^k ticks is also every coarser one's, so
-   nodes with different leeways share passes too. A node whose 2^k is at least the slot
-   width of a level lands on the start of a slot of that level, so it runs straight from
-   that slot and never moves below it. The mask 2^k - 1 (a division and a bit scan) is
-   remembered for the last leeway the timer saw, as a program uses one or two. The rule
-   is the grid and not the roundest tick of the window (the one with the most trailing
-   zero bits, which batches a little more across different leeways): finding that takes a
-   bit scan on the path from the deadline to the slot.
+   Leeway (the rule: hwtimer_timeout_set_leeway). The grid point is (e + 2^k - 1) &
+   ~(2^k - 1): one add and one and. Every window of n + 1 ticks holds one, so nodes of one
+   leeway need at most one pass per 2^k > (n + 1) / 2 ticks; a grid is also every coarser
+   one's, so different leeways share passes. A node whose 2^k is at least a level's slot
+   width lands on a slot start there and never moves below it. The mask (a division and a
+   bit scan) is remembered for the last leeway seen. Not the roundest tick of the window:
+   finding it costs a bit scan on every filing.
 
-   Pushing a deadline later. A server pushes each connection's idle timeout back on every
-   read, so most reschedules move a pending timeout later. When it waits in a coarse
-   level (level 1 or up, as one due W ticks or more ahead always is) and no pass is under
-   way, such a reschedule only stores the new deadline: no list, no bit tree, no division,
-   no wake-up. The coarse slot its earlier deadline chose starts at or before its new
-   boundary, and when the pass reaches that slot it files the timeout by its deadline, as
-   it files every timeout of a coarse slot (lazy re-filing: HAProxy requeues a task whose
-   expiry moved later when it is woken, Go's runtime fixes a timer moved later when it
-   reaches the top of its heap). Every other move files it at once: earlier (which may
-   have to wake the loop or the worker), from level 0 or `due`, or during a pass (the new
-   deadline might be due in the pass under way, and must wait for the next one). All a
-   caller sees of it: hwtimer_next_expiry may name the start of a coarse slot where only
-   pushed timeouts wait; a wake-up there re-files them and runs nothing.
-   What it costs. Wake-ups: coarse slots start only at multiples of W ticks, where timeouts
-   move down anyway: at most one wake-up for nothing per rotation of level 0, whatever the
-   number of timeouts (a timeout in level 0, a single tick, is moved at once for this).
-   Re-filings (hwtimer_stats.refiled): only when the pass reaches a coarse slot whose node
-   was pushed past its end, so never more often than pushes; a timeout of length T pushed
-   at least every g is re-filed at most once per T - g - W^k ticks, W^k the width of the
-   slot it waits in (W^k <= T / tick_ns): about once per idle period.
+   Pushing a deadline later (lazy re-filing). Most reschedules push an idle timeout later.
+   When the node waits in a coarse level (level 1 or up, as one due W ticks or more ahead
+   always does) and no pass is under way, the reschedule only stores the new deadline: no
+   list, bit tree, division or wake-up. Its coarse slot starts at or before the new
+   boundary, and the pass files every node of a coarse slot by its deadline anyway
+   (HAProxy and Go's runtime likewise fix a timer moved later when they reach it). Every
+   other move files at once: earlier (it may have to wake), from level 0 or `due`, or
+   during a pass (the new deadline must wait for the next pass). The cost: a wake-up that
+   runs nothing at the start of a coarse slot where only pushed timeouts wait, at most one
+   per rotation of level 0 whatever the number of timeouts (so a level-0 node is moved at
+   once); a re-filing (stats.refiled) only when a pass reaches a coarse slot a node was
+   pushed past, never more often than pushes: about once per idle period.
 
-   Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
-   161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
-   one list per slot; it is allocated once, by hwtimer_create. A timeout moves down at
-   most L-1 times (and is re-filed once more each time the pass reaches a coarse slot it
-   was pushed past), and re-filing needs its due tick, which is recomputed from its
-   deadline (one multiply-high division, since the 64-byte node has no room to cache it).
-   Timeouts scheduled while the timer is running callbacks for tick T, or scheduled with a
-   deadline at or before the last tick advanced to, wait in a short `due` list sorted by
-   deadline and run at the start of the next advance: this keeps "never run in the same
-   pass" simple and exact. Inserting into that list walks from its tail, which is O(1) for
-   any clock that does not go backwards.
+   Trade-offs. Memory: L*W*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps, 161 KiB
+   for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A timeout
+   moves down at most L-1 times (plus a re-filing per coarse slot it was pushed past), each
+   time with its due tick recomputed from its deadline (a multiply-high: the 64-byte node
+   has no room for it). Timeouts filed during a pass, or due at or before the last tick
+   advanced to, wait in `due`, sorted by deadline, and run at the start of the next
+   advance: "never in the same pass" stays simple and exact. Its insertion walks from the
+   tail: O(1) for a clock that does not go backwards.
 
-   Invariants. hwtimer_check tests each of them (the randomized model test calls it after
-   its operations), and HWTIMER_ASSERT states them where they are relied on:
+   Invariants. hwtimer_check tests each (the model test calls it after its operations);
+   HWTIMER_ASSERT states them where they are relied on:
    - a level's occupancy bits are set exactly for its slots whose lists hold a node;
    - a filed node is pending on this timer and sits in the slot that its due tick names, at
      the level of the highest digit in which that tick and `elapsed` differ, or, pushed
      later since it was filed, in a coarse slot that starts at or before that tick;
-   - no slot at or behind a level's current position holds a node: passing a slot empties it;
+   - no slot at or behind a level's current position holds a node;
    - the `due` list is sorted by deadline;
    - the nodes filed, plus a periodic node inside its own callback, are exactly `pending`;
    - a node due at or before the last tick advanced to (or, during a pass, up to its
