@@ -200,8 +200,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
 
-/* Feature-test macros only under a strict -std (__STRICT_ANSI__ hides POSIX) and if the
-   file set none: elsewhere they would hide names (MAP_ANONYMOUS, usleep, ...). */
+/* Only under a strict -std (which hides POSIX) and if the file set none: elsewhere a
+   feature-test macro would hide names (MAP_ANONYMOUS, usleep). */
 #if defined(HWTIMER_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&   \
     !defined(__APPLE__) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&       \
     !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
@@ -223,9 +223,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
 
 /* HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
-   *to (the kernel's container_of). C++ defines offsetof only for standard-layout classes
-   (for others compilers warn, -Winvalid-offsetof, and the result is not guaranteed):
-   there, pass the object as the callback's arg. */
+   *to. In C++ only for standard-layout classes (offsetof); for others pass the object as
+   the callback's arg. */
 #define HWTIMER_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -255,10 +254,10 @@ typedef void (*hwtimer_fn)(hwtimer_timeout *to, void *arg);
 /* Timeout states (hwtimer_timeout_state). */
 enum { HWTIMER_IDLE = 0, HWTIMER_PENDING, HWTIMER_EXPIRED, HWTIMER_CANCELLED };
 
-/* Error codes: every function that can fail returns one of these (negative). */
+/* Error codes (negative): every function that can fail returns one. */
 enum {
     HWTIMER_OK = 0,
-    HWTIMER_EINVAL = -1,   /* bad argument (NULL, zero tick, out-of-range wheel, overflow) */
+    HWTIMER_EINVAL = -1,   /* bad argument */
     HWTIMER_ENOMEM = -2,   /* allocation failed (only hwtimer_create allocates) */
     HWTIMER_EFULL = -3,    /* max_pending reached */
     HWTIMER_ESTOPPED = -4, /* the timer was stopped */
@@ -267,15 +266,15 @@ enum {
     HWTIMER_ETHREAD = -7   /* the thread backend failed */
 };
 
-/* A list link, and a timer's wheel. Private. */
+/* Private. */
 struct hwtimer__wheel;
 struct hwtimer__link {
     struct hwtimer__link *next, *prev;
 };
 
 /* A timeout node: put one in your own struct; zero-filled, it is idle. Its fields are
-   private (read them with hwtimer_timeout_state, _deadline, _arg, _period) and in the
-   order THE DESIGN gives. At most 64 bytes on 64-bit targets. */
+   private (read them with hwtimer_timeout_state, _deadline, _arg, _period). At most 64
+   bytes on 64-bit targets; fields in the order a cancel reads them. */
 struct hwtimer_timeout {
     struct hwtimer__link link; /* first: a link converts to its node */
     uint32_t where;            /* which list holds it while pending (HWTIMER__WHERE_*) */
@@ -289,12 +288,12 @@ struct hwtimer_timeout {
     void *arg;
 };
 
-/* A static initializer equal to a zero-filled (idle) node. */
+/* A static initializer: a zero-filled (idle) node. */
 #define HWTIMER_TIMEOUT_INIT {{NULL, NULL}, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL}
 
 /* Thread hooks for another threading library; every hook is required. The timer's one
-   allocation holds mutex_size, cond_size and thread_size bytes (aligned for any type) per
-   mutex, condition variable and thread handle. */
+   allocation holds mutex_size, cond_size and thread_size bytes (aligned for any type) for
+   each mutex, condition variable and thread handle. */
 struct hwtimer_threads {
     const char *name;
     size_t mutex_size, cond_size, thread_size;
@@ -324,27 +323,25 @@ typedef struct hwtimer_config {
     uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock (CLOCKS) */
     void *clock_ctx;
     const hwtimer_threads *threads; /* NULL: no locks, use from one thread only */
-    int worker;                     /* nonzero: a worker thread runs the callbacks (needs
-                                       threads); zero: your loop calls advance/poll */
+    int worker; /* nonzero: a worker thread runs the callbacks (needs threads) */
     void *(*alloc_fn)(size_t size, void *alloc_ctx); /* NULL: malloc */
     void (*free_fn)(void *ptr, void *alloc_ctx);     /* NULL: free */
     void *alloc_ctx;
     void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
-    /* log_fn (NULL: silent; hwtimer never prints) hears exactly three things, each once
-       per occurrence, in one English sentence that lives only during the call, with no
-       lock of the timer held:
-       - each refusal by hwtimer_create: the field and the rule it broke, a failed
-         allocation and its size, a threads backend that could not make its lock;
-       - a worker's callback that ran longer than max(100 ms, tick_ns): how long, and that
-         every timeout due meanwhile ran late; at most once a second per timer (for it
-         the worker reads the clock around each callback);
-       - a timer with a worker created while 64 or more other timers with a worker are
-         alive in the process (each is a thread): share one timer. */
+    /* log_fn (NULL: silent; hwtimer never prints) hears three things, once each time, as
+       an English sentence valid only during the call, with no lock of the timer held:
+       - a refusal by hwtimer_create: the field and the rule it broke, a failed allocation
+         and its size, a threads backend that could not make a lock;
+       - a worker's callback that ran longer than max(100 ms, tick_ns), making every
+         timeout due meanwhile late; at most once a second per timer (for it the worker
+         reads the clock around each callback);
+       - a timer with a worker created while 64 or more others are alive in the process
+         (each is a thread): share one timer. */
     void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
-    unsigned shards; /* 0 or 1: one wheel and one lock; 2 .. 64: that many wheels, each with
-                        its own lock ("Many producers: shards" in THREADS); needs threads */
+    unsigned shards; /* 0 or 1: one wheel; 2 .. 64: that many, each with its own lock
+                        (THREADS: shards); needs threads */
 } hwtimer_config;
 
 /* Counters (hwtimer_stats_get). */
@@ -355,8 +352,7 @@ typedef struct hwtimer_stats {
     uint64_t cascaded; /* timeouts moved down a level */
     size_t pending;    /* same as hwtimer_pending */
     size_t bytes;      /* memory hwtimer_create allocated */
-    uint64_t refiled;  /* timeouts pushed later (hwtimer_reschedule) that a pass filed
-                          again; never more than such pushes */
+    uint64_t refiled;  /* pushed later, then filed again by a pass (at most once a push) */
 } hwtimer_stats;
 
 /* ---- Creating and destroying ---- */
@@ -367,21 +363,21 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 /* Creates a timer (cfg NULL: the defaults) in *out; its start S is now (TIME). The only
    call that allocates (one block). HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0
    or > 2^30, tick_ns times the rounded wheel size overflows 64 bits, worker without
-   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, alloc_fn
-   without free_fn or the reverse, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64,
-   shards > 1 without threads or without GCC's or MSVC's atomics and thread-locals.
-   HWTIMER_ENOMEM: the allocation failed. HWTIMER_ETHREAD: a mutex or condition variable
-   could not be made. On error *out is NULL (cfg.log_fn hears why). */
+   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, only one of
+   alloc_fn and free_fn, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1
+   without threads or without GCC's or MSVC's atomics and thread-locals. HWTIMER_ENOMEM:
+   the allocation failed. HWTIMER_ETHREAD: a mutex or condition variable could not be
+   made. On error *out is NULL (cfg.log_fn hears why). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
 /* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; then it refers to
-   none of its nodes. NULL: no-op. From one of the timer's callbacks: the timer stops at
-   once, every pending node is cancelled before destroy returns (free them then), and its
-   memory is freed when the callback's advance (or the worker) returns. */
+   none of its nodes. NULL: no-op. From one of its callbacks: every pending node is
+   cancelled before destroy returns (free them then); the memory is freed when the
+   callback's advance (or the worker) returns. */
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t);
 
-/* The built-in thread backends: the table, or NULL when that backend is not compiled in.
-   _default prefers POSIX threads, then Win32, then C11. */
+/* The built-in thread backends, or NULL for one not compiled in. _default prefers POSIX
+   threads, then Win32, then C11. */
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void);
@@ -389,15 +385,15 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
 
 /* ---- Timeouts ---- */
 
-/* Makes *to a fresh idle node (as zero-filling it or HWTIMER_TIMEOUT_INIT). Never call it
-   on a pending node. */
+/* Makes *to a fresh idle node (as zero-filling it). Never on a pending node. */
+
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 
 /* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1), no
    allocation. Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL),
    HWTIMER_ESTOPPED (after stop), HWTIMER_EBUSY (to is pending, here or on another timer),
-   HWTIMER_EFULL (max_pending reached), HWTIMER_ETHREAD (the worker could not start). A node
-   may be scheduled again from its own callback, and on another timer once not pending. */
+   HWTIMER_EFULL (max_pending reached), HWTIMER_ETHREAD (the worker could not start). A
+   node may be scheduled again from its own callback, and on another timer once not pending. */
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg);
 
@@ -406,21 +402,20 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
    know whether the sleeping worker must wake (CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
-/* hwtimer_schedule with the delay in ticks, counted from the timer's time: the `now` of the
-   last hwtimer_advance (of the pass under way, from a callback; with a worker, of its last
-   pass; S before any), the time a loop that advances on every iteration keeps, as libuv's
-   uv_timer_start counts from uv_now. The deadline is that time + ticks * tick_ns (clamped
-   to UINT64_MAX). It reads no clock and divides nothing: the cheapest arming. Something
-   newer than that time starts that much early (see Cached time in EVENT LOOPS). Errors as
+/* hwtimer_schedule with D = T + ticks * tick_ns (at most UINT64_MAX), T the timer's time:
+   the `now` of the last hwtimer_advance (from a callback, of the pass under way; with a
+   worker, of its last pass; S before any), as libuv's uv_timer_start counts from uv_now.
+   It reads no clock and divides nothing: the cheapest arming. A timeout for something
+   newer than T starts that much early (Cached time in EVENT LOOPS). Errors as
    hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
                                        hwtimer_fn fn, void *arg);
 
 /* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift). After a run
-   for deadline D in advance(t, now) (a worker: now = the clock when the run started), the
-   next deadline is the first D + k*p, k >= 1, strictly after now: missed periods are
-   skipped, not run in a burst. It stays pending until cancelled, even while its callback
-   runs. period_ns 0: HWTIMER_EINVAL; other errors as hwtimer_schedule. */
+   for D in advance(t, now) (a worker: now = the clock when the run started), the next
+   deadline is the first D + k*p, k >= 1, after now: missed periods are skipped, not run in
+   a burst. It stays pending until cancelled, even while its callback runs. period_ns 0:
+   HWTIMER_EINVAL; other errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
@@ -429,44 +424,42 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg);
 
-/* A pending timeout gets the deadline now + delay_ns (same callback, period and pending
-   count; O(1)) and runs at its boundary, never early. Pushed later while due a rotation
-   of the finest level or more ahead (ticks_per_wheel ticks), it only stores the deadline
-   (the one sign: an early hwtimer_next_expiry). A move earlier wakes the loop (cfg.wake_fn) or the
-   worker as a schedule does; a move later wakes neither. Not pending: scheduled again
-   with its last callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was never
-   scheduled (the first arming is a schedule: it names the callback). HWTIMER_EBUSY:
-   pending on another timer. Else as hwtimer_schedule. */
+/* A pending timeout gets the deadline now + delay_ns (same callback, arg and period; O(1))
+   and runs at its boundary, never early. Pushed later while due ticks_per_wheel ticks or
+   more ahead, it only stores the deadline (the one sign: an early hwtimer_next_expiry).
+   Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
+   pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
+   NULL, or to never scheduled (the first arming, a schedule, names the callback).
+   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
-/* 1 if the timeout was pending on t and now will never run, 0 if it was not (never
-   scheduled, cancelled, already run or running), HWTIMER_EINVAL for NULL t or to or a
-   node pending on another timer. A periodic timeout is pending even while its callback
-   runs: cancelled there, it returns 1 and is not re-armed.
-   Synchronous: on any thread but the one running this timeout's callback, it waits for
-   that callback to return (like Linux's del_timer_sync); then the timer no longer refers
-   to `to`, which you may free. So never cancel a timeout whose callback may at that
-   moment wait for a lock you hold, nor cancel across two timers in a cycle.
-   A callback on timer A that schedules its node on timer B must not touch the node once
-   another thread may cancel it on B and free it: that cancel does not wait for A's
-   callback.
-   Once a one-shot's callback is called the timer never touches the node unless it is
+/* 1 if the timeout was pending on t and now will never run; 0 if not (never scheduled,
+   cancelled, run or running); HWTIMER_EINVAL for NULL t or to, or a node pending on
+   another timer. A periodic timeout is pending while its callback runs: cancelled there,
+   it returns 1 and is not re-armed.
+   Synchronous: on any thread but the one running the timeout's callback, it waits for that
+   callback to return (as Linux's del_timer_sync); then the timer no longer refers to `to`,
+   which you may free. So never cancel while holding a lock that callback may wait for,
+   nor across two timers in a cycle. A callback on timer A that schedules its node on
+   timer B must not touch the node once another thread may cancel it on B and free it:
+   that cancel does not wait for A's callback.
+   Once a one-shot's callback is called, the timer never touches the node unless it is
    scheduled again: the callback may free or reuse it. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
 
 /* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
    HWTIMER_EXPIRED (its callback was claimed: set before it is called; a periodic node is
-   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy; stop's
-   hand-back too). HWTIMER_EINVAL for NULL. Safe to ask at any moment. */
+   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy).
+   HWTIMER_EINVAL for NULL. Safe to ask at any moment. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
-/* The deadline D of the last scheduling (0 if never scheduled, or NULL). A callback that
-   needs its own time reads it, not the clock (re-arming at it + interval with
+/* The deadline D of the last scheduling (0 if never scheduled, or NULL). A callback reads
+   its own time here, not from the clock (re-arming at D + interval with
    hwtimer_schedule_at does not drift). It, _arg and _period read the node without a lock:
-   only about a node no other thread is scheduling (a one-shot may be armed again once its
+   only for a node no other thread is scheduling (a one-shot may be armed again once its
    callback begins: the callback reads its node first). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
@@ -475,46 +468,44 @@ HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
 
 /* The arg and the period (0: one-shot) of the last scheduling; NULL / 0 if never
-   scheduled, or NULL. A hwtimer_stop hand-back callback gets the stop's ctx as arg: the
-   node's own arg is here. No lock: see hwtimer_timeout_deadline. */
+   scheduled, or NULL (a hwtimer_stop hand-back gets the stop's ctx: the node's arg is
+   here). No lock: see hwtimer_timeout_deadline. */
 HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to);
 HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 
 /* The time from now (the timer's clock) to the boundary at which `to` will run (the one
-   its leeway chose; for a periodic timeout inside its own callback, its next period's): 0
-   once that boundary has passed; UINT64_MAX if `to` is not pending on t, t or to is NULL,
-   or the boundary is at or past UINT64_MAX. */
+   its leeway chose; inside a periodic's own callback, its next period's): 0 once it has
+   passed; UINT64_MAX if `to` is not pending on t, t or to is NULL, or the boundary is at
+   or past UINT64_MAX. */
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
 
 /* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of at B (never before
-   D), so that nearby deadlines run in one pass and a worker or loop wakes less often
-   (Apple's dispatch leeway, Linux's timer slack). The rule: with B = tick e and n =
-   floor(leeway_ns / tick_ns), it runs at the first tick at or after e that is a multiple
-   of 2^k, the largest power of two <= n + 1 (so in e .. e + n; past the last tick a
-   deadline can have, that last tick). With a 1 ms tick: 10 ms rounds up to a multiple of
-   8 ms, 100 ms to one of 64 ms. For ordering it counts as due at that tick. The node
-   keeps its leeway through any number of schedulings until set again (zero-filled: 0).
-   Stored as up to 65535 times a power of ten ns, rounded down: 1 us, 10 ms, 1.5 s and any
-   value of four significant digits exactly, others lose at most 1 part in 5000.
-   HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too);
-   HWTIMER_EINVAL: to NULL. */
+   D), so that nearby deadlines share a pass and a worker or loop wakes less often (Apple's
+   dispatch leeway, Linux's timer slack). With B = tick e and n = floor(leeway_ns /
+   tick_ns), it runs at the first tick at or after e that is a multiple of 2^k, the largest
+   power of two <= n + 1 (so in e .. e + n; past the last tick a deadline can have, that
+   tick). With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms.
+   For ordering it counts as due at that tick. The leeway stays through any number of
+   schedulings until set again (zero-filled: 0). Stored as up to 65535 times a power of
+   ten ns, rounded down: any value of four significant digits is exact, others lose at
+   most 1 part in 5000. HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback
+   too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---- Time and driving ---- */
 
 /* How many timeouts are pending (scheduled, not yet run, not cancelled), exact at all
-   times. A cancelled timeout, or a one-shot whose callback was claimed, frees its place
-   under cfg.max_pending at once. 0 for NULL. */
+   times: a cancel, or a one-shot's callback claimed, frees its place under
+   cfg.max_pending at once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
-/* Calls visit(to, ctx) once for each timeout pending on t (those hwtimer_pending counts,
-   in no set order) and returns how many. O(pending + occupied slots). The visitor may
-   read nodes with the accessors that take no timer, and call hwtimer_is_pending(t, node)
-   and hwtimer_timeout_due_in(t, node) about any node on the calling thread (they answer
-   as outside, never deadlock); no other function of t. With threads the walk holds t's
-   locks: it sees one moment, and other threads' calls wait. NULL t or visit: 0. (Without
-   thread-local variables, which GCC, clang and MSVC all have, a timer with threads
-   allows the visitor neither of the two.) */
+/* Calls visit(to, ctx) once for each timeout hwtimer_pending counts, in no set order, and
+   returns how many; O(pending + occupied slots). The visitor may call the accessors that
+   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t about any node
+   (on the visiting thread; they never deadlock); no other function of t. With threads
+   the walk holds t's locks: it sees one moment, and other threads' calls wait. (A
+   compiler without thread-locals, unlike GCC, clang and MSVC: with threads, not those
+   two either.) NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (0 for NULL). */
@@ -524,8 +515,8 @@ HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
    (ties in any order), and returns how many callbacks ran. Any gap works, a nanosecond to
    years, at the cost of the occupied slots only. A now below the previous one does
    nothing. What a callback schedules or reschedules runs in a later call, never in this
-   pass. From a callback of the timer: 0. With threads, a call during another thread's
-   pass waits for it to end. Worker mode, NULL t: 0. */
+   one. From the timer's callback, in worker mode, or NULL t: 0. With threads, a call
+   during another thread's pass waits for it to end. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
@@ -535,17 +526,17 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    nothing is pending (also when the next boundary is at or past UINT64_MAX: it never
    runs; and for NULL), else never later than the next boundary B with work. Earlier only
    where the first timeouts must still move to a finer level, or were pushed later: such a
-   wake-up runs nothing but makes progress, at most once per rotation of the finest level
-   (ticks_per_wheel ticks), whatever the number of timeouts.
+   wake-up runs nothing but makes progress, at most once per ticks_per_wheel ticks,
+   whatever the number of timeouts.
 
    Waking the loop (cfg.wake_fn, caller-driven). A schedule or reschedule (any form, any
-   thread, outside advance) whose boundary is before the time that hwtimer_next_expiry or
-   hwtimer_poll_timeout_ms last answered, or made while that answer said nothing was
-   pending, calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send).
-   - At most once per answer: after a call, none until the loop asks again.
-   - Never inside advance (a schedule from a callback, or another thread's during a
-     pass): the loop asks again after advance anyway. Never with a worker.
-   - With threads, on the scheduling thread once the timer's lock is released; without,
+   thread, outside advance) whose boundary is before the time hwtimer_next_expiry or
+   hwtimer_poll_timeout_ms last answered, or made while that answer was "nothing pending",
+   calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send):
+   - at most once per answer: after a call, none until the loop asks again;
+   - never inside advance (a callback's schedule, or another thread's during a pass): the
+     loop asks again after advance anyway; never with a worker;
+   - with threads, on the scheduling thread once the timer's lock is released; without,
      in the scheduling call once the node is filed. It may call the timer's functions,
      e.g. hwtimer_next_expiry to re-arm the loop's timer (a new answer).
    A cancel never calls it: the loop wakes for nothing and asks again. */
@@ -553,7 +544,7 @@ HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
    and only then (not for deadlines that never come), else milliseconds rounded up (0 when
-   due), at most INT_MAX. It is an answer for wake_fn too. -1 for NULL. */
+   due), at most INT_MAX. An answer for wake_fn too. -1 for NULL. */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
 /* Worker mode: starts the worker now rather than at the first schedule. HWTIMER_OK (also
@@ -561,11 +552,11 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
    HWTIMER_ETHREAD if the thread could not start, HWTIMER_EINVAL for NULL. */
 HWTIMER_DEF int hwtimer_start(hwtimer *t);
 
-/* Stops the timer for good: wakes and joins the worker (or waits for another thread's
-   advance to finish its callback), cancels every pending timeout, hands each to
-   `unprocessed` if not NULL (no lock held: it may free the node), and returns how many.
-   Then schedules get HWTIMER_ESTOPPED; a second stop returns 0. From one of this timer's
-   callbacks: HWTIMER_EWORKER, nothing changes. HWTIMER_EINVAL for NULL. */
+/* Stops the timer for good: joins the worker (or waits for another thread's advance to
+   finish its callback), cancels every pending timeout, hands each to `unprocessed` if not
+   NULL (no lock held: it may free the node), and returns how many. Then schedules get
+   HWTIMER_ESTOPPED; a second stop returns 0. From one of the timer's callbacks:
+   HWTIMER_EWORKER, nothing changes. HWTIMER_EINVAL for NULL. */
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx);
 
 /* A short English description of an error code ("unknown error" for others). */
@@ -574,21 +565,22 @@ HWTIMER_DEF const char *hwtimer_strerror(int err);
 /* Fills *out with the timer's counters (zeroes for NULL t). */
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 
-/* Call in the child after fork(): re-creates t's lock and condition variables and, with a
-   worker, starts a new one for the timeouts the child inherited. Nothing pending is lost;
-   a callback the worker was running at the fork counts as done (a periodic one is
-   re-armed). Fork while no other thread is inside a call to t (from the thread that uses
-   t, or under your own lock around the calls); the worker may be anywhere: fork() waits
-   while it holds a lock of its timer (pthread_atfork, with the POSIX backend; so never
-   fork from the foreach visitor of a timer with a worker). In a worker's callback, the
-   forking thread goes on as the child's worker. Without threads: nothing to do. The
-   parent is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition
-   variable or the worker could not be made. */
+/* Call in the child after fork(): re-creates t's locks and condition variables and, with a
+   worker, starts a new one for the inherited timeouts. Nothing pending is lost; a callback
+   the worker was running at the fork counts as done (a periodic one is re-armed). Fork
+   while no other thread is inside a call to t (from the thread that uses t, or under your
+   own lock around the calls); the worker may be anywhere: fork() waits while it holds a
+   lock of its timer (pthread_atfork, POSIX backend; so never fork from the foreach
+   visitor of a timer with a worker). Forked in a worker's callback, that thread goes on as
+   the child's worker. Without threads: nothing to do. The parent is unaffected.
+   HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition variable or the worker could
+   not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
 /* Checks every internal invariant of t's wheels, for tests and debugging (O(pending +
-   occupied slots + bitmap words)), and returns 0 or the first one broken (below). From a
-   callback (during a pass) only the count is checked. 0 for NULL. */
+   occupied slots + bitmap words)): 0, or the first one broken (below). From a callback
+   only the count is checked. 0 for NULL. */
+
 enum {
     HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
@@ -597,8 +589,7 @@ enum {
     HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is out of order */
     HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
     HWTIMER_CHECK_COUNT = -107,  /* the nodes filed are not hwtimer_pending */
-    HWTIMER_CHECK_NEAR = -108    /* a schedule that needs the due list or a wake-up would
-                                    go straight to the wheel */
+    HWTIMER_CHECK_NEAR = -108    /* a filing owed `due` or a wake-up would skip it */
 };
 HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
