@@ -928,8 +928,7 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
    The three layers of "The structure" in THE DESIGN, each a type.
    ================================================================================= */
 
-/* Where a node is while pending (hwtimer_timeout.where). 0 must mean "nowhere" so that a
-   zero-filled node is idle. */
+/* hwtimer_timeout.where: 0, so that a zero-filled node is nowhere. */
 enum {
     HWTIMER__WHERE_NONE = 0,
     HWTIMER__WHERE_LIST = 1, /* `due` or `ready`: a plain list, no bit tree */
@@ -938,21 +937,20 @@ enum {
 
 #define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
 #define HWTIMER__MAX_SHARDS 64    /* a bit each in a pass's mask of wheels */
-#define HWTIMER__LINE 64          /* every part of a timer's block starts on a line of its own */
+#define HWTIMER__LINE 64          /* each part of a timer's block starts a cache line */
 
-/* A worker's callback that runs longer than this (or than a tick, if that is longer) makes
-   every timeout due meanwhile late: cfg.log_fn hears of it, at most once a second. */
+/* The slow worker callback that cfg.log_fn hears of, and how often. */
 #define HWTIMER__SLOW_CALLBACK_NS 100000000u
 #define HWTIMER__SLOW_REPORT_EVERY_NS 1000000000u
 
 #ifndef HWTIMER_SLOT_LISTS
 #define HWTIMER_SLOT_LISTS 4
 #endif
-/* A power of two, so that choosing a list is a mask (a negative array size stops the build). */
+/* A power of two: choosing a list is a mask. */
 typedef char hwtimer__slot_lists_is_a_power_of_two
     [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
 
-/* The tick and the levels (THE DESIGN), fixed at create and read by every wheel. */
+/* The tick and the levels, fixed at create. */
 typedef struct hwtimer__geometry {
     uint64_t tick_ns;
     uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
@@ -962,34 +960,32 @@ typedef struct hwtimer__geometry {
     uint32_t mask;     /* width - 1 */
     unsigned bits;     /* log2(width) */
     unsigned levels;
-    unsigned bit_layers;  /* of each level's bit tree: a bit per slot, then a bit per word */
-    size_t level_words;   /* the words of one level's bit tree */
-    /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
-    uint64_t level_of_bit[64]; /* the `where` of its level's slot 0, HWTIMER__WHERE_WHEEL +
-                                  (level << bits), and above bit 32 the shift of the level's
-                                  digit, level * bits: one load */
+    unsigned bit_layers;  /* of a level's bit tree: a bit per slot, then a bit per word */
+    size_t level_words;   /* of one level's bit tree */
+    /* by the highest bit in which a tick differs from elapsed: the `where` of the level's
+       slot 0, and above bit 32 the shift of its digit (level * bits). No division. */
+    uint64_t level_of_bit[64];
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
 } hwtimer__geometry;
 
 /* The last leeway a wheel turned into ticks (hwtimer__leeway_tick). */
 typedef struct hwtimer__leeway_memo {
-    uint32_t key;  /* hwtimer__leeway_key of that leeway, 0: none yet */
-    uint64_t mask; /* 2^k - 1, 2^k the largest power of two <= its ticks + 1 */
+    uint32_t key;  /* hwtimer__leeway_key, 0: none yet */
+    uint64_t mask; /* 2^k - 1 */
 } hwtimer__leeway_memo;
 
 /* A wheel. A pass comes to it in steps: begin (a target), collect each step, end. */
 typedef struct hwtimer__wheel {
-    hwtimer__geometry geo; /* the timer's, copied: reached at an offset, not through a
-                              pointer, on every filing */
-    struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS ...] */
-    uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words ...] */
+    hwtimer__geometry geo; /* the timer's, copied: an offset, not a pointer, per filing */
+    struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS] */
+    uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words] */
     uint64_t elapsed;     /* processed up to this tick */
     uint64_t notice_upto; /* a filing at a tick <= this is noticed: the greater of the two */
-    uint64_t due_upto;    /* ... ticks <= this go to `due`: a pass's target, or elapsed */
-    uint64_t watch_upto;  /* ... ticks <= this are reported to the filer (the front end's) */
+    uint64_t due_upto;    /* ... goes to `due`: a pass's target, or elapsed */
+    uint64_t watch_upto;  /* ... is reported to the filer (the front end's) */
     size_t pending;       /* armed here: filed, or held out of the lists by the front end */
-    int collecting;       /* a pass is under way: between hwtimer__wheel_begin and _end */
+    int collecting;       /* between hwtimer__wheel_begin and _end */
     hwtimer__leeway_memo memo;
     struct hwtimer__link due;   /* sorted by due tick: filed at or before the target */
     struct hwtimer__link ready; /* to run in the step under way, in order */
@@ -997,8 +993,8 @@ typedef struct hwtimer__wheel {
     uint64_t refiled;           /* ... of which re-filings after a push later */
 } hwtimer__wheel;
 
-/* A step of a pass in one wheel: the ready nodes due at `tick`, or the occupied slot that
-   starts there. */
+/* A step of a pass in one wheel: the ready nodes due at `tick`, or the slot starting there. */
+
 typedef struct hwtimer__step {
     uint64_t tick;
     int runs_ready; /* the ready nodes, else the slot */
@@ -1013,25 +1009,21 @@ typedef enum hwtimer__fate {
     HWTIMER__CANCELLED      /* cancelled: never touched again */
 } hwtimer__fate;
 
-/* The node whose callback runs now. The pass claims a due node N: N leaves `ready` as
-   EXPIRED, a one-shot N stops counting as pending at once, a periodic one keeps counting;
-   then the callback runs with no lock held. What each event does meanwhile:
+/* The node N whose callback runs now, with no lock held. The pass claims N: it leaves
+   `ready` as EXPIRED; a one-shot stops counting as pending at once, a periodic one stays
+   pending (EXPIRED with a period) until cancelled. Meanwhile:
 
      event during the callback    one-shot N                  periodic N
-     is N pending?                no (until armed again)      yes: EXPIRED + period,
-                                                              until cancelled
-     hwtimer_cancel(N)            0, nothing changes          1: CANCELLED, pending--,
-                                  (1 if armed again)          fate CANCELLED
-     schedule/reschedule N on t   armed: PENDING, filed;      schedule: EBUSY; reschedule:
-                                  fate REARMED                filed now; fate REARMED
-     schedule N on another timer  allowed (not pending)       EBUSY (pending here)
-     a cancel on another thread   returns 0 at once           cancels (as above), then
-                                  (once the callback ends)    waits for the callback
+     hwtimer_cancel(N)            0 (1 if armed again)        1: CANCELLED, pending--
+     schedule/reschedule N on t   PENDING, filed: REARMED     schedule: EBUSY;
+                                                              reschedule: filed, REARMED
+     schedule N on another timer  allowed                     EBUSY
+     cancel on another thread     0 once the callback ends    cancels, then waits for it
 
-   When the callback returns: REARMED: a cancel waiting on another thread cancels that
-   arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed for the first
-   period after `now`; otherwise N is never touched again (a one-shot callback may have
-   freed it). */
+   A cancel sets the fate CANCELLED. When the callback returns: REARMED: a cancel waiting
+   on another thread cancels that arming too (hwtimer__cancel_for_waiter); UNTOUCHED and
+   periodic: re-armed for the first period after `now`; otherwise N is never touched again
+   (a one-shot's callback may have freed it). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
@@ -1039,50 +1031,47 @@ typedef struct hwtimer__running {
     uint64_t now;          /* the `now` its periodic re-arm counts from */
 } hwtimer__running;
 
-/* A cancel that waits for a running callback, on the canceller's stack. If the callback arms
-   its node again, the pass cancels that arming for the waiter and sets `hit`. */
+/* A cancel waiting for a running callback, on the canceller's stack; `hit`: the pass
+   cancelled the node's re-arming for it. */
 typedef struct hwtimer__cancel_wait {
     hwtimer_timeout *to;
     int hit;
     struct hwtimer__cancel_wait *next;
 } hwtimer__cancel_wait;
 
-/* An answer to the loop (hwtimer_next_expiry) or to the worker: no tick with work lies
-   before `time`. A filing before it, or any filing while it says nothing was pending,
-   must wake the loop or the worker, once per answer. */
+/* An answer to the loop or the worker: no tick with work lies before `time` ("Waking"). */
 typedef struct hwtimer__answer {
     uint64_t time;
     int none;  /* nothing was pending */
-    int armed; /* no filing has called for a wake-up since: the next one before it does */
+    int armed; /* no filing has called for a wake-up since */
 } hwtimer__answer;
 
 /* A wheel and what its lock guards. */
 typedef struct hwtimer__shard {
     hwtimer__wheel wheel; /* first: a node's `wheel` is also its shard */
     void *mutex;          /* the wheel's lock; with one wheel, the timer's */
-    void *done_cond;      /* a cancel waits on it for a callback; one wheel: the timer's */
+    void *done_cond;      /* cancels wait on it for a callback; one wheel: the timer's */
     unsigned waiters;     /* cancels waiting on done_cond */
     int wake_now;         /* a filing called for a wake-up: once the lock is released */
     hwtimer__running run;
     hwtimer__cancel_wait *cancel_waits;
     hwtimer__answer answer; /* the timer's last answer, as this wheel's filings see it */
-    uint64_t wake_by_clock; /* a worker sleeps until this clock time (else UINT64_MAX): an
-                               arming that reads the clock past it must wake the worker */
+    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX): an arming
+                               that reads the clock past it wakes the worker */
 } hwtimer__shard;
 
 /* The pass under way (hwtimer__pass): at most one per timer. */
 typedef struct hwtimer__pass_state {
     int on;
-    void *thread;      /* the thread that runs it (and its callbacks) */
+    void *thread;       /* the thread that runs it and its callbacks */
     uint64_t last_now;  /* the `now` of the last advance: the timer's time (S before any) */
-    uint64_t last_tick; /* ... and the tick it is due at (hwtimer_schedule_ticks) */
-    uint64_t ticks_room; /* ... and the most ticks ahead of it whose deadline in ns does not
-                            overflow: (UINT64_MAX - last_now) / tick_ns */
+    uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
+    uint64_t ticks_room; /* (UINT64_MAX - last_now) / tick_ns: the most ticks ahead of it */
 } hwtimer__pass_state;
 
 typedef struct hwtimer__worker_state {
     int mode;     /* cfg.worker: a worker runs the passes */
-    int running;  /* its thread was started (read without the lock: atomic) */
+    int running;  /* its thread was started (atomic: read without the lock) */
     int sleeping; /* it waits on wake_cond for its answer's time */
     int counted;  /* counted in hwtimer__live_workers */
     void *thread;
@@ -1094,36 +1083,35 @@ typedef struct hwtimer__loop_state {
     void (*wake_fn)(void *);
     void *wake_ctx;
     hwtimer__answer answer; /* the last answer; armed: a wake_fn call is owed to it */
-    long wakes_running;     /* wake-ups under way with no lock held (the timer outlives them) */
+    long wakes_running;     /* wake-ups under way unlocked: the timer outlives them */
 } hwtimer__loop_state;
 
 typedef struct hwtimer__log_state {
     void (*fn)(void *, const char *);
     void *ctx;
-    uint64_t slow_ns;     /* worker mode with log_fn: a callback that runs longer is reported
-                             (max(HWTIMER__SLOW_CALLBACK_NS, tick)); 0: never */
-    uint64_t quiet_until; /* no report before this time: at most one a second */
+    uint64_t slow_ns;     /* a callback that runs longer is reported; 0: never */
+    uint64_t quiet_until; /* no report before this time */
 } hwtimer__log_state;
 
 struct hwtimer {
     uint64_t (*clock_fn)(void *);
     void *clock_ctx;
-    int own_clock; /* clock_fn is the user's, not the platform clock the OS waits on */
-    unsigned shards; /* its wheels: max(1, cfg.shards), after the struct (hwtimer__shard_at) */
+    int own_clock;   /* clock_fn is the user's, not the clock the OS waits on */
+    unsigned shards; /* max(1, cfg.shards) wheels, after the struct (hwtimer__shard_at) */
     const hwtimer_threads *threads; /* NULL: no locks */
-    void *mutex;     /* the timer's lock: passes, answers, the worker; with one wheel also the
-                        wheel's */
+    void *mutex;     /* passes, answers, the worker; with one wheel also the wheel's */
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
-    size_t max_pending;  /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    hwtimer__wheel *quick_wheel; /* without threads or shared_limit, the one wheel, whose
-                                    filed nodes hwtimer_cancel cancels inline; else NULL */
-    size_t arm_limit;    /* an arming without threads in a wheel with this many pending
-                            goes the general way: max_pending; 0 with threads, once
-                            stopped, or with shared_limit */
+    size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
+    /* without threads or shared_limit, the one wheel, whose filed nodes hwtimer_cancel
+       cancels inline; else NULL */
+    hwtimer__wheel *quick_wheel;
+    /* an arming without threads into a wheel with this many pending goes the general way:
+       max_pending; 0 with threads, once stopped, or with shared_limit */
+    size_t arm_limit;
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
-    long shared_pending; /* ... and the nodes pending in all wheels, counted apart */
-    int stopped;         /* read by entries under a wheel's lock: atomic */
+    long shared_pending; /* ... and the nodes pending in all wheels */
+    int stopped;         /* atomic: read by entries under a wheel's lock */
     int destroy_deferred; /* hwtimer_destroy was called from a callback */
     hwtimer__pass_state pass;
     hwtimer__worker_state worker;
@@ -1132,12 +1120,12 @@ struct hwtimer {
     hwtimer_stats stats; /* wakeups, passes and fired (a wheel counts its moves) */
     void (*free_fn)(void *, void *);
     void *alloc_ctx;
-    void *block; /* what alloc_fn returned: the timer is aligned within it */
-    hwtimer *fork_next; /* the next timer whose locks fork() takes (hwtimer__fork_list) */
+    void *block;        /* what alloc_fn returned: the timer is aligned within it */
+    hwtimer *fork_next; /* on hwtimer__fork_list */
 };
 
-/* The timer and its shards, each on lines of its own (no shard shares a line with another
-   one's lock word or counters). */
+/* The timer and its shards, each on cache lines of its own. */
+
 #define HWTIMER__ROUND_LINE(n) (((n) + HWTIMER__LINE - 1) & ~(size_t)(HWTIMER__LINE - 1))
 #define HWTIMER__SHARDS_AT HWTIMER__ROUND_LINE(sizeof(hwtimer))
 #define HWTIMER__SHARD_STRIDE HWTIMER__ROUND_LINE(sizeof(hwtimer__shard))
