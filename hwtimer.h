@@ -768,13 +768,11 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 /* =================================================================================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
 
-   Also the shifts by up to 127 bits, the saturating add, the prefetch hint, and the store
-   of a node's state, which other threads read.
+   Also wide shifts, a saturating add, and the log's sentences.
    ================================================================================= */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
-/* <windows.h> defines min, max, near and far as macros: keep them out of the including file
-   unless it had them already. */
+/* <windows.h> defines min, max, near and far: keep them from a file that had none. */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -799,24 +797,15 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
-/* What the compiler offers: one branch for GCC and Clang, one for MSVC, one for the rest.
-   - hwtimer__ctz64, hwtimer__msb64: the lowest and the highest set bit of x (x != 0).
-   - HWTIMER__ALWAYS_INLINE: for the few helpers on the schedule/cancel path that compilers
-     leave out of line. HWTIMER__NOINLINE keeps a slow path out of its caller, so the fast
-     path saves fewer registers.
-   - HWTIMER__PREFETCH_NODE asks for the cache lines of a node that is needed soon: its first
-     byte and its last, as a node need not be aligned to a line (a hint: nothing happens
-     without the builtin).
-   - HWTIMER__LOAD, HWTIMER__STORE: state and deadline are read without the owner's lock
-     (the owner may be gone), so they are written and read atomically where the compiler
-     offers it.
-   - HWTIMER__ATOMIC_ADD: process-wide counters (hwtimer__live_workers): no lock, and none
-     on any hot path. Without GCC/Clang builtins or MSVC intrinsics the count is a plain add
-     (then only a warning's accuracy is at stake).
-   - HWTIMER__THREAD_LOCAL variables (a thread's shard, the foreach visitor's timer) and
-     HWTIMER__CAS_PTR, a compare-and-swap on a pointer (a fresh node claimed by one shard).
-     Shards need both, which come together (HWTIMER__HAVE_THREAD_LOCAL): without them
-     hwtimer_create refuses shards. */
+/* What the compiler offers: GCC and Clang, MSVC, or neither.
+   - hwtimer__ctz64, hwtimer__msb64: the lowest and highest set bit of x (x != 0).
+   - HWTIMER__ALWAYS_INLINE: helpers of the schedule/cancel path compilers leave out of
+     line; HWTIMER__NOINLINE keeps a slow path from costing its caller registers.
+   - HWTIMER__PREFETCH_NODE: a node's first and last byte (it need not sit on one line).
+   - HWTIMER__LOAD, _STORE: a node's state, deadline and wheel, read without its lock.
+   - HWTIMER__ATOMIC_ADD: counters kept without a lock; a plain add without builtins.
+   - HWTIMER__THREAD_LOCAL and HWTIMER__CAS_PTR (a fresh node claimed by one shard) come
+     together (HWTIMER__HAVE_THREAD_LOCAL): without them hwtimer_create refuses shards. */
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
 static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
@@ -899,8 +888,9 @@ static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
 }
 
-/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale, no format
-   strings to get wrong): text and decimal numbers appended in turn, cut at its size. */
+/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale), cut at its
+   size. */
+
 typedef struct hwtimer__sentence {
     char text[256];
     size_t len;
