@@ -1968,15 +1968,15 @@ static void hwtimer__signal(const hwtimer *t, void *cond, unsigned waiters) {
     if (waiters) t->threads->cond_broadcast(cond);
 }
 
-/* Is the caller the thread running this timer's callbacks right now (the timer's lock
-   held)? Without threads, anything that runs during a pass runs inside a callback. */
+/* Is the caller the thread running t's callbacks now (t's lock held)? Without threads,
+   whatever runs during a pass runs in a callback. */
 static int hwtimer__in_own_callback(const hwtimer *t) {
     if (!t->pass.on) return 0;
     return !t->threads || t->threads->thread_is_self(t->pass.thread);
 }
 
-/* Armed in the wheel it names: PENDING, or EXPIRED with a period (a periodic node inside
-   its callback, untouched: see hwtimer__running). No lock of that wheel is needed. */
+/* Armed in the wheel it names: PENDING, or EXPIRED with a period (hwtimer__running). No
+   lock needed. */
 static int hwtimer__is_armed(const hwtimer_timeout *to) {
     int state = HWTIMER__LOAD(&to->state);
     return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
@@ -1992,16 +1992,15 @@ HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_elsewhere(const hwtimer__wheel *w
     return to->wheel != w && hwtimer__is_armed(to);
 }
 
-/* The shard of t whose wheel is w, or NULL: another timer's, or none (a wheel is the first
-   member of its shard, and the shards lie at one stride from each other). */
+/* The shard of t whose wheel is w, or NULL (another timer's, or none). */
 static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__wheel *w) {
     uintptr_t at = (uintptr_t)w - (uintptr_t)hwtimer__shard_at(t, 0);
     if (at >= (uintptr_t)t->shards * HWTIMER__SHARD_STRIDE) return NULL;
     return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
 }
 
-/* The shard of t that holds `to` or held it last, or NULL. Read without a lock: a node
-   stays in its wheel while it is armed. */
+/* The shard of t that holds `to` or held it last, or NULL. No lock: a node stays in its
+   wheel while armed. */
 static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__shard_named(t, HWTIMER__LOAD(&to->wheel));
 }
@@ -2011,8 +2010,8 @@ static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
 /* The shard that arms `to`: the one it names, else the calling thread's (thread n uses
-   shard n mod shards), claimed by a compare-and-swap so that two threads arming it at once
-   cannot put it in two wheels. A node armed on another timer: shard 0, which refuses it. */
+   shard n mod shards), claimed by a compare-and-swap against a second thread arming it at
+   once. A node armed on another timer: shard 0, which refuses it. */
 static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *mine;
     if (t->shards == 1) return hwtimer__shard_at(t, 0);
@@ -2029,13 +2028,11 @@ static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *
     }
 }
 
-/* The timer whose foreach visitor this thread runs, or NULL: the visitor's hwtimer_is_pending
-   and _due_in read without locking, as foreach holds the locks (without thread-locals never
-   set, and the visitor must not ask). */
+/* The timer whose foreach visitor this thread runs (which holds its locks), or NULL. */
 static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
 
-/* Takes the lock of s, a wheel of t, unless this thread is inside t's foreach visitor,
-   which holds it already. Returns whether it took it. */
+/* Takes s's lock unless this thread is in t's foreach visitor; returns whether it did. */
+
 static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
     if (HWTIMER__HAVE_THREAD_LOCAL && hwtimer__visiting == t) return 0;
     hwtimer__lock(t, s->mutex);
