@@ -2053,10 +2053,9 @@ static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
     return s->answer.none ? UINT64_MAX : hwtimer__due_tick(&s->wheel.geo, s->answer.time);
 }
 
-/* Wakes what a filing before the last answer calls for (no lock held): a sleeping worker,
-   or the loop's wake_fn once per answer, never during a pass. `counted`: in wakes_running,
-   so that the timer outlives the call (the node just filed may run on another thread
-   meanwhile, and its callback destroy the timer). */
+/* Wakes a sleeping worker, or calls wake_fn once per answer, never during a pass (no lock
+   held). `counted`: in wakes_running, so that the timer outlives the call (the node just
+   filed may run on another thread meanwhile, and its callback destroy the timer). */
 static void hwtimer__wake(hwtimer *t, int counted) {
     void (*fn)(void *) = NULL;
     void *ctx = NULL;
@@ -2074,16 +2073,16 @@ static void hwtimer__wake(hwtimer *t, int counted) {
     if (fn) fn(ctx);
 }
 
-/* Has the clock, read as `now` (0: not read), passed the time a worker sleeps until? */
+/* Has the clock, read as `now` (0: not read), passed the worker's wake-up? */
 HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t now) {
     return now && s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
 }
 
-/* A node was filed in s's wheel to run at `tick` (its lock held) when the clock read `now`
-   (0: not read). Before the answer the wheel keeps, or with the clock past a worker's
-   wake-up (it sleeps in the OS's time, which a clock_fn of the user's can outrun), that
-   answer is done: a wake-up now without threads, else once the lock is released. None
-   during a pass: the loop and the worker answer again after it. */
+/* A node was filed in s's wheel for `tick` (its lock held), the clock read as `now` (0:
+   not read). Before the wheel's answer, or with the clock past the worker's wake-up (it
+   sleeps in the OS's time, which a clock_fn of the user's can outrun), the answer is
+   spent: a wake-up now without threads, else once the lock is released. None during a
+   pass: the loop and the worker ask again after it. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
     if (!s->answer.armed || s->wheel.collecting) return;
     if (!s->answer.none && !hwtimer__clock_past(s, now) &&
@@ -2110,8 +2109,9 @@ static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
     if (wake) hwtimer__wake(t, 1);
 }
 
-/* Tells the loop or the worker when a pass has work next (the timer's lock held), and
-   every wheel keeps the answer ("Waking" in THE DESIGN). */
+/* Tells the loop or the worker when a pass has work next (t's lock held); every wheel
+   keeps the answer. */
+
 static uint64_t hwtimer__give_answer(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     int none = 1;
