@@ -2442,15 +2442,14 @@ static void hwtimer__abandon_pass(hwtimer *t) {
    [hwtimer:worker] The worker thread
    ================================================================================= */
 
-/* The worker sleeps until the next boundary that has work (forever when there is none) and
-   is woken early only by a filing due sooner (hwtimer__wake), or by stop. */
+/* Sleeps until the next boundary with work (or forever); woken early only by a filing due
+   sooner (hwtimer__wake), or by stop. */
 static void hwtimer__worker_main(void *arg) {
     hwtimer *t = (hwtimer *)arg;
     int destroy;
     hwtimer__lock(t, t->mutex);
     while (!t->stopped) {
-        /* the clock after the answer, which takes every wheel's lock: the worker sleeps for
-           next - now */
+        /* the clock read after the answer, which takes every wheel's lock */
         uint64_t next = hwtimer__give_answer(t);
         uint64_t now = t->clock_fn(t->clock_ctx);
         if (now < t->pass.last_now) now = t->pass.last_now; /* a clock that stepped back */
@@ -2472,7 +2471,8 @@ static void hwtimer__worker_main(void *arg) {
     }
 }
 
-/* Starts the worker (the timer's lock held): 0, or -1 if its thread could not start. */
+/* Starts the worker (t's lock held): 0, or -1 if its thread could not start. */
+
 static int hwtimer__start_worker_locked(hwtimer *t) {
     if (t->worker.running) return 0;
     if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
