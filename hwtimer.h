@@ -2650,9 +2650,8 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
 /* =================================================================================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
 
-   The only code that differs by platform; the core above reaches it through
-   t->clock_fn, t->threads and the fork list (hwtimer__fork_list_remove, declared ahead).
-   [hwtimer:create] and [hwtimer:public] below name the default clock and backends.
+   The only code that differs by platform; the rest reaches it through t->clock_fn,
+   t->threads and the fork list.
    ================================================================================= */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
@@ -2683,8 +2682,8 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 #define HWTIMER__HAVE_DEFAULT_CLOCK 0
 #endif
 
-/* Every backend keeps the same thread record: its native handle, then the entry point the
-   trampoline calls (native thread functions have three different signatures). */
+/* A backend's thread: its handle, and the entry point its trampoline calls (native thread
+   functions have three signatures). */
 #define HWTIMER__THREAD_RECORD(native) \
     struct {                           \
         native handle;                 \
@@ -2694,20 +2693,17 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 
 #if defined(HWTIMER__PTHREAD) || defined(HWTIMER__C11)
 #include <time.h>
-/* Moves *ts forward by ns (for the absolute deadlines of timed waits). */
+/* Moves *ts forward by ns. */
 static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
     uint64_t nsec = (uint64_t)ts->tv_nsec + ns % 1000000000u;
     ts->tv_sec += (time_t)(ns / 1000000000u + nsec / 1000000000u);
     ts->tv_nsec = (long)(nsec % 1000000000u);
 }
 
-/* The timer's lock is held for tens of nanoseconds, and a thread that sleeps on a taken
-   lock pays a kernel round trip of microseconds, then one more to be woken. So a thread
-   that finds it taken tries again, up to HWTIMER_LOCK_SPINS times, before it sleeps. It
-   pauses 1, 2, 4 ... 64 times between tries (exponential backoff): trying takes the
-   lock's cache line away from the thread that holds it, which then has to win it back to
-   unlock, so a waiter that tries less often lets the holder finish sooner (bench scenario
-   5, two threads on one timer, compares the three ways). Returns 1 if it got the lock. */
+/* The timer's locks are held briefly, and sleeping on one costs two kernel round trips:
+   a thread tries a taken lock up to HWTIMER_LOCK_SPINS times first, pausing 1, 2, 4 ... 64
+   times between tries, since each try takes the lock's cache line from the holder, which
+   needs it back to unlock. Returns 1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
     unsigned i, j;
     for (i = 0; i < HWTIMER_LOCK_SPINS; i++) {
@@ -2802,14 +2798,11 @@ static const hwtimer_threads hwtimer__pthread_table = {
 #define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
 #endif /* HWTIMER__PTHREAD */
 
-/* fork() and the worker. A worker may hold its timer's lock (or a shard's) at any moment
-   of a pass, and the child of a fork that came then would inherit the wheel half changed
-   (a slot behind `elapsed` still occupied, a list half relinked): timeouts lost or a
-   crash, whatever hwtimer_fork_child does. So every timer with a worker is on a list, and
-   fork() takes their locks first (pthread_atfork, registered at the first such timer): it
-   then comes while each worker sleeps, waits for the lock, or runs a callback, states the
-   child's hwtimer_fork_child completes. Both processes release the locks after the fork.
-   The lock order is the worker's: a timer, then its shards. */
+/* fork() and the worker. A worker may hold its timer's locks at any moment of a pass, and a
+   child forked then would inherit a wheel half changed. So every timer with a worker is on
+   a list whose locks fork() takes first (pthread_atfork, registered at the first such
+   timer), a timer then its shards: the fork comes while each worker sleeps, waits for a
+   lock or runs a callback, states the child's hwtimer_fork_child completes. */
 #if defined(HWTIMER__PTHREAD) && !defined(_WIN32)
 static pthread_mutex_t hwtimer__fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t hwtimer__fork_once = PTHREAD_ONCE_INIT;
@@ -2821,7 +2814,7 @@ static void hwtimer__fork_prepare(void) {
     for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__lock_all(t);
 }
 
-static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
+static void hwtimer__fork_release(void) { /* in the parent, and in the child */
     hwtimer *t;
     for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__unlock_all(t);
     pthread_mutex_unlock(&hwtimer__fork_mutex);
@@ -2840,7 +2833,7 @@ static void hwtimer__fork_list_add(hwtimer *t) {
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
-/* (t is on the list: hwtimer_create put it there under the same condition) */
+/* (t is on the list: hwtimer_create put it there) */
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
     if (!t->worker.mode || !t->threads) return;
@@ -2871,9 +2864,9 @@ static int hwtimer__c11_cond_init(void *c) { return cnd_init((cnd_t *)c) == thrd
 static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
-/* C11 waits until a wall-clock (TIME_UTC) time. Each wait is capped, so a wall clock stepped
-   back delays the worker by at most HWTIMER_C11_MAX_WAIT_NS; one stepped forward only wakes
-   it early, and it re-checks the timer's own clock before running anything. */
+/* C11 waits until a wall-clock time: each wait is capped (HWTIMER_C11_MAX_WAIT_NS) against
+   a clock stepped back; one stepped forward only wakes the worker early, and it re-checks
+   the timer's clock. */
 static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
     if (timeout_ns == UINT64_MAX) {
@@ -2984,7 +2977,8 @@ static const hwtimer_threads hwtimer__win32_table = {
 #define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
 #endif /* HWTIMER__WIN32 */
 
-/* What hwtimer_threads_pthread(), _c11() and _win32() return for a backend left out. */
+/* A backend left out. */
+
 #ifndef HWTIMER__PTHREAD_TABLE
 #define HWTIMER__PTHREAD_TABLE NULL
 #endif
