@@ -2992,10 +2992,8 @@ static const hwtimer_threads hwtimer__win32_table = {
 /* =================================================================================
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
 
-   A config is checked (a refusal tells log_fn which field broke which rule), then the one
-   allocation is laid out and carved: the timer, its wheels, their lists and bit trees,
-   the thread objects. Then stop and destroy, the child's side of fork, the counters and
-   the check, each over every wheel.
+   The config's check (a refusal tells log_fn the field and the rule), the one allocation
+   laid out and carved, then destroy's end and the per-wheel parts of stop, check, foreach.
    ================================================================================= */
 
 /* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
@@ -3031,7 +3029,7 @@ static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
     return NULL;
 }
 
-/* A rule of the config: broken, and the sentence that says so (what [value] rule). */
+/* A rule of the config: broken, and the sentence that says so. */
 typedef struct hwtimer__rule {
     int broken;
     const char *what;
@@ -3056,7 +3054,7 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
              ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
             {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
              ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
-             "overflows 64 bits of nanoseconds; make either smaller"}, /* Netty checks it too */
+             "overflows 64 bits of nanoseconds; make either smaller"},
             {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
              ": set both or neither"},
             {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
@@ -3084,11 +3082,9 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
-/* The thread objects that are made and destroyed, in that order: the timer's lock, its
-   condition variables (passes done, the worker's wake-up), then with several wheels each
-   wheel's own lock and condition variable (a cancel's wait; one wheel's are the timer's).
-   Object k is a lock if k is 0, or odd from 3 on. The threads (the worker's, the pass's)
-   need nothing made. */
+/* The thread objects, made in this order: the timer's lock, its condition variables (a
+   pass done, the worker's wake-up), then with several wheels each wheel's lock and
+   condition variable. Object k is a lock if k is 0, or odd from 3 on. */
 static unsigned hwtimer__thread_objects(unsigned shards) { return shards > 1 ? 3 + 2 * shards : 3; }
 static int hwtimer__is_mutex(unsigned k) { return k == 0 || (k > 2 && k % 2 == 1); }
 
@@ -3125,14 +3121,14 @@ static int hwtimer__make_thread_objects(hwtimer *t) {
     return HWTIMER_OK;
 }
 
-/* A walk over a timer's block (hwtimer__carve), part after part, each on lines of its own. */
+/* A walk over a timer's block (hwtimer__carve), each part on lines of its own. */
 typedef struct hwtimer__block {
     char *timer; /* where the timer lies, or NULL: the walk only measures */
     size_t size; /* from the timer to the end of the last part */
     int fits;    /* 0 once the size overflowed a size_t */
 } hwtimer__block;
 
-/* Takes the next n bytes of the block: where they lie (NULL when only measuring). */
+/* Takes the next n bytes of the block (NULL when only measuring). */
 static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
     char *part = b->timer ? b->timer + b->size : NULL;
     b->fits = b->fits && n <= SIZE_MAX - b->size - 2 * HWTIMER__LINE;
@@ -3140,11 +3136,10 @@ static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
     return part;
 }
 
-/* The one walk over a timer's block: the timer, its wheels (hwtimer__shard_at), their lists,
-   their bit trees, the thread objects, the threads, and a line to align the timer within
-   the block. With t NULL it only measures; else (t and its wheels zero-filled) it points the
-   wheels and the thread objects at their parts and empties the wheels. Returns the block's
-   size, or 0 when that does not fit a size_t. */
+/* Lays out a timer's block: the timer, its wheels, their lists and bit trees, the thread
+   objects, the threads, and a line to align the timer. With t NULL it only measures; else
+   (t and its wheels zero-filled) it points each part's owner at it and empties the wheels.
+   Returns the block's size, or 0 if that overflows a size_t. */
 static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
                              unsigned shards) {
     uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
@@ -3162,20 +3157,19 @@ static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtim
         void *thread = hwtimer__take(&b, th->thread_size);
         if (t) *(k == 0 ? &t->worker.thread : &t->pass.thread) = thread;
     }
-    hwtimer__take(&b, HWTIMER__LINE); /* (to align the timer within the block) */
+    hwtimer__take(&b, HWTIMER__LINE); /* to align the timer */
     for (i = 0; t && i < shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         hwtimer__wheel_init(&s->wheel, g, lists + (size_t)(i * heads), bits + (size_t)(i * words));
-        if (!s->mutex) s->mutex = t->mutex; /* one wheel: the timer's lock is its own */
+        if (!s->mutex) s->mutex = t->mutex; /* one wheel: the timer's lock */
         if (!s->done_cond) s->done_cond = t->done_cond;
         s->wake_by_clock = UINT64_MAX;
     }
     return b.fits ? b.size : 0;
 }
 
-/* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
-   thread, and more than HWTIMER__MANY_WORKERS is likely a timer per object instead of one
-   shared timer (Netty warns at the same count). */
+/* Timers with a worker alive in the process (in this file under HWTIMER_STATIC): more
+   than HWTIMER__MANY_WORKERS likely means a timer per object (Netty warns at this count). */
 #define HWTIMER__MANY_WORKERS 64
 static long hwtimer__live_workers;
 
@@ -3224,7 +3218,7 @@ static void hwtimer__free_block(void *block, void (*free_fn)(void *, void *), vo
     }
 }
 
-/* Creates a timer from a checked config: reads the clock once for its start S. */
+/* Creates a timer from a checked config. */
 static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     unsigned shards = cfg->shards > 1 ? cfg->shards : 1;
     uint64_t (*clock_fn)(void *) = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
@@ -3271,7 +3265,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
 static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__fork_list_remove(t);
     while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
-        hwtimer__lock(t, t->mutex); /* (waits while the wake-up holds it) */
+        hwtimer__lock(t, t->mutex); /* waits while the wake-up holds it */
         hwtimer__unlock(t, t->mutex);
     }
     if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
@@ -3279,13 +3273,14 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
 }
 
-/* Later armings take the slow way, which refuses them (the timer's lock held). */
+/* Later armings take the slow way, which refuses them (t's lock held). */
 static void hwtimer__set_stopped(hwtimer *t) {
     HWTIMER__STORE(&t->stopped, 1);
     HWTIMER__STORE(&t->arm_limit, 0);
 }
 
-/* hwtimer_check on one wheel and what its lock guards (the timer's lock and its held). */
+/* hwtimer_check on one shard (t's lock and its held). */
+
 static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
     int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
     if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
