@@ -3330,20 +3330,17 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     unsigned i;
     if (!t) return;
     hwtimer__lock(t, t->mutex);
-    /* From one of t's callbacks: every node stops pending now, so that none is referred to
-       once destroy returns; the pass stops at `stopped`, and the pass or the worker frees
-       the timer when the callback returns. */
+    /* From t's callback: every node is cancelled now; the pass stops at `stopped`, and it
+       or the worker frees t when the callback returns. */
     if (hwtimer__in_own_callback(t)) {
         t->destroy_deferred = 1;
         hwtimer__set_stopped(t);
-        for (i = 0; i < t->shards; i++) {
-            hwtimer__shard *s = hwtimer__shard_at(t, i);
-            hwtimer__lock_wheel(t, s);
-            hwtimer__drop_all(t, s);
-            hwtimer__unlock_wheel(t, s);
-        }
+        hwtimer__lock_wheels(t);
+        for (i = 0; i < t->shards; i++) hwtimer__drop_all(t, hwtimer__shard_at(t, i));
+        hwtimer__unlock_wheels(t);
         hwtimer__unlock(t, t->mutex);
         return;
+
     }
     hwtimer__unlock(t, t->mutex);
     hwtimer_stop(t, NULL, NULL);
@@ -3548,7 +3545,7 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
         hwtimer__unlock(t, t->mutex);
         return err;
     }
-    /* the worker joined, another thread's pass waited for, every node cancelled into out */
+    /* the worker joined, another thread's pass waited for, every node put in `out` */
     hwtimer__set_stopped(t);
     hwtimer__join_worker_locked(t);
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
@@ -3588,8 +3585,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     hwtimer__unlock_all(t);
 }
 
-/* With threads: the locks, the condition variables and, in worker mode, the worker made
-   anew; nobody waits. */
+/* The thread objects and the worker made anew; nobody waits. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     size_t pending = 0;
     unsigned i;
@@ -3599,19 +3595,18 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock_all(t);
-    /* Called from a callback that the worker runs (in worker mode only the worker runs
-       passes): the thread that forked is the worker, here too, and goes on with its pass
-       when the callback returns. A second worker would run passes beside it. */
+    /* Forked in a worker's callback: this thread is the worker, and goes on with its pass;
+       a second worker would run passes beside it. */
     worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
     if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
     t->worker.sleeping = 0;
     t->waiters = 0;
-    t->loop.wakes_running = 0; /* nor do the threads that were waking it (the worker's
-                                  callback may have been one): the worker answers anew */
+    t->loop.wakes_running = 0; /* nor do the threads that were waking it */
     for (i = 0; i < t->shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         s->waiters = 0;
-        s->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
+        s->cancel_waits = NULL; /* nor those waiting in a cancel */
+
         pending += s->wheel.pending;
     }
     if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
