@@ -605,28 +605,27 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
    The structure. The geometry (the tick and the levels, fixed at create); a wheel
-   (hwtimer__wheel: its levels' slots and bit trees, the lists `due` and `ready`, its
-   pending count; no lock, thread, clock, callback, wake_fn or log); and the timer (struct
-   hwtimer), the front end over 1 .. 64 wheels: config, clock, threads, worker, the loop's
-   answers, log, counters. Each wheel comes with what its lock guards (hwtimer__shard): the
-   running callback of one of its nodes, the cancels waiting for it, and the timer's last
-   answer as its filings see it. One wheel: its lock is the timer's. cfg.shards: each wheel
-   has its own, a thread arms a fresh node in its own wheel, and the node stays there while
-   armed (its `wheel` names it), so that one lock orders every call on it.
+   (hwtimer__wheel: slots and bit trees, the lists `due` and `ready`, a pending count; no
+   lock, thread, clock, callback, wake_fn or log); the timer (struct hwtimer), the front
+   end over 1 .. 64 wheels: config, clock, threads, worker, the loop's answers, log,
+   counters. A shard (hwtimer__shard) is a wheel and what its lock guards: its node's
+   running callback, the cancels waiting for it, the timer's last answer. One wheel's lock
+   is the timer's; with cfg.shards each has its own, a thread arms a fresh node in its own
+   wheel, and the node stays there while armed (`wheel` names it): one lock orders every
+   call on it.
 
    Locks. The timer's, then its wheels' in order. Schedule, reschedule and cancel take only
    the node's wheel's; a pass, an answer, pending, foreach, stop and check take the timer's,
    then every wheel's. A pass holds the timer's lock except while a callback runs (then
-   none) and runs the wheels' steps in tick order, each under its wheel's lock: callbacks
-   run in order of B across wheels as within one. A thread holding a wheel's lock takes the
-   timer's only after releasing the wheel's.
+   none) and runs the wheels' steps in tick order, each under its wheel's lock, so that
+   callbacks run in order of B across wheels. A thread holding a wheel's lock takes the
+   timer's only after releasing it.
 
-   Waking. The loop (or the worker) was last told a time: the earliest next work of every
-   wheel, found with every wheel's lock held. Each wheel keeps a copy; a filing under the
-   wheel's lock compares with it, and one before it marks the wheel. Once the wheel's lock
-   is released, the timer's decides: a sleeping worker is woken, or wake_fn is called, once
-   per answer, never during a pass. Only filings at a tick up to notice_upto (or into
-   `due`) take that way: every other one is a comparison, then its slot.
+   Waking. The loop (or the worker) was last told a time, the earliest next work of every
+   wheel, found with all their locks held. Each wheel keeps a copy; a filing before it
+   marks the wheel, and once the wheel's lock is released the timer's decides: a sleeping
+   worker is woken, or wake_fn is called, once per answer, never during a pass. Only
+   filings at a tick up to notice_upto (or into `due`) are compared at all.
 
    Time is counted in ticks from the timer's start S: tick k is the boundary S + k*tick_ns.
    Deadline D is due at tick e = ceil((D-S)/tick_ns). `elapsed` is the tick up to which the
@@ -663,9 +662,9 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
    place, a busy one spreads, and neighbours in memory stay neighbours in a list, so a
    cancel's writes mostly hit cached lines. Emptying a slot walks its lists in step, each
-   from both ends, prefetching the next nodes: eight chains of cache misses overlap instead
-   of one. A 64-byte node need not sit on one line (malloc aligns to 16): its fields come
-   in the order a cancel and a re-filing read them, so a cancel touches one of its lines.
+   from both ends, prefetching: eight chains of cache misses overlap instead of one. A
+   node's fields come in the order a cancel and a re-filing read them, so a cancel touches
+   one of its (up to two) cache lines.
 
    Leeway (the rule: hwtimer_timeout_set_leeway). The grid point is (e + 2^k - 1) &
    ~(2^k - 1): one add and one and. Every window of n + 1 ticks holds one, so nodes of one
@@ -677,28 +676,26 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
    Pushing a deadline later (lazy re-filing). Most reschedules push an idle timeout later.
    When the node waits in a coarse level (level 1 or up, as one due W ticks or more ahead
-   always does) and no pass is under way, the reschedule only stores the new deadline: no
-   list, bit tree, division or wake-up. Its coarse slot starts at or before the new
-   boundary, and the pass files every node of a coarse slot by its deadline anyway
-   (HAProxy and Go's runtime likewise fix a timer moved later when they reach it). Every
-   other move files at once: earlier (it may have to wake), from level 0 or `due`, or
-   during a pass (the new deadline must wait for the next pass). The cost: a wake-up that
-   runs nothing at the start of a coarse slot where only pushed timeouts wait, at most one
-   per rotation of level 0 whatever the number of timeouts (so a level-0 node is moved at
-   once); a re-filing (stats.refiled) only when a pass reaches a coarse slot a node was
-   pushed past, never more often than pushes: about once per idle period.
+   always does) and no pass is under way, the reschedule only stores the new deadline: its
+   coarse slot starts at or before the new boundary, and the pass files every node of a
+   coarse slot by its deadline anyway (as HAProxy and Go's runtime do). Every other move
+   files at once: earlier (it may have to wake), from level 0 or `due`, or during a pass
+   (it must wait for the next one). The cost: a wake-up that runs nothing at a coarse
+   slot where only pushed timeouts wait, at most one per rotation of level 0 (so a level-0
+   node is moved at once); a re-filing (stats.refiled) only when a pass reaches a coarse
+   slot a node was pushed past: never more often than pushes, about once per idle period.
 
    Trade-offs. Memory: L*W*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps, 161 KiB
    for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A timeout
-   moves down at most L-1 times (plus a re-filing per coarse slot it was pushed past), each
-   time with its due tick recomputed from its deadline (a multiply-high: the 64-byte node
-   has no room for it). Timeouts filed during a pass, or due at or before the last tick
-   advanced to, wait in `due`, sorted by deadline, and run at the start of the next
-   advance: "never in the same pass" stays simple and exact. Its insertion walks from the
-   tail: O(1) for a clock that does not go backwards.
+   moves down at most L-1 times (plus its re-filings), each time with its due tick
+   recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
+   Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
+   `due`, sorted by deadline (inserted from the tail: O(1) for a clock that does not go
+   backwards), and run at the start of the next advance: "never in the same pass" stays
+   simple and exact.
 
-   Invariants. hwtimer_check tests each (the model test calls it after its operations);
-   HWTIMER_ASSERT states them where they are relied on:
+   Invariants (hwtimer_check tests each; HWTIMER_ASSERT where they are relied on):
+
    - a level's occupancy bits are set exactly for its slots whose lists hold a node;
    - a filed node is pending on this timer and sits in the slot that its due tick names, at
      the level of the highest digit in which that tick and `elapsed` differ, or, pushed
