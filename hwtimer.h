@@ -998,19 +998,13 @@ typedef enum hwtimer__fate {
 
 /* The node N whose callback runs now, with no lock held. The pass claims N: it leaves
    `ready` as EXPIRED; a one-shot stops counting as pending at once, a periodic one stays
-   pending (EXPIRED with a period) until cancelled. Meanwhile:
+   pending (EXPIRED with a period) until cancelled, and the entries treat N by that (a
+   cancel on another thread then waits for the callback). `fate` records what the callback
+   did to N. When the callback returns: REARMED: a cancel waiting on another thread
+   cancels that arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed
+   for the first period after `now`; otherwise N is never touched again (a one-shot's
+   callback may have freed it). */
 
-     event during the callback    one-shot N                  periodic N
-     hwtimer_cancel(N)            0 (1 if armed again)        1: CANCELLED, pending--
-     schedule/reschedule N on t   PENDING, filed: REARMED     schedule: EBUSY;
-                                                              reschedule: filed, REARMED
-     schedule N on another timer  allowed                     EBUSY
-     cancel on another thread     0 once the callback ends    cancels, then waits for it
-
-   A cancel sets the fate CANCELLED. When the callback returns: REARMED: a cancel waiting
-   on another thread cancels that arming too (hwtimer__cancel_for_waiter); UNTOUCHED and
-   periodic: re-armed for the first period after `now`; otherwise N is never touched again
-   (a one-shot's callback may have freed it). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
