@@ -297,17 +297,18 @@ struct hwtimer_timeout {
 struct hwtimer_threads {
     const char *name;
     size_t mutex_size, cond_size, thread_size;
-    int (*mutex_init)(void *mutex); /* 0 on success */
+    int (*mutex_init)(void *mutex); /* 0 on success, as cond_init and thread_start */
     void (*mutex_destroy)(void *mutex);
     void (*mutex_lock)(void *mutex);
     void (*mutex_unlock)(void *mutex);
-    int (*cond_init)(void *cond); /* 0 on success */
+    int (*cond_init)(void *cond);
     void (*cond_destroy)(void *cond);
     void (*cond_broadcast)(void *cond);
     /* Waits on cond (mutex held) until a broadcast or about timeout_ns have passed
        (UINT64_MAX: no limit). It may return early: the timer re-checks its clock. */
     void (*cond_wait)(void *cond, void *mutex, uint64_t timeout_ns);
-    int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg); /* 0 on success */
+    int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg);
+
     void (*thread_join)(void *thread);
     void (*thread_detach)(void *thread);
     void (*thread_self)(void *thread);          /* record the calling thread in *thread */
@@ -329,12 +330,12 @@ typedef struct hwtimer_config {
     void *alloc_ctx;
     void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
-    /* log_fn (NULL: silent; hwtimer never prints) hears three things, once each time, as
-       an English sentence valid only during the call, with no lock of the timer held:
-       - a refusal by hwtimer_create: the field and the rule it broke, a failed allocation
-         and its size, a threads backend that could not make a lock;
+    /* log_fn (NULL: silent; hwtimer never prints) hears, once each time, an English
+       sentence valid during the call only, with no lock of the timer held:
+       - a refusal by hwtimer_create: the field and the rule, a failed allocation and its
+         size, a threads backend that could not make a lock;
        - a worker's callback that ran longer than max(100 ms, tick_ns), making every
-         timeout due meanwhile late; at most once a second per timer (for it the worker
+         timeout due meanwhile late; at most once a second per timer (the worker then
          reads the clock around each callback);
        - a timer with a worker created while 64 or more others are alive in the process
          (each is a thread): share one timer. */
@@ -386,7 +387,6 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
 /* ---- Timeouts ---- */
 
 /* Makes *to a fresh idle node (as zero-filling it). Never on a pending node. */
-
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 
 /* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1), no
@@ -405,16 +405,15 @@ HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t de
 /* hwtimer_schedule with D = T + ticks * tick_ns (at most UINT64_MAX), T the timer's time:
    the `now` of the last hwtimer_advance (from a callback, of the pass under way; with a
    worker, of its last pass; S before any), as libuv's uv_timer_start counts from uv_now.
-   It reads no clock and divides nothing: the cheapest arming. A timeout for something
-   newer than T starts that much early (Cached time in EVENT LOOPS). Errors as
-   hwtimer_schedule. */
+   It reads no clock: the cheapest arming. A timeout for something newer than T starts
+   that much early (Cached time in EVENT LOOPS). Errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
                                        hwtimer_fn fn, void *arg);
 
-/* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift). After a run
+/* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift): after a run
    for D in advance(t, now) (a worker: now = the clock when the run started), the next
-   deadline is the first D + k*p, k >= 1, after now: missed periods are skipped, not run in
-   a burst. It stays pending until cancelled, even while its callback runs. period_ns 0:
+   deadline is the first D + k*p after now; missed periods are skipped, not run in a
+   burst. It stays pending until cancelled, even while its callback runs. period_ns 0:
    HWTIMER_EINVAL; other errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
@@ -451,20 +450,19 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
 
 /* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
-   HWTIMER_EXPIRED (its callback was claimed: set before it is called; a periodic node is
-   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy).
+   HWTIMER_EXPIRED (its callback was claimed, before it is called; a periodic node is
+   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy);
    HWTIMER_EINVAL for NULL. Safe to ask at any moment. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
-/* The deadline D of the last scheduling (0 if never scheduled, or NULL). A callback reads
-   its own time here, not from the clock (re-arming at D + interval with
-   hwtimer_schedule_at does not drift). It, _arg and _period read the node without a lock:
-   only for a node no other thread is scheduling (a one-shot may be armed again once its
-   callback begins: the callback reads its node first). */
+/* The deadline D of the last scheduling (0 if never scheduled, or NULL): a callback's own
+   time (re-arming at D + interval with hwtimer_schedule_at does not drift). It, _arg and
+   _period read the node without a lock: only for a node no other thread is scheduling (a
+   one-shot may be armed again once its callback begins: the callback reads it first). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
-/* 1 while `to` is pending on t as hwtimer_pending counts it (scheduled, not yet run, not
-   cancelled; a periodic timeout inside its own callback too), else 0 (also for NULL). */
+/* 1 while `to` is pending on t as hwtimer_pending counts it (a periodic timeout inside
+   its own callback too), else 0 (also for NULL). */
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
 
 /* The arg and the period (0: one-shot) of the last scheduling; NULL / 0 if never
@@ -481,64 +479,62 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
 
 /* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of at B (never before
    D), so that nearby deadlines share a pass and a worker or loop wakes less often (Apple's
-   dispatch leeway, Linux's timer slack). With B = tick e and n = floor(leeway_ns /
-   tick_ns), it runs at the first tick at or after e that is a multiple of 2^k, the largest
-   power of two <= n + 1 (so in e .. e + n; past the last tick a deadline can have, that
-   tick). With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms.
-   For ordering it counts as due at that tick. The leeway stays through any number of
-   schedulings until set again (zero-filled: 0). Stored as up to 65535 times a power of
-   ten ns, rounded down: any value of four significant digits is exact, others lose at
-   most 1 part in 5000. HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback
-   too); HWTIMER_EINVAL: to NULL. */
+   dispatch leeway, Linux's timer slack): with B = tick e and n = floor(leeway_ns /
+   tick_ns), at the first tick at or after e that is a multiple of 2^k, the largest power
+   of two <= n + 1 (so in e .. e + n; past the last tick a deadline can have, that tick).
+   With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. It
+   counts as due at that tick for ordering, and stays through any number of schedulings
+   until set again (zero-filled: 0). Stored as up to 65535 times a power of ten ns,
+   rounded down: four significant digits are exact, others lose at most 1 part in 5000.
+   HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too); HWTIMER_EINVAL:
+   to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---- Time and driving ---- */
 
 /* How many timeouts are pending (scheduled, not yet run, not cancelled), exact at all
-   times: a cancel, or a one-shot's callback claimed, frees its place under
-   cfg.max_pending at once. 0 for NULL. */
+   times: a cancel, or a one-shot's callback claimed, frees a place under cfg.max_pending
+   at once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
 /* Calls visit(to, ctx) once for each timeout hwtimer_pending counts, in no set order, and
    returns how many; O(pending + occupied slots). The visitor may call the accessors that
-   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t about any node
-   (on the visiting thread; they never deadlock); no other function of t. With threads
-   the walk holds t's locks: it sees one moment, and other threads' calls wait. (A
-   compiler without thread-locals, unlike GCC, clang and MSVC: with threads, not those
-   two either.) NULL t or visit: 0. */
+   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t (they never
+   deadlock; with threads, given thread-locals as in GCC, clang and MSVC); no other
+   function of t. With threads the walk holds t's locks: it sees one moment, and other
+   threads' calls wait. NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
 /* Caller-driven mode: runs every pending timeout whose boundary B <= now, in order of B
-   (ties in any order), and returns how many callbacks ran. Any gap works, a nanosecond to
-   years, at the cost of the occupied slots only. A now below the previous one does
-   nothing. What a callback schedules or reschedules runs in a later call, never in this
-   one. From the timer's callback, in worker mode, or NULL t: 0. With threads, a call
-   during another thread's pass waits for it to end. */
+   (ties in any order), and returns how many callbacks ran. Any gap works (a nanosecond to
+   years) at the cost of the occupied slots only; a now below the previous one does
+   nothing. What a callback schedules or reschedules runs in a later call. From the
+   timer's callback, in worker mode, or NULL t: 0. With threads, a call during another
+   thread's pass waits for it to end. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
 HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 
 /* When to call advance next, an absolute time on the timer's clock: UINT64_MAX when
-   nothing is pending (also when the next boundary is at or past UINT64_MAX: it never
-   runs; and for NULL), else never later than the next boundary B with work. Earlier only
-   where the first timeouts must still move to a finer level, or were pushed later: such a
-   wake-up runs nothing but makes progress, at most once per ticks_per_wheel ticks,
-   whatever the number of timeouts.
+   nothing is pending (or the next boundary is at or past UINT64_MAX, or t is NULL), else
+   never later than the next boundary B with work. Earlier only where the first timeouts
+   must still move to a finer level or were pushed later: such a wake-up runs nothing but
+   makes progress, at most once per ticks_per_wheel ticks, whatever their number.
 
    Waking the loop (cfg.wake_fn, caller-driven). A schedule or reschedule (any form, any
-   thread, outside advance) whose boundary is before the time hwtimer_next_expiry or
-   hwtimer_poll_timeout_ms last answered, or made while that answer was "nothing pending",
+   thread, outside advance) whose boundary is before the last answer of
+   hwtimer_next_expiry or hwtimer_poll_timeout_ms, or made while it was "nothing pending",
    calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send):
-   - at most once per answer: after a call, none until the loop asks again;
+   - at most once per answer: then none until the loop asks again;
    - never inside advance (a callback's schedule, or another thread's during a pass): the
      loop asks again after advance anyway; never with a worker;
    - with threads, on the scheduling thread once the timer's lock is released; without,
-     in the scheduling call once the node is filed. It may call the timer's functions,
-     e.g. hwtimer_next_expiry to re-arm the loop's timer (a new answer).
+     in the scheduling call once the node is filed. It may call the timer's functions
+     (hwtimer_next_expiry to re-arm the loop's timer: a new answer).
    A cancel never calls it: the loop wakes for nothing and asks again. */
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
@@ -548,8 +544,9 @@ HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
 /* Worker mode: starts the worker now rather than at the first schedule. HWTIMER_OK (also
-   when running, and in caller-driven mode: nothing to start), HWTIMER_ESTOPPED after stop,
-   HWTIMER_ETHREAD if the thread could not start, HWTIMER_EINVAL for NULL. */
+   when running, and caller-driven), HWTIMER_ESTOPPED after stop, HWTIMER_ETHREAD if the
+   thread could not start, HWTIMER_EINVAL for NULL. */
+
 HWTIMER_DEF int hwtimer_start(hwtimer *t);
 
 /* Stops the timer for good: joins the worker (or waits for another thread's advance to
@@ -566,21 +563,19 @@ HWTIMER_DEF const char *hwtimer_strerror(int err);
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 
 /* Call in the child after fork(): re-creates t's locks and condition variables and, with a
-   worker, starts a new one for the inherited timeouts. Nothing pending is lost; a callback
-   the worker was running at the fork counts as done (a periodic one is re-armed). Fork
-   while no other thread is inside a call to t (from the thread that uses t, or under your
-   own lock around the calls); the worker may be anywhere: fork() waits while it holds a
-   lock of its timer (pthread_atfork, POSIX backend; so never fork from the foreach
-   visitor of a timer with a worker). Forked in a worker's callback, that thread goes on as
-   the child's worker. Without threads: nothing to do. The parent is unaffected.
-   HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition variable or the worker could
-   not be made. */
+   worker, starts a new one for the inherited timeouts; nothing pending is lost, and a
+   callback the worker was running at the fork counts as done (a periodic one is
+   re-armed). Fork while no other thread is inside a call to t; the worker may be anywhere
+   (with the POSIX backend fork() waits while it holds a lock of t: so never fork from the
+   foreach visitor of a timer with a worker). Forked in a worker's callback, that thread
+   goes on as the child's worker. Without threads: nothing to do. The parent is
+   unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition variable or the
+   worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
 /* Checks every internal invariant of t's wheels, for tests and debugging (O(pending +
    occupied slots + bitmap words)): 0, or the first one broken (below). From a callback
    only the count is checked. 0 for NULL. */
-
 enum {
     HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
