@@ -308,7 +308,6 @@ struct hwtimer_threads {
        (UINT64_MAX: no limit). It may return early: the timer re-checks its clock. */
     void (*cond_wait)(void *cond, void *mutex, uint64_t timeout_ns);
     int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg);
-
     void (*thread_join)(void *thread);
     void (*thread_detach)(void *thread);
     void (*thread_self)(void *thread);          /* record the calling thread in *thread */
@@ -546,7 +545,6 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 /* Worker mode: starts the worker now rather than at the first schedule. HWTIMER_OK (also
    when running, and caller-driven), HWTIMER_ESTOPPED after stop, HWTIMER_ETHREAD if the
    thread could not start, HWTIMER_EINVAL for NULL. */
-
 HWTIMER_DEF int hwtimer_start(hwtimer *t);
 
 /* Stops the timer for good: joins the worker (or waits for another thread's advance to
@@ -690,7 +688,6 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    simple and exact.
 
    Invariants (hwtimer_check tests each; HWTIMER_ASSERT where they are relied on):
-
    - a level's occupancy bits are set exactly for its slots whose lists hold a node;
    - a filed node is pending on this timer and sits in the slot that its due tick names, at
      the level of the highest digit in which that tick and `elapsed` differ, or, pushed
@@ -882,7 +879,6 @@ static void hwtimer__set_state(hwtimer_timeout *to, int state) {
 
 /* A sentence for cfg.log_fn, built without stdio (no allocation, no locale), cut at its
    size. */
-
 typedef struct hwtimer__sentence {
     char text[256];
     size_t len;
@@ -976,7 +972,6 @@ typedef struct hwtimer__wheel {
 } hwtimer__wheel;
 
 /* A step of a pass in one wheel: the ready nodes due at `tick`, or the slot starting there. */
-
 typedef struct hwtimer__step {
     uint64_t tick;
     int runs_ready; /* the ready nodes, else the slot */
@@ -999,7 +994,6 @@ typedef enum hwtimer__fate {
    cancels that arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed
    for the first period after `now`; otherwise N is never touched again (a one-shot's
    callback may have freed it). */
-
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
@@ -1101,7 +1095,6 @@ struct hwtimer {
 };
 
 /* The timer and its shards, each on cache lines of its own. */
-
 #define HWTIMER__ROUND_LINE(n) (((n) + HWTIMER__LINE - 1) & ~(size_t)(HWTIMER__LINE - 1))
 #define HWTIMER__SHARDS_AT HWTIMER__ROUND_LINE(sizeof(hwtimer))
 #define HWTIMER__SHARD_STRIDE HWTIMER__ROUND_LINE(sizeof(hwtimer__shard))
@@ -2018,7 +2011,6 @@ static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *
 static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
 
 /* Takes s's lock unless this thread is in t's foreach visitor; returns whether it did. */
-
 static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
     if (HWTIMER__HAVE_THREAD_LOCAL && hwtimer__visiting == t) return 0;
     hwtimer__lock(t, s->mutex);
@@ -2097,7 +2089,6 @@ static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
 
 /* Tells the loop or the worker when a pass has work next (t's lock held); every wheel
    keeps the answer. */
-
 static uint64_t hwtimer__give_answer(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     int none = 1;
@@ -2458,7 +2449,6 @@ static void hwtimer__worker_main(void *arg) {
 }
 
 /* Starts the worker (t's lock held): 0, or -1 if its thread could not start. */
-
 static int hwtimer__start_worker_locked(hwtimer *t) {
     if (t->worker.running) return 0;
     if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
@@ -2964,7 +2954,6 @@ static const hwtimer_threads hwtimer__win32_table = {
 #endif /* HWTIMER__WIN32 */
 
 /* A backend left out. */
-
 #ifndef HWTIMER__PTHREAD_TABLE
 #define HWTIMER__PTHREAD_TABLE NULL
 #endif
@@ -3266,7 +3255,6 @@ static void hwtimer__set_stopped(hwtimer *t) {
 }
 
 /* hwtimer_check on one shard (t's lock and its held). */
-
 static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
     int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
     if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
@@ -3326,7 +3314,6 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
         hwtimer__unlock_wheels(t);
         hwtimer__unlock(t, t->mutex);
         return;
-
     }
     hwtimer__unlock(t, t->mutex);
     hwtimer_stop(t, NULL, NULL);
@@ -3592,7 +3579,6 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         s->waiters = 0;
         s->cancel_waits = NULL; /* nor those waiting in a cancel */
-
         pending += s->wheel.pending;
     }
     if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
