@@ -1073,12 +1073,11 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    /* without threads or shared_limit, the one wheel, whose filed nodes hwtimer_cancel
-       cancels inline; else NULL */
-    hwtimer__wheel *quick_wheel;
-    /* an arming without threads into a wheel with this many pending goes the general way:
-       max_pending; 0 with threads, once stopped, or with shared_limit */
+    hwtimer__wheel *quick_wheel; /* no threads: hwtimer_cancel's inline wheel; else NULL */
+    /* no threads: an arming into a wheel with this many pending goes the general way
+       (max_pending; 0 once stopped); 0 with threads */
     size_t arm_limit;
+
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
     long shared_pending; /* ... and the nodes pending in all wheels */
     int stopped;         /* atomic: read by entries under a wheel's lock */
@@ -3167,10 +3166,8 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
     t->arm_limit = t->threads ? 0 : t->max_pending;
     t->quick_wheel = t->threads ? NULL : &hwtimer__shard_at(t, 0)->wheel;
-    if (cfg->max_pending && shards > 1) {
+    if (cfg->max_pending && shards > 1) { /* (shards have threads: no quick way) */
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
-        t->arm_limit = 0;
-        t->quick_wheel = NULL;
     }
     t->worker.mode = cfg->worker != 0;
     t->loop.wake_fn = cfg->wake_fn;
@@ -3255,6 +3252,7 @@ static void hwtimer__set_stopped(hwtimer *t) {
 }
 
 /* hwtimer_check on one shard (t's lock and its held). */
+
 static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
     int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
     if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
