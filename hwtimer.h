@@ -786,15 +786,12 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
-/* What the compiler offers: GCC and Clang, MSVC, or neither.
-   - hwtimer__ctz64, hwtimer__msb64: the lowest and highest set bit of x (x != 0).
-   - HWTIMER__ALWAYS_INLINE: helpers of the schedule/cancel path compilers leave out of
-     line; HWTIMER__NOINLINE keeps a slow path from costing its caller registers.
-   - HWTIMER__PREFETCH_NODE: a node's first and last byte (it need not sit on one line).
-   - HWTIMER__LOAD, _STORE: a node's state, deadline and wheel, read without its lock.
-   - HWTIMER__ATOMIC_ADD: counters kept without a lock; a plain add without builtins.
-   - HWTIMER__THREAD_LOCAL and HWTIMER__CAS_PTR (a fresh node claimed by one shard) come
-     together (HWTIMER__HAVE_THREAD_LOCAL): without them hwtimer_create refuses shards. */
+/* What the compiler offers: GCC and Clang, MSVC, or neither. HWTIMER__NOINLINE keeps a
+   slow path from costing its caller registers; HWTIMER__LOAD and _STORE are for a node's
+   fields read without its lock; HWTIMER__ATOMIC_ADD, for counters kept without one, is a
+   plain add without builtins. Shards need HWTIMER__THREAD_LOCAL and HWTIMER__CAS_PTR
+   (HWTIMER__HAVE_THREAD_LOCAL), else hwtimer_create refuses them. */
+
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
 static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
