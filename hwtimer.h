@@ -200,8 +200,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
 
-/* Feature-test macros only under a strict -std (__STRICT_ANSI__ hides POSIX) and if the
-   file set none: elsewhere they would hide names (MAP_ANONYMOUS, usleep, ...). */
+/* Only under a strict -std (which hides POSIX) and if the file set none: elsewhere a
+   feature-test macro would hide names (MAP_ANONYMOUS, usleep). */
 #if defined(HWTIMER_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&   \
     !defined(__APPLE__) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&       \
     !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
@@ -223,9 +223,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
 
 /* HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
-   *to (the kernel's container_of). C++ defines offsetof only for standard-layout classes
-   (for others compilers warn, -Winvalid-offsetof, and the result is not guaranteed):
-   there, pass the object as the callback's arg. */
+   *to. In C++ only for standard-layout classes (offsetof); for others pass the object as
+   the callback's arg. */
 #define HWTIMER_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -255,10 +254,10 @@ typedef void (*hwtimer_fn)(hwtimer_timeout *to, void *arg);
 /* Timeout states (hwtimer_timeout_state). */
 enum { HWTIMER_IDLE = 0, HWTIMER_PENDING, HWTIMER_EXPIRED, HWTIMER_CANCELLED };
 
-/* Error codes: every function that can fail returns one of these (negative). */
+/* Error codes (negative): every function that can fail returns one. */
 enum {
     HWTIMER_OK = 0,
-    HWTIMER_EINVAL = -1,   /* bad argument (NULL, zero tick, out-of-range wheel, overflow) */
+    HWTIMER_EINVAL = -1,   /* bad argument */
     HWTIMER_ENOMEM = -2,   /* allocation failed (only hwtimer_create allocates) */
     HWTIMER_EFULL = -3,    /* max_pending reached */
     HWTIMER_ESTOPPED = -4, /* the timer was stopped */
@@ -267,15 +266,15 @@ enum {
     HWTIMER_ETHREAD = -7   /* the thread backend failed */
 };
 
-/* A list link, and a timer's wheel. Private. */
+/* Private. */
 struct hwtimer__wheel;
 struct hwtimer__link {
     struct hwtimer__link *next, *prev;
 };
 
 /* A timeout node: put one in your own struct; zero-filled, it is idle. Its fields are
-   private (read them with hwtimer_timeout_state, _deadline, _arg, _period) and in the
-   order THE DESIGN gives. At most 64 bytes on 64-bit targets. */
+   private (read them with hwtimer_timeout_state, _deadline, _arg, _period). At most 64
+   bytes on 64-bit targets; fields in the order a cancel reads them. */
 struct hwtimer_timeout {
     struct hwtimer__link link; /* first: a link converts to its node */
     uint32_t where;            /* which list holds it while pending (HWTIMER__WHERE_*) */
@@ -289,26 +288,26 @@ struct hwtimer_timeout {
     void *arg;
 };
 
-/* A static initializer equal to a zero-filled (idle) node. */
+/* A static initializer: a zero-filled (idle) node. */
 #define HWTIMER_TIMEOUT_INIT {{NULL, NULL}, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL}
 
 /* Thread hooks for another threading library; every hook is required. The timer's one
-   allocation holds mutex_size, cond_size and thread_size bytes (aligned for any type) per
-   mutex, condition variable and thread handle. */
+   allocation holds mutex_size, cond_size and thread_size bytes (aligned for any type) for
+   each mutex, condition variable and thread handle. */
 struct hwtimer_threads {
     const char *name;
     size_t mutex_size, cond_size, thread_size;
-    int (*mutex_init)(void *mutex); /* 0 on success */
+    int (*mutex_init)(void *mutex); /* 0 on success, as cond_init and thread_start */
     void (*mutex_destroy)(void *mutex);
     void (*mutex_lock)(void *mutex);
     void (*mutex_unlock)(void *mutex);
-    int (*cond_init)(void *cond); /* 0 on success */
+    int (*cond_init)(void *cond);
     void (*cond_destroy)(void *cond);
     void (*cond_broadcast)(void *cond);
     /* Waits on cond (mutex held) until a broadcast or about timeout_ns have passed
        (UINT64_MAX: no limit). It may return early: the timer re-checks its clock. */
     void (*cond_wait)(void *cond, void *mutex, uint64_t timeout_ns);
-    int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg); /* 0 on success */
+    int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg);
     void (*thread_join)(void *thread);
     void (*thread_detach)(void *thread);
     void (*thread_self)(void *thread);          /* record the calling thread in *thread */
@@ -324,27 +323,25 @@ typedef struct hwtimer_config {
     uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock (CLOCKS) */
     void *clock_ctx;
     const hwtimer_threads *threads; /* NULL: no locks, use from one thread only */
-    int worker;                     /* nonzero: a worker thread runs the callbacks (needs
-                                       threads); zero: your loop calls advance/poll */
+    int worker; /* nonzero: a worker thread runs the callbacks (needs threads) */
     void *(*alloc_fn)(size_t size, void *alloc_ctx); /* NULL: malloc */
     void (*free_fn)(void *ptr, void *alloc_ctx);     /* NULL: free */
     void *alloc_ctx;
     void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
-    /* log_fn (NULL: silent; hwtimer never prints) hears exactly three things, each once
-       per occurrence, in one English sentence that lives only during the call, with no
-       lock of the timer held:
-       - each refusal by hwtimer_create: the field and the rule it broke, a failed
-         allocation and its size, a threads backend that could not make its lock;
-       - a worker's callback that ran longer than max(100 ms, tick_ns): how long, and that
-         every timeout due meanwhile ran late; at most once a second per timer (for it
-         the worker reads the clock around each callback);
-       - a timer with a worker created while 64 or more other timers with a worker are
-         alive in the process (each is a thread): share one timer. */
+    /* log_fn (NULL: silent; hwtimer never prints) hears, once each time, an English
+       sentence valid during the call only, with no lock of the timer held:
+       - a refusal by hwtimer_create: the field and the rule, a failed allocation and its
+         size, a threads backend that could not make a lock;
+       - a worker's callback that ran longer than max(100 ms, tick_ns), making every
+         timeout due meanwhile late; at most once a second per timer (the worker then
+         reads the clock around each callback);
+       - a timer with a worker created while 64 or more others are alive in the process
+         (each is a thread): share one timer. */
     void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
-    unsigned shards; /* 0 or 1: one wheel and one lock; 2 .. 64: that many wheels, each with
-                        its own lock ("Many producers: shards" in THREADS); needs threads */
+    unsigned shards; /* 0 or 1: one wheel; 2 .. 64: that many, each with its own lock
+                        (THREADS: shards); needs threads */
 } hwtimer_config;
 
 /* Counters (hwtimer_stats_get). */
@@ -355,8 +352,7 @@ typedef struct hwtimer_stats {
     uint64_t cascaded; /* timeouts moved down a level */
     size_t pending;    /* same as hwtimer_pending */
     size_t bytes;      /* memory hwtimer_create allocated */
-    uint64_t refiled;  /* timeouts pushed later (hwtimer_reschedule) that a pass filed
-                          again; never more than such pushes */
+    uint64_t refiled;  /* pushed later, then filed again by a pass (at most once a push) */
 } hwtimer_stats;
 
 /* ---- Creating and destroying ---- */
@@ -367,21 +363,21 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 /* Creates a timer (cfg NULL: the defaults) in *out; its start S is now (TIME). The only
    call that allocates (one block). HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0
    or > 2^30, tick_ns times the rounded wheel size overflows 64 bits, worker without
-   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, alloc_fn
-   without free_fn or the reverse, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64,
-   shards > 1 without threads or without GCC's or MSVC's atomics and thread-locals.
-   HWTIMER_ENOMEM: the allocation failed. HWTIMER_ETHREAD: a mutex or condition variable
-   could not be made. On error *out is NULL (cfg.log_fn hears why). */
+   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, only one of
+   alloc_fn and free_fn, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1
+   without threads or without GCC's or MSVC's atomics and thread-locals. HWTIMER_ENOMEM:
+   the allocation failed. HWTIMER_ETHREAD: a mutex or condition variable could not be
+   made. On error *out is NULL (cfg.log_fn hears why). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
 /* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; then it refers to
-   none of its nodes. NULL: no-op. From one of the timer's callbacks: the timer stops at
-   once, every pending node is cancelled before destroy returns (free them then), and its
-   memory is freed when the callback's advance (or the worker) returns. */
+   none of its nodes. NULL: no-op. From one of its callbacks: every pending node is
+   cancelled before destroy returns (free them then); the memory is freed when the
+   callback's advance (or the worker) returns. */
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t);
 
-/* The built-in thread backends: the table, or NULL when that backend is not compiled in.
-   _default prefers POSIX threads, then Win32, then C11. */
+/* The built-in thread backends, or NULL for one not compiled in. _default prefers POSIX
+   threads, then Win32, then C11. */
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void);
@@ -389,15 +385,14 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
 
 /* ---- Timeouts ---- */
 
-/* Makes *to a fresh idle node (as zero-filling it or HWTIMER_TIMEOUT_INIT). Never call it
-   on a pending node. */
+/* Makes *to a fresh idle node (as zero-filling it). Never on a pending node. */
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 
 /* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1), no
    allocation. Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL),
    HWTIMER_ESTOPPED (after stop), HWTIMER_EBUSY (to is pending, here or on another timer),
-   HWTIMER_EFULL (max_pending reached), HWTIMER_ETHREAD (the worker could not start). A node
-   may be scheduled again from its own callback, and on another timer once not pending. */
+   HWTIMER_EFULL (max_pending reached), HWTIMER_ETHREAD (the worker could not start). A
+   node may be scheduled again from its own callback, and on another timer once not pending. */
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg);
 
@@ -406,21 +401,19 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
    know whether the sleeping worker must wake (CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
-/* hwtimer_schedule with the delay in ticks, counted from the timer's time: the `now` of the
-   last hwtimer_advance (of the pass under way, from a callback; with a worker, of its last
-   pass; S before any), the time a loop that advances on every iteration keeps, as libuv's
-   uv_timer_start counts from uv_now. The deadline is that time + ticks * tick_ns (clamped
-   to UINT64_MAX). It reads no clock and divides nothing: the cheapest arming. Something
-   newer than that time starts that much early (see Cached time in EVENT LOOPS). Errors as
-   hwtimer_schedule. */
+/* hwtimer_schedule with D = T + ticks * tick_ns (at most UINT64_MAX), T the timer's time:
+   the `now` of the last hwtimer_advance (from a callback, of the pass under way; with a
+   worker, of its last pass; S before any), as libuv's uv_timer_start counts from uv_now.
+   It reads no clock: the cheapest arming. A timeout for something newer than T starts
+   that much early (Cached time in EVENT LOOPS). Errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
                                        hwtimer_fn fn, void *arg);
 
-/* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift). After a run
-   for deadline D in advance(t, now) (a worker: now = the clock when the run started), the
-   next deadline is the first D + k*p, k >= 1, strictly after now: missed periods are
-   skipped, not run in a burst. It stays pending until cancelled, even while its callback
-   runs. period_ns 0: HWTIMER_EINVAL; other errors as hwtimer_schedule. */
+/* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift): after a run
+   for D in advance(t, now) (a worker: now = the clock when the run started), the next
+   deadline is the first D + k*p after now; missed periods are skipped, not run in a
+   burst. It stays pending until cancelled, even while its callback runs. period_ns 0:
+   HWTIMER_EINVAL; other errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
@@ -429,143 +422,136 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg);
 
-/* A pending timeout gets the deadline now + delay_ns (same callback, period and pending
-   count; O(1)) and runs at its boundary, never early. Pushed later while due a rotation
-   of the finest level or more ahead (ticks_per_wheel ticks), it only stores the deadline
-   (the one sign: an early hwtimer_next_expiry). A move earlier wakes the loop (cfg.wake_fn) or the
-   worker as a schedule does; a move later wakes neither. Not pending: scheduled again
-   with its last callback, arg and period. HWTIMER_EINVAL: t or to NULL, or to was never
-   scheduled (the first arming is a schedule: it names the callback). HWTIMER_EBUSY:
-   pending on another timer. Else as hwtimer_schedule. */
+/* A pending timeout gets the deadline now + delay_ns (same callback, arg and period; O(1))
+   and runs at its boundary, never early. Pushed later while due ticks_per_wheel ticks or
+   more ahead, it only stores the deadline (the one sign: an early hwtimer_next_expiry).
+   Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
+   pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
+   NULL, or to never scheduled (the first arming, a schedule, names the callback).
+   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
-/* 1 if the timeout was pending on t and now will never run, 0 if it was not (never
-   scheduled, cancelled, already run or running), HWTIMER_EINVAL for NULL t or to or a
-   node pending on another timer. A periodic timeout is pending even while its callback
-   runs: cancelled there, it returns 1 and is not re-armed.
-   Synchronous: on any thread but the one running this timeout's callback, it waits for
-   that callback to return (like Linux's del_timer_sync); then the timer no longer refers
-   to `to`, which you may free. So never cancel a timeout whose callback may at that
-   moment wait for a lock you hold, nor cancel across two timers in a cycle.
-   A callback on timer A that schedules its node on timer B must not touch the node once
-   another thread may cancel it on B and free it: that cancel does not wait for A's
-   callback.
-   Once a one-shot's callback is called the timer never touches the node unless it is
+/* 1 if the timeout was pending on t and now will never run; 0 if not (never scheduled,
+   cancelled, run or running); HWTIMER_EINVAL for NULL t or to, or a node pending on
+   another timer. A periodic timeout is pending while its callback runs: cancelled there,
+   it returns 1 and is not re-armed.
+   Synchronous: on any thread but the one running the timeout's callback, it waits for that
+   callback to return (as Linux's del_timer_sync); then the timer no longer refers to `to`,
+   which you may free. So never cancel while holding a lock that callback may wait for,
+   nor across two timers in a cycle. A callback on timer A that schedules its node on
+   timer B must not touch the node once another thread may cancel it on B and free it:
+   that cancel does not wait for A's callback.
+   Once a one-shot's callback is called, the timer never touches the node unless it is
    scheduled again: the callback may free or reuse it. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
 
 /* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
-   HWTIMER_EXPIRED (its callback was claimed: set before it is called; a periodic node is
-   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy; stop's
-   hand-back too). HWTIMER_EINVAL for NULL. Safe to ask at any moment. */
+   HWTIMER_EXPIRED (its callback was claimed, before it is called; a periodic node is
+   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy);
+   HWTIMER_EINVAL for NULL. Safe to ask at any moment. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
-/* The deadline D of the last scheduling (0 if never scheduled, or NULL). A callback that
-   needs its own time reads it, not the clock (re-arming at it + interval with
-   hwtimer_schedule_at does not drift). It, _arg and _period read the node without a lock:
-   only about a node no other thread is scheduling (a one-shot may be armed again once its
-   callback begins: the callback reads its node first). */
+/* The deadline D of the last scheduling (0 if never scheduled, or NULL): a callback's own
+   time (re-arming at D + interval with hwtimer_schedule_at does not drift). It, _arg and
+   _period read the node without a lock: only for a node no other thread is scheduling (a
+   one-shot may be armed again once its callback begins: the callback reads it first). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
-/* 1 while `to` is pending on t as hwtimer_pending counts it (scheduled, not yet run, not
-   cancelled; a periodic timeout inside its own callback too), else 0 (also for NULL). */
+/* 1 while `to` is pending on t as hwtimer_pending counts it (a periodic timeout inside
+   its own callback too), else 0 (also for NULL). */
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
 
 /* The arg and the period (0: one-shot) of the last scheduling; NULL / 0 if never
-   scheduled, or NULL. A hwtimer_stop hand-back callback gets the stop's ctx as arg: the
-   node's own arg is here. No lock: see hwtimer_timeout_deadline. */
+   scheduled, or NULL (a hwtimer_stop hand-back gets the stop's ctx: the node's arg is
+   here). No lock: see hwtimer_timeout_deadline. */
 HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to);
 HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 
 /* The time from now (the timer's clock) to the boundary at which `to` will run (the one
-   its leeway chose; for a periodic timeout inside its own callback, its next period's): 0
-   once that boundary has passed; UINT64_MAX if `to` is not pending on t, t or to is NULL,
-   or the boundary is at or past UINT64_MAX. */
+   its leeway chose; inside a periodic's own callback, its next period's): 0 once it has
+   passed; UINT64_MAX if `to` is not pending on t, t or to is NULL, or the boundary is at
+   or past UINT64_MAX. */
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
 
 /* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of at B (never before
-   D), so that nearby deadlines run in one pass and a worker or loop wakes less often
-   (Apple's dispatch leeway, Linux's timer slack). The rule: with B = tick e and n =
-   floor(leeway_ns / tick_ns), it runs at the first tick at or after e that is a multiple
-   of 2^k, the largest power of two <= n + 1 (so in e .. e + n; past the last tick a
-   deadline can have, that last tick). With a 1 ms tick: 10 ms rounds up to a multiple of
-   8 ms, 100 ms to one of 64 ms. For ordering it counts as due at that tick. The node
-   keeps its leeway through any number of schedulings until set again (zero-filled: 0).
-   Stored as up to 65535 times a power of ten ns, rounded down: 1 us, 10 ms, 1.5 s and any
-   value of four significant digits exactly, others lose at most 1 part in 5000.
-   HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too);
-   HWTIMER_EINVAL: to NULL. */
+   D), so that nearby deadlines share a pass and a worker or loop wakes less often (Apple's
+   dispatch leeway, Linux's timer slack): with B = tick e and n = floor(leeway_ns /
+   tick_ns), at the first tick at or after e that is a multiple of 2^k, the largest power
+   of two <= n + 1 (so in e .. e + n; past the last tick a deadline can have, that tick).
+   With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. It
+   counts as due at that tick for ordering, and stays through any number of schedulings
+   until set again (zero-filled: 0). Stored as up to 65535 times a power of ten ns,
+   rounded down: four significant digits are exact, others lose at most 1 part in 5000.
+   HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too); HWTIMER_EINVAL:
+   to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---- Time and driving ---- */
 
 /* How many timeouts are pending (scheduled, not yet run, not cancelled), exact at all
-   times. A cancelled timeout, or a one-shot whose callback was claimed, frees its place
-   under cfg.max_pending at once. 0 for NULL. */
+   times: a cancel, or a one-shot's callback claimed, frees a place under cfg.max_pending
+   at once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
-/* Calls visit(to, ctx) once for each timeout pending on t (those hwtimer_pending counts,
-   in no set order) and returns how many. O(pending + occupied slots). The visitor may
-   read nodes with the accessors that take no timer, and call hwtimer_is_pending(t, node)
-   and hwtimer_timeout_due_in(t, node) about any node on the calling thread (they answer
-   as outside, never deadlock); no other function of t. With threads the walk holds t's
-   locks: it sees one moment, and other threads' calls wait. NULL t or visit: 0. (Without
-   thread-local variables, which GCC, clang and MSVC all have, a timer with threads
-   allows the visitor neither of the two.) */
+/* Calls visit(to, ctx) once for each timeout hwtimer_pending counts, in no set order, and
+   returns how many; O(pending + occupied slots). The visitor may call the accessors that
+   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t (they never
+   deadlock; with threads, given thread-locals as in GCC, clang and MSVC); no other
+   function of t. With threads the walk holds t's locks: it sees one moment, and other
+   threads' calls wait. NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
 /* Caller-driven mode: runs every pending timeout whose boundary B <= now, in order of B
-   (ties in any order), and returns how many callbacks ran. Any gap works, a nanosecond to
-   years, at the cost of the occupied slots only. A now below the previous one does
-   nothing. What a callback schedules or reschedules runs in a later call, never in this
-   pass. From a callback of the timer: 0. With threads, a call during another thread's
-   pass waits for it to end. Worker mode, NULL t: 0. */
+   (ties in any order), and returns how many callbacks ran. Any gap works (a nanosecond to
+   years) at the cost of the occupied slots only; a now below the previous one does
+   nothing. What a callback schedules or reschedules runs in a later call. From the
+   timer's callback, in worker mode, or NULL t: 0. With threads, a call during another
+   thread's pass waits for it to end. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
 HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 
 /* When to call advance next, an absolute time on the timer's clock: UINT64_MAX when
-   nothing is pending (also when the next boundary is at or past UINT64_MAX: it never
-   runs; and for NULL), else never later than the next boundary B with work. Earlier only
-   where the first timeouts must still move to a finer level, or were pushed later: such a
-   wake-up runs nothing but makes progress, at most once per rotation of the finest level
-   (ticks_per_wheel ticks), whatever the number of timeouts.
+   nothing is pending (or the next boundary is at or past UINT64_MAX, or t is NULL), else
+   never later than the next boundary B with work. Earlier only where the first timeouts
+   must still move to a finer level or were pushed later: such a wake-up runs nothing but
+   makes progress, at most once per ticks_per_wheel ticks, whatever their number.
 
    Waking the loop (cfg.wake_fn, caller-driven). A schedule or reschedule (any form, any
-   thread, outside advance) whose boundary is before the time that hwtimer_next_expiry or
-   hwtimer_poll_timeout_ms last answered, or made while that answer said nothing was
-   pending, calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send).
-   - At most once per answer: after a call, none until the loop asks again.
-   - Never inside advance (a schedule from a callback, or another thread's during a
-     pass): the loop asks again after advance anyway. Never with a worker.
-   - With threads, on the scheduling thread once the timer's lock is released; without,
-     in the scheduling call once the node is filed. It may call the timer's functions,
-     e.g. hwtimer_next_expiry to re-arm the loop's timer (a new answer).
+   thread, outside advance) whose boundary is before the last answer of
+   hwtimer_next_expiry or hwtimer_poll_timeout_ms, or made while it was "nothing pending",
+   calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send):
+   - at most once per answer: then none until the loop asks again;
+   - never inside advance (a callback's schedule, or another thread's during a pass): the
+     loop asks again after advance anyway; never with a worker;
+   - with threads, on the scheduling thread once the timer's lock is released; without,
+     in the scheduling call once the node is filed. It may call the timer's functions
+     (hwtimer_next_expiry to re-arm the loop's timer: a new answer).
    A cancel never calls it: the loop wakes for nothing and asks again. */
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
    and only then (not for deadlines that never come), else milliseconds rounded up (0 when
-   due), at most INT_MAX. It is an answer for wake_fn too. -1 for NULL. */
+   due), at most INT_MAX. An answer for wake_fn too. -1 for NULL. */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
 /* Worker mode: starts the worker now rather than at the first schedule. HWTIMER_OK (also
-   when running, and in caller-driven mode: nothing to start), HWTIMER_ESTOPPED after stop,
-   HWTIMER_ETHREAD if the thread could not start, HWTIMER_EINVAL for NULL. */
+   when running, and caller-driven), HWTIMER_ESTOPPED after stop, HWTIMER_ETHREAD if the
+   thread could not start, HWTIMER_EINVAL for NULL. */
 HWTIMER_DEF int hwtimer_start(hwtimer *t);
 
-/* Stops the timer for good: wakes and joins the worker (or waits for another thread's
-   advance to finish its callback), cancels every pending timeout, hands each to
-   `unprocessed` if not NULL (no lock held: it may free the node), and returns how many.
-   Then schedules get HWTIMER_ESTOPPED; a second stop returns 0. From one of this timer's
-   callbacks: HWTIMER_EWORKER, nothing changes. HWTIMER_EINVAL for NULL. */
+/* Stops the timer for good: joins the worker (or waits for another thread's advance to
+   finish its callback), cancels every pending timeout, hands each to `unprocessed` if not
+   NULL (no lock held: it may free the node), and returns how many. Then schedules get
+   HWTIMER_ESTOPPED; a second stop returns 0. From one of the timer's callbacks:
+   HWTIMER_EWORKER, nothing changes. HWTIMER_EINVAL for NULL. */
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx);
 
 /* A short English description of an error code ("unknown error" for others). */
@@ -574,21 +560,20 @@ HWTIMER_DEF const char *hwtimer_strerror(int err);
 /* Fills *out with the timer's counters (zeroes for NULL t). */
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 
-/* Call in the child after fork(): re-creates t's lock and condition variables and, with a
-   worker, starts a new one for the timeouts the child inherited. Nothing pending is lost;
-   a callback the worker was running at the fork counts as done (a periodic one is
-   re-armed). Fork while no other thread is inside a call to t (from the thread that uses
-   t, or under your own lock around the calls); the worker may be anywhere: fork() waits
-   while it holds a lock of its timer (pthread_atfork, with the POSIX backend; so never
-   fork from the foreach visitor of a timer with a worker). In a worker's callback, the
-   forking thread goes on as the child's worker. Without threads: nothing to do. The
-   parent is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition
-   variable or the worker could not be made. */
+/* Call in the child after fork(): re-creates t's locks and condition variables and, with a
+   worker, starts a new one for the inherited timeouts; nothing pending is lost, and a
+   callback the worker was running at the fork counts as done (a periodic one is
+   re-armed). Fork while no other thread is inside a call to t; the worker may be anywhere
+   (with the POSIX backend fork() waits while it holds a lock of t: so never fork from the
+   foreach visitor of a timer with a worker). Forked in a worker's callback, that thread
+   goes on as the child's worker. Without threads: nothing to do. The parent is
+   unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition variable or the
+   worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
 /* Checks every internal invariant of t's wheels, for tests and debugging (O(pending +
-   occupied slots + bitmap words)), and returns 0 or the first one broken (below). From a
-   callback (during a pass) only the count is checked. 0 for NULL. */
+   occupied slots + bitmap words)): 0, or the first one broken (below). From a callback
+   only the count is checked. 0 for NULL. */
 enum {
     HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
@@ -597,8 +582,7 @@ enum {
     HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is out of order */
     HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
     HWTIMER_CHECK_COUNT = -107,  /* the nodes filed are not hwtimer_pending */
-    HWTIMER_CHECK_NEAR = -108    /* a schedule that needs the due list or a wake-up would
-                                    go straight to the wheel */
+    HWTIMER_CHECK_NEAR = -108    /* a filing owed `due` or a wake-up would skip it */
 };
 HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
@@ -611,52 +595,43 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
    IMPLEMENTATION
    =================================================================================
 
-THE DESIGN (for maintainers: read this before the code)
+THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
    The structure. The geometry (the tick and the levels, fixed at create); a wheel
-   (hwtimer__wheel: its levels' slots and bit trees, the lists `due` and `ready`, its
-   pending count; nothing of locks, threads, the clock, callbacks, wake_fn or the log); and
-   the timer (struct hwtimer), the front end over 1 .. 64 wheels: config, clock, threads,
-   worker, the loop's answers, log, counters. Each wheel comes with what its lock guards
-   (hwtimer__shard): the callback of one of its nodes that runs, the cancels that wait for
-   it, and the timer's last answer as its filings see it. One wheel: its lock is the
-   timer's. cfg.shards: each wheel has its own, and a thread arms its fresh nodes in its
-   own wheel; a node stays in the wheel that armed it while it is armed there (its `wheel`
-   names it), so that one lock orders every call on it.
+   (hwtimer__wheel: slots and bit trees, the lists `due` and `ready`, a pending count; no
+   lock, thread, clock, callback, wake_fn or log); the timer (struct hwtimer), the front
+   end over 1 .. 64 wheels: config, clock, threads, worker, the loop's answers, log,
+   counters. A shard (hwtimer__shard) is a wheel and what its lock guards: its node's
+   running callback, the cancels waiting for it, the timer's last answer. One wheel's lock
+   is the timer's; with cfg.shards each has its own, a thread arms a fresh node in its own
+   wheel, and the node stays there while armed (`wheel` names it): one lock orders every
+   call on it.
 
    Locks. The timer's, then its wheels' in order. Schedule, reschedule and cancel take only
    the node's wheel's; a pass, an answer, pending, foreach, stop and check take the timer's,
-   then every wheel's. A pass holds the timer's lock but while a callback runs (then it
-   holds none), and runs the wheels' steps in tick order, each under its wheel's lock: so
-   callbacks run in order of B across wheels as within one. A thread that holds a wheel's
-   lock takes the timer's only after it released the wheel's.
+   then every wheel's. A pass holds the timer's lock except while a callback runs (then
+   none) and runs the wheels' steps in tick order, each under its wheel's lock, so that
+   callbacks run in order of B across wheels. A thread holding a wheel's lock takes the
+   timer's only after releasing it.
 
-   Waking. The loop (or the worker) was last told a time: the earliest next work of every
-   wheel, found with every wheel's lock held. Each wheel keeps a copy; a filing under the
-   wheel's lock alone compares with it, and one before it marks the wheel. Once the wheel's
-   lock is released, the timer's decides: a sleeping worker is woken, or the loop's wake_fn
-   is called, once per answer, never during a pass. Only filings at a tick up to
-   notice_upto take that way (or `due`, up to a pass's target): every other one is a
-   comparison, then its slot.
+   Waking. The loop (or the worker) was last told a time, the earliest next work of every
+   wheel, found with all their locks held. Each wheel keeps a copy; a filing before it
+   marks the wheel, and once the wheel's lock is released the timer's decides: a sleeping
+   worker is woken, or wake_fn is called, once per answer, never during a pass. Only
+   filings at a tick up to notice_upto (or into `due`) are compared at all.
 
-   Time is counted in ticks from the timer's start S (the clock when it was created): tick k
-   is the boundary S + k*tick_ns. A timeout with deadline D is due at tick e = ceil((D-S)/
-   tick_ns): the first boundary at or after D. `elapsed` is the tick up to which the wheel
-   has been processed.
+   Time is counted in ticks from the timer's start S: tick k is the boundary S + k*tick_ns.
+   Deadline D is due at tick e = ceil((D-S)/tick_ns). `elapsed` is the tick up to which the
+   wheel has been processed.
 
-   There are L levels of W = ticks_per_wheel slots each (W rounded up to a power of two,
-   at least 2; b = log2 W bits of the tick number per level). L is just enough for the
-   largest tick any uint64_t deadline can have, so every deadline has a place. A timeout
-   due at tick e goes to the level of the highest bit in which e and `elapsed` differ,
-   divided by b, and to the slot given by e's digit at that level. So level 0 holds the
+   There are L levels of W = ticks_per_wheel slots (rounded up to a power of two >= 2;
+   b = log2 W bits of the tick per level), L just enough for the largest tick a uint64_t
+   deadline can have. A timeout due at tick e goes to level (the highest bit in which e and
+   `elapsed` differ) / b, in the slot of e's digit at that level: level 0 holds the
    timeouts due in the current rotation of W ticks, level 1 those due in the current
    rotation of W*W ticks but not this one, and so on: everything in a lower level is due
-   before anything in a higher one.
-
-   The levels of the default configurations. With W = 512 (b = 9), a slot of level k is
-   512^k ticks wide and the level spans 512^(k+1) ticks. The largest tick is about
-   UINT64_MAX ns / tick_ns: 45 bits with a 1 ms tick, 38 bits with 100 ms, so both need
-   L = ceil(bits / 9) = 5 levels.
+   before anything in a higher one. With W = 512 (b = 9) a slot of level k is 512^k ticks
+   wide; the largest tick has 45 bits with a 1 ms tick, 38 with 100 ms: L = 5 for both.
 
                    512 slots x 1 ms              512 slots x 100 ms
        level    slot width   level span       slot width   level span
@@ -666,88 +641,58 @@ THE DESIGN (for maintainers: read this before the code)
          3      37.3 h       2.2 years        155 days     218 years
          4      2.2 years    1115 years       218 years    111,000 years
 
-   A timeout due less than a level's span ahead sits in that level or a lower one, or in
-   the next one up when its tick lies past the end of the current rotation of that span.
-   uint64_t time ends 584 years after the clock's zero, so the top level is only partly
-   used.
+   (uint64_t time ends 584 years after the clock's zero: the top level is partly used.)
 
    To advance to tick `target`, repeat: find the first occupied slot after elapsed's
    position in the lowest non-empty level (bitmap search); if it starts after target, stop;
-   else set elapsed to its start and empty it: a level-0 slot holds exactly the timeouts due
-   now, which run; the timeouts of a higher slot are due at or after its start, and are
-   re-filed relative to the new elapsed, which puts them in a lower level (or runs them
-   if due exactly now). Every occupied slot between the old and new elapsed is visited
-   once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
-   ticks: that is when timeouts move down (or, pushed later, are re-filed: see below), and
-   the only time hwtimer_next_expiry may name with nothing to run (see EVENT LOOPS at the
-   top).
+   else set elapsed to its start and empty it: a level-0 slot's timeouts run; a higher
+   slot's are re-filed relative to the new elapsed, into a lower level (or run, if due
+   now). Every occupied slot is visited once, in time order, and no empty one is. A coarse
+   slot starts at a multiple of W ticks: the only ticks where timeouts move down (or are
+   re-filed after a push) and that hwtimer_next_expiry may name with nothing to run.
 
-   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
-   while that is empty, else to the list its address picks (one per 64 KiB of memory): a
-   sparse slot keeps its nodes in one place, a busy one spreads them, and neighbours in
-   memory (an array of connections) stay neighbours in a list, so that a cancel's writes to
-   its neighbours mostly hit lines the cache already has. Emptying a slot walks
-   all its lists in step, each from both ends, and prefetches the next nodes: a big
-   timer's nodes are scattered over memory and a list walk is a chain of cache misses, so
-   eight independent chains let the CPU wait for eight misses at a time instead of one.
-   A node is 64 bytes but need not sit on one cache line
-   (malloc aligns to 16): its fields come in the order a cancel and a re-filing read them,
-   so a cancel touches one of its lines, and a walk prefetches both.
+   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the first while it is
+   empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
+   place, a busy one spreads, and neighbours in memory stay neighbours in a list, so a
+   cancel's writes mostly hit cached lines. Emptying a slot walks its lists in step, each
+   from both ends, prefetching: eight chains of cache misses overlap instead of one. A
+   node's fields come in the order a cancel and a re-filing read them, so a cancel touches
+   one of its (up to two) cache lines.
 
-   Leeway. A node with a leeway may run at any tick of its window e .. e + n, n =
-   floor(leeway / tick_ns), and the timer picks the first tick at or after e on the grid
-   of 2^k ticks, 2^k the largest power of two <= n + 1: (e + 2^k - 1) & ~(2^k - 1), one
-   add and one and. Every window of n + 1 ticks holds a point of that grid, so nodes with
-   one leeway run only on it: at most one pass per 2^k > (n + 1) / 2 ticks, a wake-up rate
-   of at most twice span / leeway; and a grid of 2^k ticks is also every coarser one's, so
-   nodes with different leeways share passes too. A node whose 2^k is at least the slot
-   width of a level lands on the start of a slot of that level, so it runs straight from
-   that slot and never moves below it. The mask 2^k - 1 (a division and a bit scan) is
-   remembered for the last leeway the timer saw, as a program uses one or two. The rule
-   is the grid and not the roundest tick of the window (the one with the most trailing
-   zero bits, which batches a little more across different leeways): finding that takes a
-   bit scan on the path from the deadline to the slot.
+   Leeway (the rule: hwtimer_timeout_set_leeway). The grid point is (e + 2^k - 1) &
+   ~(2^k - 1): one add and one and. Every window of n + 1 ticks holds one, so nodes of one
+   leeway need at most one pass per 2^k > (n + 1) / 2 ticks; a grid is also every coarser
+   one's, so different leeways share passes. A node whose 2^k is at least a level's slot
+   width lands on a slot start there and never moves below it. The mask (a division and a
+   bit scan) is remembered for the last leeway seen. Not the roundest tick of the window:
+   finding it costs a bit scan on every filing.
 
-   Pushing a deadline later. A server pushes each connection's idle timeout back on every
-   read, so most reschedules move a pending timeout later. When it waits in a coarse
-   level (level 1 or up, as one due W ticks or more ahead always is) and no pass is under
-   way, such a reschedule only stores the new deadline: no list, no bit tree, no division,
-   no wake-up. The coarse slot its earlier deadline chose starts at or before its new
-   boundary, and when the pass reaches that slot it files the timeout by its deadline, as
-   it files every timeout of a coarse slot (lazy re-filing: HAProxy requeues a task whose
-   expiry moved later when it is woken, Go's runtime fixes a timer moved later when it
-   reaches the top of its heap). Every other move files it at once: earlier (which may
-   have to wake the loop or the worker), from level 0 or `due`, or during a pass (the new
-   deadline might be due in the pass under way, and must wait for the next one). All a
-   caller sees of it: hwtimer_next_expiry may name the start of a coarse slot where only
-   pushed timeouts wait; a wake-up there re-files them and runs nothing.
-   What it costs. Wake-ups: coarse slots start only at multiples of W ticks, where timeouts
-   move down anyway: at most one wake-up for nothing per rotation of level 0, whatever the
-   number of timeouts (a timeout in level 0, a single tick, is moved at once for this).
-   Re-filings (hwtimer_stats.refiled): only when the pass reaches a coarse slot whose node
-   was pushed past its end, so never more often than pushes; a timeout of length T pushed
-   at least every g is re-filed at most once per T - g - W^k ticks, W^k the width of the
-   slot it waits in (W^k <= T / tick_ns): about once per idle period.
+   Pushing a deadline later (lazy re-filing). Most reschedules push an idle timeout later.
+   When the node waits in a coarse level (level 1 or up, as one due W ticks or more ahead
+   always does) and no pass is under way, the reschedule only stores the new deadline: its
+   coarse slot starts at or before the new boundary, and the pass files every node of a
+   coarse slot by its deadline anyway (as HAProxy and Go's runtime do). Every other move
+   files at once: earlier (it may have to wake), from level 0 or `due`, or during a pass
+   (it must wait for the next one). The cost: a wake-up that runs nothing at a coarse
+   slot where only pushed timeouts wait, at most one per rotation of level 0 (so a level-0
+   node is moved at once); a re-filing (stats.refiled) only when a pass reaches a coarse
+   slot a node was pushed past: never more often than pushes, about once per idle period.
 
-   Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
-   161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
-   one list per slot; it is allocated once, by hwtimer_create. A timeout moves down at
-   most L-1 times (and is re-filed once more each time the pass reaches a coarse slot it
-   was pushed past), and re-filing needs its due tick, which is recomputed from its
-   deadline (one multiply-high division, since the 64-byte node has no room to cache it).
-   Timeouts scheduled while the timer is running callbacks for tick T, or scheduled with a
-   deadline at or before the last tick advanced to, wait in a short `due` list sorted by
-   deadline and run at the start of the next advance: this keeps "never run in the same
-   pass" simple and exact. Inserting into that list walks from its tail, which is O(1) for
-   any clock that does not go backwards.
+   Trade-offs. Memory: L*W*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps, 161 KiB
+   for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A timeout
+   moves down at most L-1 times (plus its re-filings), each time with its due tick
+   recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
+   Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
+   `due`, sorted by deadline (inserted from the tail: O(1) for a clock that does not go
+   backwards), and run at the start of the next advance: "never in the same pass" stays
+   simple and exact.
 
-   Invariants. hwtimer_check tests each of them (the randomized model test calls it after
-   its operations), and HWTIMER_ASSERT states them where they are relied on:
+   Invariants (hwtimer_check tests each; HWTIMER_ASSERT where they are relied on):
    - a level's occupancy bits are set exactly for its slots whose lists hold a node;
    - a filed node is pending on this timer and sits in the slot that its due tick names, at
      the level of the highest digit in which that tick and `elapsed` differ, or, pushed
      later since it was filed, in a coarse slot that starts at or before that tick;
-   - no slot at or behind a level's current position holds a node: passing a slot empties it;
+   - no slot at or behind a level's current position holds a node;
    - the `due` list is sorted by deadline;
    - the nodes filed, plus a periodic node inside its own callback, are exactly `pending`;
    - a node due at or before the last tick advanced to (or, during a pass, up to its
@@ -812,13 +757,11 @@ THE DESIGN (for maintainers: read this before the code)
 /* =================================================================================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
 
-   Also the shifts by up to 127 bits, the saturating add, the prefetch hint, and the store
-   of a node's state, which other threads read.
+   Also wide shifts, a saturating add, and the log's sentences.
    ================================================================================= */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
-/* <windows.h> defines min, max, near and far as macros: keep them out of the including file
-   unless it had them already. */
+/* <windows.h> defines min, max, near and far: keep them from a file that had none. */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -843,24 +786,12 @@ THE DESIGN (for maintainers: read this before the code)
 extern "C" {
 #endif
 
-/* What the compiler offers: one branch for GCC and Clang, one for MSVC, one for the rest.
-   - hwtimer__ctz64, hwtimer__msb64: the lowest and the highest set bit of x (x != 0).
-   - HWTIMER__ALWAYS_INLINE: for the few helpers on the schedule/cancel path that compilers
-     leave out of line. HWTIMER__NOINLINE keeps a slow path out of its caller, so the fast
-     path saves fewer registers.
-   - HWTIMER__PREFETCH_NODE asks for the cache lines of a node that is needed soon: its first
-     byte and its last, as a node need not be aligned to a line (a hint: nothing happens
-     without the builtin).
-   - HWTIMER__LOAD, HWTIMER__STORE: state and deadline are read without the owner's lock
-     (the owner may be gone), so they are written and read atomically where the compiler
-     offers it.
-   - HWTIMER__ATOMIC_ADD: process-wide counters (hwtimer__live_workers): no lock, and none
-     on any hot path. Without GCC/Clang builtins or MSVC intrinsics the count is a plain add
-     (then only a warning's accuracy is at stake).
-   - HWTIMER__THREAD_LOCAL variables (a thread's shard, the foreach visitor's timer) and
-     HWTIMER__CAS_PTR, a compare-and-swap on a pointer (a fresh node claimed by one shard).
-     Shards need both, which come together (HWTIMER__HAVE_THREAD_LOCAL): without them
-     hwtimer_create refuses shards. */
+/* What the compiler offers: GCC and Clang, MSVC, or neither. HWTIMER__NOINLINE keeps a
+   slow path from costing its caller registers; HWTIMER__LOAD and _STORE are for a node's
+   fields read without its lock; HWTIMER__ATOMIC_ADD, for counters kept without one, is a
+   plain add without builtins. Shards need HWTIMER__THREAD_LOCAL and HWTIMER__CAS_PTR
+   (HWTIMER__HAVE_THREAD_LOCAL), else hwtimer_create refuses them. */
+
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
 static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
@@ -943,8 +874,8 @@ static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
 }
 
-/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale, no format
-   strings to get wrong): text and decimal numbers appended in turn, cut at its size. */
+/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale), cut at its
+   size. */
 typedef struct hwtimer__sentence {
     char text[256];
     size_t len;
@@ -972,8 +903,7 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
    The three layers of "The structure" in THE DESIGN, each a type.
    ================================================================================= */
 
-/* Where a node is while pending (hwtimer_timeout.where). 0 must mean "nowhere" so that a
-   zero-filled node is idle. */
+/* hwtimer_timeout.where: 0, so that a zero-filled node is nowhere. */
 enum {
     HWTIMER__WHERE_NONE = 0,
     HWTIMER__WHERE_LIST = 1, /* `due` or `ready`: a plain list, no bit tree */
@@ -982,21 +912,20 @@ enum {
 
 #define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
 #define HWTIMER__MAX_SHARDS 64    /* a bit each in a pass's mask of wheels */
-#define HWTIMER__LINE 64          /* every part of a timer's block starts on a line of its own */
+#define HWTIMER__LINE 64          /* each part of a timer's block starts a cache line */
 
-/* A worker's callback that runs longer than this (or than a tick, if that is longer) makes
-   every timeout due meanwhile late: cfg.log_fn hears of it, at most once a second. */
+/* The slow worker callback that cfg.log_fn hears of, and how often. */
 #define HWTIMER__SLOW_CALLBACK_NS 100000000u
 #define HWTIMER__SLOW_REPORT_EVERY_NS 1000000000u
 
 #ifndef HWTIMER_SLOT_LISTS
 #define HWTIMER_SLOT_LISTS 4
 #endif
-/* A power of two, so that choosing a list is a mask (a negative array size stops the build). */
+/* A power of two: choosing a list is a mask. */
 typedef char hwtimer__slot_lists_is_a_power_of_two
     [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
 
-/* The tick and the levels (THE DESIGN), fixed at create and read by every wheel. */
+/* The tick and the levels, fixed at create. */
 typedef struct hwtimer__geometry {
     uint64_t tick_ns;
     uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
@@ -1006,34 +935,32 @@ typedef struct hwtimer__geometry {
     uint32_t mask;     /* width - 1 */
     unsigned bits;     /* log2(width) */
     unsigned levels;
-    unsigned bit_layers;  /* of each level's bit tree: a bit per slot, then a bit per word */
-    size_t level_words;   /* the words of one level's bit tree */
-    /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
-    uint64_t level_of_bit[64]; /* the `where` of its level's slot 0, HWTIMER__WHERE_WHEEL +
-                                  (level << bits), and above bit 32 the shift of the level's
-                                  digit, level * bits: one load */
+    unsigned bit_layers;  /* of a level's bit tree: a bit per slot, then a bit per word */
+    size_t level_words;   /* of one level's bit tree */
+    /* by the highest bit in which a tick differs from elapsed: the `where` of the level's
+       slot 0, and above bit 32 the shift of its digit (level * bits). No division. */
+    uint64_t level_of_bit[64];
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
 } hwtimer__geometry;
 
 /* The last leeway a wheel turned into ticks (hwtimer__leeway_tick). */
 typedef struct hwtimer__leeway_memo {
-    uint32_t key;  /* hwtimer__leeway_key of that leeway, 0: none yet */
-    uint64_t mask; /* 2^k - 1, 2^k the largest power of two <= its ticks + 1 */
+    uint32_t key;  /* hwtimer__leeway_key, 0: none yet */
+    uint64_t mask; /* 2^k - 1 */
 } hwtimer__leeway_memo;
 
 /* A wheel. A pass comes to it in steps: begin (a target), collect each step, end. */
 typedef struct hwtimer__wheel {
-    hwtimer__geometry geo; /* the timer's, copied: reached at an offset, not through a
-                              pointer, on every filing */
-    struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS ...] */
-    uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words ...] */
+    hwtimer__geometry geo; /* the timer's, copied: an offset, not a pointer, per filing */
+    struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS] */
+    uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words] */
     uint64_t elapsed;     /* processed up to this tick */
     uint64_t notice_upto; /* a filing at a tick <= this is noticed: the greater of the two */
-    uint64_t due_upto;    /* ... ticks <= this go to `due`: a pass's target, or elapsed */
-    uint64_t watch_upto;  /* ... ticks <= this are reported to the filer (the front end's) */
+    uint64_t due_upto;    /* ... goes to `due`: a pass's target, or elapsed */
+    uint64_t watch_upto;  /* ... is reported to the filer (the front end's) */
     size_t pending;       /* armed here: filed, or held out of the lists by the front end */
-    int collecting;       /* a pass is under way: between hwtimer__wheel_begin and _end */
+    int collecting;       /* between hwtimer__wheel_begin and _end */
     hwtimer__leeway_memo memo;
     struct hwtimer__link due;   /* sorted by due tick: filed at or before the target */
     struct hwtimer__link ready; /* to run in the step under way, in order */
@@ -1041,8 +968,7 @@ typedef struct hwtimer__wheel {
     uint64_t refiled;           /* ... of which re-filings after a push later */
 } hwtimer__wheel;
 
-/* A step of a pass in one wheel: the ready nodes due at `tick`, or the occupied slot that
-   starts there. */
+/* A step of a pass in one wheel: the ready nodes due at `tick`, or the slot starting there. */
 typedef struct hwtimer__step {
     uint64_t tick;
     int runs_ready; /* the ready nodes, else the slot */
@@ -1057,25 +983,14 @@ typedef enum hwtimer__fate {
     HWTIMER__CANCELLED      /* cancelled: never touched again */
 } hwtimer__fate;
 
-/* The node whose callback runs now. The pass claims a due node N: N leaves `ready` as
-   EXPIRED, a one-shot N stops counting as pending at once, a periodic one keeps counting;
-   then the callback runs with no lock held. What each event does meanwhile:
-
-     event during the callback    one-shot N                  periodic N
-     is N pending?                no (until armed again)      yes: EXPIRED + period,
-                                                              until cancelled
-     hwtimer_cancel(N)            0, nothing changes          1: CANCELLED, pending--,
-                                  (1 if armed again)          fate CANCELLED
-     schedule/reschedule N on t   armed: PENDING, filed;      schedule: EBUSY; reschedule:
-                                  fate REARMED                filed now; fate REARMED
-     schedule N on another timer  allowed (not pending)       EBUSY (pending here)
-     a cancel on another thread   returns 0 at once           cancels (as above), then
-                                  (once the callback ends)    waits for the callback
-
-   When the callback returns: REARMED: a cancel waiting on another thread cancels that
-   arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed for the first
-   period after `now`; otherwise N is never touched again (a one-shot callback may have
-   freed it). */
+/* The node N whose callback runs now, with no lock held. The pass claims N: it leaves
+   `ready` as EXPIRED; a one-shot stops counting as pending at once, a periodic one stays
+   pending (EXPIRED with a period) until cancelled, and the entries treat N by that (a
+   cancel on another thread then waits for the callback). `fate` records what the callback
+   did to N. When the callback returns: REARMED: a cancel waiting on another thread
+   cancels that arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed
+   for the first period after `now`; otherwise N is never touched again (a one-shot's
+   callback may have freed it). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
@@ -1083,50 +998,47 @@ typedef struct hwtimer__running {
     uint64_t now;          /* the `now` its periodic re-arm counts from */
 } hwtimer__running;
 
-/* A cancel that waits for a running callback, on the canceller's stack. If the callback arms
-   its node again, the pass cancels that arming for the waiter and sets `hit`. */
+/* A cancel waiting for a running callback, on the canceller's stack; `hit`: the pass
+   cancelled the node's re-arming for it. */
 typedef struct hwtimer__cancel_wait {
     hwtimer_timeout *to;
     int hit;
     struct hwtimer__cancel_wait *next;
 } hwtimer__cancel_wait;
 
-/* An answer to the loop (hwtimer_next_expiry) or to the worker: no tick with work lies
-   before `time`. A filing before it, or any filing while it says nothing was pending,
-   must wake the loop or the worker, once per answer. */
+/* An answer to the loop or the worker: no tick with work lies before `time` ("Waking"). */
 typedef struct hwtimer__answer {
     uint64_t time;
     int none;  /* nothing was pending */
-    int armed; /* no filing has called for a wake-up since: the next one before it does */
+    int armed; /* no filing has called for a wake-up since */
 } hwtimer__answer;
 
 /* A wheel and what its lock guards. */
 typedef struct hwtimer__shard {
     hwtimer__wheel wheel; /* first: a node's `wheel` is also its shard */
     void *mutex;          /* the wheel's lock; with one wheel, the timer's */
-    void *done_cond;      /* a cancel waits on it for a callback; one wheel: the timer's */
+    void *done_cond;      /* cancels wait on it for a callback; one wheel: the timer's */
     unsigned waiters;     /* cancels waiting on done_cond */
     int wake_now;         /* a filing called for a wake-up: once the lock is released */
     hwtimer__running run;
     hwtimer__cancel_wait *cancel_waits;
     hwtimer__answer answer; /* the timer's last answer, as this wheel's filings see it */
-    uint64_t wake_by_clock; /* a worker sleeps until this clock time (else UINT64_MAX): an
-                               arming that reads the clock past it must wake the worker */
+    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX): an arming
+                               that reads the clock past it wakes the worker */
 } hwtimer__shard;
 
 /* The pass under way (hwtimer__pass): at most one per timer. */
 typedef struct hwtimer__pass_state {
     int on;
-    void *thread;      /* the thread that runs it (and its callbacks) */
+    void *thread;       /* the thread that runs it and its callbacks */
     uint64_t last_now;  /* the `now` of the last advance: the timer's time (S before any) */
-    uint64_t last_tick; /* ... and the tick it is due at (hwtimer_schedule_ticks) */
-    uint64_t ticks_room; /* ... and the most ticks ahead of it whose deadline in ns does not
-                            overflow: (UINT64_MAX - last_now) / tick_ns */
+    uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
+    uint64_t ticks_room; /* (UINT64_MAX - last_now) / tick_ns: the most ticks ahead of it */
 } hwtimer__pass_state;
 
 typedef struct hwtimer__worker_state {
     int mode;     /* cfg.worker: a worker runs the passes */
-    int running;  /* its thread was started (read without the lock: atomic) */
+    int running;  /* its thread was started (atomic: read without the lock) */
     int sleeping; /* it waits on wake_cond for its answer's time */
     int counted;  /* counted in hwtimer__live_workers */
     void *thread;
@@ -1138,36 +1050,34 @@ typedef struct hwtimer__loop_state {
     void (*wake_fn)(void *);
     void *wake_ctx;
     hwtimer__answer answer; /* the last answer; armed: a wake_fn call is owed to it */
-    long wakes_running;     /* wake-ups under way with no lock held (the timer outlives them) */
+    long wakes_running;     /* wake-ups under way unlocked: the timer outlives them */
 } hwtimer__loop_state;
 
 typedef struct hwtimer__log_state {
     void (*fn)(void *, const char *);
     void *ctx;
-    uint64_t slow_ns;     /* worker mode with log_fn: a callback that runs longer is reported
-                             (max(HWTIMER__SLOW_CALLBACK_NS, tick)); 0: never */
-    uint64_t quiet_until; /* no report before this time: at most one a second */
+    uint64_t slow_ns;     /* a callback that runs longer is reported; 0: never */
+    uint64_t quiet_until; /* no report before this time */
 } hwtimer__log_state;
 
 struct hwtimer {
     uint64_t (*clock_fn)(void *);
     void *clock_ctx;
-    int own_clock; /* clock_fn is the user's, not the platform clock the OS waits on */
-    unsigned shards; /* its wheels: max(1, cfg.shards), after the struct (hwtimer__shard_at) */
+    int own_clock;   /* clock_fn is the user's, not the clock the OS waits on */
+    unsigned shards; /* max(1, cfg.shards) wheels, after the struct (hwtimer__shard_at) */
     const hwtimer_threads *threads; /* NULL: no locks */
-    void *mutex;     /* the timer's lock: passes, answers, the worker; with one wheel also the
-                        wheel's */
+    void *mutex;     /* passes, answers, the worker; with one wheel also the wheel's */
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
-    size_t max_pending;  /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    hwtimer__wheel *quick_wheel; /* without threads or shared_limit, the one wheel, whose
-                                    filed nodes hwtimer_cancel cancels inline; else NULL */
-    size_t arm_limit;    /* an arming without threads in a wheel with this many pending
-                            goes the general way: max_pending; 0 with threads, once
-                            stopped, or with shared_limit */
+    size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
+    hwtimer__wheel *quick_wheel; /* no threads: hwtimer_cancel's inline wheel; else NULL */
+    /* no threads: an arming into a wheel with this many pending goes the general way
+       (max_pending; 0 once stopped); 0 with threads */
+    size_t arm_limit;
+
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
-    long shared_pending; /* ... and the nodes pending in all wheels, counted apart */
-    int stopped;         /* read by entries under a wheel's lock: atomic */
+    long shared_pending; /* ... and the nodes pending in all wheels */
+    int stopped;         /* atomic: read by entries under a wheel's lock */
     int destroy_deferred; /* hwtimer_destroy was called from a callback */
     hwtimer__pass_state pass;
     hwtimer__worker_state worker;
@@ -1176,12 +1086,11 @@ struct hwtimer {
     hwtimer_stats stats; /* wakeups, passes and fired (a wheel counts its moves) */
     void (*free_fn)(void *, void *);
     void *alloc_ctx;
-    void *block; /* what alloc_fn returned: the timer is aligned within it */
-    hwtimer *fork_next; /* the next timer whose locks fork() takes (hwtimer__fork_list) */
+    void *block;        /* what alloc_fn returned: the timer is aligned within it */
+    hwtimer *fork_next; /* on hwtimer__fork_list */
 };
 
-/* The timer and its shards, each on lines of its own (no shard shares a line with another
-   one's lock word or counters). */
+/* The timer and its shards, each on cache lines of its own. */
 #define HWTIMER__ROUND_LINE(n) (((n) + HWTIMER__LINE - 1) & ~(size_t)(HWTIMER__LINE - 1))
 #define HWTIMER__SHARDS_AT HWTIMER__ROUND_LINE(sizeof(hwtimer))
 #define HWTIMER__SHARD_STRIDE HWTIMER__ROUND_LINE(sizeof(hwtimer__shard))
@@ -2034,15 +1943,15 @@ static void hwtimer__signal(const hwtimer *t, void *cond, unsigned waiters) {
     if (waiters) t->threads->cond_broadcast(cond);
 }
 
-/* Is the caller the thread running this timer's callbacks right now (the timer's lock
-   held)? Without threads, anything that runs during a pass runs inside a callback. */
+/* Is the caller the thread running t's callbacks now (t's lock held)? Without threads,
+   whatever runs during a pass runs in a callback. */
 static int hwtimer__in_own_callback(const hwtimer *t) {
     if (!t->pass.on) return 0;
     return !t->threads || t->threads->thread_is_self(t->pass.thread);
 }
 
-/* Armed in the wheel it names: PENDING, or EXPIRED with a period (a periodic node inside
-   its callback, untouched: see hwtimer__running). No lock of that wheel is needed. */
+/* Armed in the wheel it names: PENDING, or EXPIRED with a period (hwtimer__running). No
+   lock needed. */
 static int hwtimer__is_armed(const hwtimer_timeout *to) {
     int state = HWTIMER__LOAD(&to->state);
     return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
@@ -2058,16 +1967,15 @@ HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_elsewhere(const hwtimer__wheel *w
     return to->wheel != w && hwtimer__is_armed(to);
 }
 
-/* The shard of t whose wheel is w, or NULL: another timer's, or none (a wheel is the first
-   member of its shard, and the shards lie at one stride from each other). */
+/* The shard of t whose wheel is w, or NULL (another timer's, or none). */
 static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__wheel *w) {
     uintptr_t at = (uintptr_t)w - (uintptr_t)hwtimer__shard_at(t, 0);
     if (at >= (uintptr_t)t->shards * HWTIMER__SHARD_STRIDE) return NULL;
     return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
 }
 
-/* The shard of t that holds `to` or held it last, or NULL. Read without a lock: a node
-   stays in its wheel while it is armed. */
+/* The shard of t that holds `to` or held it last, or NULL. No lock: a node stays in its
+   wheel while armed. */
 static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__shard_named(t, HWTIMER__LOAD(&to->wheel));
 }
@@ -2077,8 +1985,8 @@ static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
 /* The shard that arms `to`: the one it names, else the calling thread's (thread n uses
-   shard n mod shards), claimed by a compare-and-swap so that two threads arming it at once
-   cannot put it in two wheels. A node armed on another timer: shard 0, which refuses it. */
+   shard n mod shards), claimed by a compare-and-swap against a second thread arming it at
+   once. A node armed on another timer: shard 0, which refuses it. */
 static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *mine;
     if (t->shards == 1) return hwtimer__shard_at(t, 0);
@@ -2095,13 +2003,10 @@ static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *
     }
 }
 
-/* The timer whose foreach visitor this thread runs, or NULL: the visitor's hwtimer_is_pending
-   and _due_in read without locking, as foreach holds the locks (without thread-locals never
-   set, and the visitor must not ask). */
+/* The timer whose foreach visitor this thread runs (which holds its locks), or NULL. */
 static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
 
-/* Takes the lock of s, a wheel of t, unless this thread is inside t's foreach visitor,
-   which holds it already. Returns whether it took it. */
+/* Takes s's lock unless this thread is in t's foreach visitor; returns whether it did. */
 static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
     if (HWTIMER__HAVE_THREAD_LOCAL && hwtimer__visiting == t) return 0;
     hwtimer__lock(t, s->mutex);
@@ -2122,10 +2027,9 @@ static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
     return s->answer.none ? UINT64_MAX : hwtimer__due_tick(&s->wheel.geo, s->answer.time);
 }
 
-/* Wakes what a filing before the last answer calls for (no lock held): a sleeping worker,
-   or the loop's wake_fn once per answer, never during a pass. `counted`: in wakes_running,
-   so that the timer outlives the call (the node just filed may run on another thread
-   meanwhile, and its callback destroy the timer). */
+/* Wakes a sleeping worker, or calls wake_fn once per answer, never during a pass (no lock
+   held). `counted`: in wakes_running, so that the timer outlives the call (the node just
+   filed may run on another thread meanwhile, and its callback destroy the timer). */
 static void hwtimer__wake(hwtimer *t, int counted) {
     void (*fn)(void *) = NULL;
     void *ctx = NULL;
@@ -2143,16 +2047,16 @@ static void hwtimer__wake(hwtimer *t, int counted) {
     if (fn) fn(ctx);
 }
 
-/* Has the clock, read as `now` (0: not read), passed the time a worker sleeps until? */
+/* Has the clock, read as `now` (0: not read), passed the worker's wake-up? */
 HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t now) {
     return now && s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
 }
 
-/* A node was filed in s's wheel to run at `tick` (its lock held) when the clock read `now`
-   (0: not read). Before the answer the wheel keeps, or with the clock past a worker's
-   wake-up (it sleeps in the OS's time, which a clock_fn of the user's can outrun), that
-   answer is done: a wake-up now without threads, else once the lock is released. None
-   during a pass: the loop and the worker answer again after it. */
+/* A node was filed in s's wheel for `tick` (its lock held), the clock read as `now` (0:
+   not read). Before the wheel's answer, or with the clock past the worker's wake-up (it
+   sleeps in the OS's time, which a clock_fn of the user's can outrun), the answer is
+   spent: a wake-up now without threads, else once the lock is released. None during a
+   pass: the loop and the worker ask again after it. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
     if (!s->answer.armed || s->wheel.collecting) return;
     if (!s->answer.none && !hwtimer__clock_past(s, now) &&
@@ -2179,8 +2083,8 @@ static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
     if (wake) hwtimer__wake(t, 1);
 }
 
-/* Tells the loop or the worker when a pass has work next (the timer's lock held), and
-   every wheel keeps the answer ("Waking" in THE DESIGN). */
+/* Tells the loop or the worker when a pass has work next (t's lock held); every wheel
+   keeps the answer. */
 static uint64_t hwtimer__give_answer(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     int none = 1;
@@ -2511,15 +2415,14 @@ static void hwtimer__abandon_pass(hwtimer *t) {
    [hwtimer:worker] The worker thread
    ================================================================================= */
 
-/* The worker sleeps until the next boundary that has work (forever when there is none) and
-   is woken early only by a filing due sooner (hwtimer__wake), or by stop. */
+/* Sleeps until the next boundary with work (or forever); woken early only by a filing due
+   sooner (hwtimer__wake), or by stop. */
 static void hwtimer__worker_main(void *arg) {
     hwtimer *t = (hwtimer *)arg;
     int destroy;
     hwtimer__lock(t, t->mutex);
     while (!t->stopped) {
-        /* the clock after the answer, which takes every wheel's lock: the worker sleeps for
-           next - now */
+        /* the clock read after the answer, which takes every wheel's lock */
         uint64_t next = hwtimer__give_answer(t);
         uint64_t now = t->clock_fn(t->clock_ctx);
         if (now < t->pass.last_now) now = t->pass.last_now; /* a clock that stepped back */
@@ -2541,7 +2444,7 @@ static void hwtimer__worker_main(void *arg) {
     }
 }
 
-/* Starts the worker (the timer's lock held): 0, or -1 if its thread could not start. */
+/* Starts the worker (t's lock held): 0, or -1 if its thread could not start. */
 static int hwtimer__start_worker_locked(hwtimer *t) {
     if (t->worker.running) return 0;
     if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
@@ -2718,9 +2621,8 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
 /* =================================================================================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
 
-   The only code that differs by platform; the core above reaches it through
-   t->clock_fn, t->threads and the fork list (hwtimer__fork_list_remove, declared ahead).
-   [hwtimer:create] and [hwtimer:public] below name the default clock and backends.
+   The only code that differs by platform; the rest reaches it through t->clock_fn,
+   t->threads and the fork list.
    ================================================================================= */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
@@ -2751,8 +2653,8 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 #define HWTIMER__HAVE_DEFAULT_CLOCK 0
 #endif
 
-/* Every backend keeps the same thread record: its native handle, then the entry point the
-   trampoline calls (native thread functions have three different signatures). */
+/* A backend's thread: its handle, and the entry point its trampoline calls (native thread
+   functions have three signatures). */
 #define HWTIMER__THREAD_RECORD(native) \
     struct {                           \
         native handle;                 \
@@ -2762,20 +2664,17 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 
 #if defined(HWTIMER__PTHREAD) || defined(HWTIMER__C11)
 #include <time.h>
-/* Moves *ts forward by ns (for the absolute deadlines of timed waits). */
+/* Moves *ts forward by ns. */
 static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
     uint64_t nsec = (uint64_t)ts->tv_nsec + ns % 1000000000u;
     ts->tv_sec += (time_t)(ns / 1000000000u + nsec / 1000000000u);
     ts->tv_nsec = (long)(nsec % 1000000000u);
 }
 
-/* The timer's lock is held for tens of nanoseconds, and a thread that sleeps on a taken
-   lock pays a kernel round trip of microseconds, then one more to be woken. So a thread
-   that finds it taken tries again, up to HWTIMER_LOCK_SPINS times, before it sleeps. It
-   pauses 1, 2, 4 ... 64 times between tries (exponential backoff): trying takes the
-   lock's cache line away from the thread that holds it, which then has to win it back to
-   unlock, so a waiter that tries less often lets the holder finish sooner (bench scenario
-   5, two threads on one timer, compares the three ways). Returns 1 if it got the lock. */
+/* The timer's locks are held briefly, and sleeping on one costs two kernel round trips:
+   a thread tries a taken lock up to HWTIMER_LOCK_SPINS times first, pausing 1, 2, 4 ... 64
+   times between tries, since each try takes the lock's cache line from the holder, which
+   needs it back to unlock. Returns 1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
     unsigned i, j;
     for (i = 0; i < HWTIMER_LOCK_SPINS; i++) {
@@ -2870,14 +2769,11 @@ static const hwtimer_threads hwtimer__pthread_table = {
 #define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
 #endif /* HWTIMER__PTHREAD */
 
-/* fork() and the worker. A worker may hold its timer's lock (or a shard's) at any moment
-   of a pass, and the child of a fork that came then would inherit the wheel half changed
-   (a slot behind `elapsed` still occupied, a list half relinked): timeouts lost or a
-   crash, whatever hwtimer_fork_child does. So every timer with a worker is on a list, and
-   fork() takes their locks first (pthread_atfork, registered at the first such timer): it
-   then comes while each worker sleeps, waits for the lock, or runs a callback, states the
-   child's hwtimer_fork_child completes. Both processes release the locks after the fork.
-   The lock order is the worker's: a timer, then its shards. */
+/* fork() and the worker. A worker may hold its timer's locks at any moment of a pass, and a
+   child forked then would inherit a wheel half changed. So every timer with a worker is on
+   a list whose locks fork() takes first (pthread_atfork, registered at the first such
+   timer), a timer then its shards: the fork comes while each worker sleeps, waits for a
+   lock or runs a callback, states the child's hwtimer_fork_child completes. */
 #if defined(HWTIMER__PTHREAD) && !defined(_WIN32)
 static pthread_mutex_t hwtimer__fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t hwtimer__fork_once = PTHREAD_ONCE_INIT;
@@ -2889,7 +2785,7 @@ static void hwtimer__fork_prepare(void) {
     for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__lock_all(t);
 }
 
-static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
+static void hwtimer__fork_release(void) { /* in the parent, and in the child */
     hwtimer *t;
     for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__unlock_all(t);
     pthread_mutex_unlock(&hwtimer__fork_mutex);
@@ -2908,7 +2804,7 @@ static void hwtimer__fork_list_add(hwtimer *t) {
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
-/* (t is on the list: hwtimer_create put it there under the same condition) */
+/* (t is on the list: hwtimer_create put it there) */
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
     if (!t->worker.mode || !t->threads) return;
@@ -2939,9 +2835,9 @@ static int hwtimer__c11_cond_init(void *c) { return cnd_init((cnd_t *)c) == thrd
 static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
-/* C11 waits until a wall-clock (TIME_UTC) time. Each wait is capped, so a wall clock stepped
-   back delays the worker by at most HWTIMER_C11_MAX_WAIT_NS; one stepped forward only wakes
-   it early, and it re-checks the timer's own clock before running anything. */
+/* C11 waits until a wall-clock time: each wait is capped (HWTIMER_C11_MAX_WAIT_NS) against
+   a clock stepped back; one stepped forward only wakes the worker early, and it re-checks
+   the timer's clock. */
 static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
     if (timeout_ns == UINT64_MAX) {
@@ -3052,7 +2948,7 @@ static const hwtimer_threads hwtimer__win32_table = {
 #define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
 #endif /* HWTIMER__WIN32 */
 
-/* What hwtimer_threads_pthread(), _c11() and _win32() return for a backend left out. */
+/* A backend left out. */
 #ifndef HWTIMER__PTHREAD_TABLE
 #define HWTIMER__PTHREAD_TABLE NULL
 #endif
@@ -3066,10 +2962,8 @@ static const hwtimer_threads hwtimer__win32_table = {
 /* =================================================================================
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
 
-   A config is checked (a refusal tells log_fn which field broke which rule), then the one
-   allocation is laid out and carved: the timer, its wheels, their lists and bit trees,
-   the thread objects. Then stop and destroy, the child's side of fork, the counters and
-   the check, each over every wheel.
+   The config's check (a refusal tells log_fn the field and the rule), the one allocation
+   laid out and carved, then destroy's end and the per-wheel parts of stop, check, foreach.
    ================================================================================= */
 
 /* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
@@ -3105,7 +2999,7 @@ static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
     return NULL;
 }
 
-/* A rule of the config: broken, and the sentence that says so (what [value] rule). */
+/* A rule of the config: broken, and the sentence that says so. */
 typedef struct hwtimer__rule {
     int broken;
     const char *what;
@@ -3130,7 +3024,7 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
              ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
             {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
              ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
-             "overflows 64 bits of nanoseconds; make either smaller"}, /* Netty checks it too */
+             "overflows 64 bits of nanoseconds; make either smaller"},
             {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
              ": set both or neither"},
             {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
@@ -3158,11 +3052,9 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
-/* The thread objects that are made and destroyed, in that order: the timer's lock, its
-   condition variables (passes done, the worker's wake-up), then with several wheels each
-   wheel's own lock and condition variable (a cancel's wait; one wheel's are the timer's).
-   Object k is a lock if k is 0, or odd from 3 on. The threads (the worker's, the pass's)
-   need nothing made. */
+/* The thread objects, made in this order: the timer's lock, its condition variables (a
+   pass done, the worker's wake-up), then with several wheels each wheel's lock and
+   condition variable. Object k is a lock if k is 0, or odd from 3 on. */
 static unsigned hwtimer__thread_objects(unsigned shards) { return shards > 1 ? 3 + 2 * shards : 3; }
 static int hwtimer__is_mutex(unsigned k) { return k == 0 || (k > 2 && k % 2 == 1); }
 
@@ -3199,14 +3091,14 @@ static int hwtimer__make_thread_objects(hwtimer *t) {
     return HWTIMER_OK;
 }
 
-/* A walk over a timer's block (hwtimer__carve), part after part, each on lines of its own. */
+/* A walk over a timer's block (hwtimer__carve), each part on lines of its own. */
 typedef struct hwtimer__block {
     char *timer; /* where the timer lies, or NULL: the walk only measures */
     size_t size; /* from the timer to the end of the last part */
     int fits;    /* 0 once the size overflowed a size_t */
 } hwtimer__block;
 
-/* Takes the next n bytes of the block: where they lie (NULL when only measuring). */
+/* Takes the next n bytes of the block (NULL when only measuring). */
 static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
     char *part = b->timer ? b->timer + b->size : NULL;
     b->fits = b->fits && n <= SIZE_MAX - b->size - 2 * HWTIMER__LINE;
@@ -3214,11 +3106,10 @@ static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
     return part;
 }
 
-/* The one walk over a timer's block: the timer, its wheels (hwtimer__shard_at), their lists,
-   their bit trees, the thread objects, the threads, and a line to align the timer within
-   the block. With t NULL it only measures; else (t and its wheels zero-filled) it points the
-   wheels and the thread objects at their parts and empties the wheels. Returns the block's
-   size, or 0 when that does not fit a size_t. */
+/* Lays out a timer's block: the timer, its wheels, their lists and bit trees, the thread
+   objects, the threads, and a line to align the timer. With t NULL it only measures; else
+   (t and its wheels zero-filled) it points each part's owner at it and empties the wheels.
+   Returns the block's size, or 0 if that overflows a size_t. */
 static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
                              unsigned shards) {
     uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
@@ -3236,20 +3127,19 @@ static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtim
         void *thread = hwtimer__take(&b, th->thread_size);
         if (t) *(k == 0 ? &t->worker.thread : &t->pass.thread) = thread;
     }
-    hwtimer__take(&b, HWTIMER__LINE); /* (to align the timer within the block) */
+    hwtimer__take(&b, HWTIMER__LINE); /* to align the timer */
     for (i = 0; t && i < shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         hwtimer__wheel_init(&s->wheel, g, lists + (size_t)(i * heads), bits + (size_t)(i * words));
-        if (!s->mutex) s->mutex = t->mutex; /* one wheel: the timer's lock is its own */
+        if (!s->mutex) s->mutex = t->mutex; /* one wheel: the timer's lock */
         if (!s->done_cond) s->done_cond = t->done_cond;
         s->wake_by_clock = UINT64_MAX;
     }
     return b.fits ? b.size : 0;
 }
 
-/* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
-   thread, and more than HWTIMER__MANY_WORKERS is likely a timer per object instead of one
-   shared timer (Netty warns at the same count). */
+/* Timers with a worker alive in the process (in this file under HWTIMER_STATIC): more
+   than HWTIMER__MANY_WORKERS likely means a timer per object (Netty warns at this count). */
 #define HWTIMER__MANY_WORKERS 64
 static long hwtimer__live_workers;
 
@@ -3272,10 +3162,8 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
     t->arm_limit = t->threads ? 0 : t->max_pending;
     t->quick_wheel = t->threads ? NULL : &hwtimer__shard_at(t, 0)->wheel;
-    if (cfg->max_pending && shards > 1) {
+    if (cfg->max_pending && shards > 1) { /* (shards have threads: no quick way) */
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
-        t->arm_limit = 0;
-        t->quick_wheel = NULL;
     }
     t->worker.mode = cfg->worker != 0;
     t->loop.wake_fn = cfg->wake_fn;
@@ -3298,7 +3186,7 @@ static void hwtimer__free_block(void *block, void (*free_fn)(void *, void *), vo
     }
 }
 
-/* Creates a timer from a checked config: reads the clock once for its start S. */
+/* Creates a timer from a checked config. */
 static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     unsigned shards = cfg->shards > 1 ? cfg->shards : 1;
     uint64_t (*clock_fn)(void *) = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
@@ -3345,7 +3233,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
 static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__fork_list_remove(t);
     while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
-        hwtimer__lock(t, t->mutex); /* (waits while the wake-up holds it) */
+        hwtimer__lock(t, t->mutex); /* waits while the wake-up holds it */
         hwtimer__unlock(t, t->mutex);
     }
     if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
@@ -3353,13 +3241,14 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
 }
 
-/* Later armings take the slow way, which refuses them (the timer's lock held). */
+/* Later armings take the slow way, which refuses them (t's lock held). */
 static void hwtimer__set_stopped(hwtimer *t) {
     HWTIMER__STORE(&t->stopped, 1);
     HWTIMER__STORE(&t->arm_limit, 0);
 }
 
-/* hwtimer_check on one wheel and what its lock guards (the timer's lock and its held). */
+/* hwtimer_check on one shard (t's lock and its held). */
+
 static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
     int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
     if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
@@ -3409,18 +3298,14 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     unsigned i;
     if (!t) return;
     hwtimer__lock(t, t->mutex);
-    /* From one of t's callbacks: every node stops pending now, so that none is referred to
-       once destroy returns; the pass stops at `stopped`, and the pass or the worker frees
-       the timer when the callback returns. */
+    /* From t's callback: every node is cancelled now; the pass stops at `stopped`, and it
+       or the worker frees t when the callback returns. */
     if (hwtimer__in_own_callback(t)) {
         t->destroy_deferred = 1;
         hwtimer__set_stopped(t);
-        for (i = 0; i < t->shards; i++) {
-            hwtimer__shard *s = hwtimer__shard_at(t, i);
-            hwtimer__lock_wheel(t, s);
-            hwtimer__drop_all(t, s);
-            hwtimer__unlock_wheel(t, s);
-        }
+        hwtimer__lock_wheels(t);
+        for (i = 0; i < t->shards; i++) hwtimer__drop_all(t, hwtimer__shard_at(t, i));
+        hwtimer__unlock_wheels(t);
         hwtimer__unlock(t, t->mutex);
         return;
     }
@@ -3627,7 +3512,7 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
         hwtimer__unlock(t, t->mutex);
         return err;
     }
-    /* the worker joined, another thread's pass waited for, every node cancelled into out */
+    /* the worker joined, another thread's pass waited for, every node put in `out` */
     hwtimer__set_stopped(t);
     hwtimer__join_worker_locked(t);
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
@@ -3667,8 +3552,7 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     hwtimer__unlock_all(t);
 }
 
-/* With threads: the locks, the condition variables and, in worker mode, the worker made
-   anew; nobody waits. */
+/* The thread objects and the worker made anew; nobody waits. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     size_t pending = 0;
     unsigned i;
@@ -3678,19 +3562,17 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock_all(t);
-    /* Called from a callback that the worker runs (in worker mode only the worker runs
-       passes): the thread that forked is the worker, here too, and goes on with its pass
-       when the callback returns. A second worker would run passes beside it. */
+    /* Forked in a worker's callback: this thread is the worker, and goes on with its pass;
+       a second worker would run passes beside it. */
     worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
     if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
     t->worker.sleeping = 0;
     t->waiters = 0;
-    t->loop.wakes_running = 0; /* nor do the threads that were waking it (the worker's
-                                  callback may have been one): the worker answers anew */
+    t->loop.wakes_running = 0; /* nor do the threads that were waking it */
     for (i = 0; i < t->shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         s->waiters = 0;
-        s->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
+        s->cancel_waits = NULL; /* nor those waiting in a cancel */
         pending += s->wheel.pending;
     }
     if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
