@@ -1205,45 +1205,25 @@ __extension__ typedef unsigned __int128 hwtimer__u128;
 #endif
 
 /* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
-   the estimate is floor(n/tick) or one less, and one comparison corrects it. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n,
-                                                  uint64_t *rem) {
+   the estimate is floor(n/tick) or one less, and a comparison corrects it without a branch. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
 #if defined(__SIZEOF_INT128__)
     uint64_t q = (uint64_t)(((hwtimer__u128)n * g->tick_inv) >> 64);
-    uint64_t r = n - q * g->tick_ns;
-    if (r >= g->tick_ns) {
-        q++;
-        r -= g->tick_ns;
-    }
-    *rem = r;
-    return q;
+    return q + (n - q * g->tick_ns >= g->tick_ns);
 #else
-    *rem = n % g->tick_ns;
     return n / g->tick_ns;
 #endif
 }
 
-/* The tick a deadline is due at: the first boundary at or after it. For m = deadline - S
-   >= 1 that is floor((m - 1) / tick) + 1, whose estimate by multiply-high a comparison
-   corrects without a branch. */
+/* The tick a deadline is due at, the first boundary at or after it: for m = deadline - S
+   >= 1, floor((m - 1) / tick) + 1. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer__geometry *g, uint64_t deadline) {
-    uint64_t n;
-    if (deadline <= g->start) return 0;
-    n = deadline - g->start - 1;
-#if defined(__SIZEOF_INT128__)
-    {
-        uint64_t q = (uint64_t)(((hwtimer__u128)n * g->tick_inv) >> 64);
-        return q + 1 + (n - q * g->tick_ns >= g->tick_ns);
-    }
-#else
-    return n / g->tick_ns + 1;
-#endif
+    return deadline <= g->start ? 0 : hwtimer__div_tick(g, deadline - g->start - 1) + 1;
 }
 
 /* The time of a tick boundary, UINT64_MAX if it lies beyond. */
 static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick) {
-    if (tick > (UINT64_MAX - g->start) / g->tick_ns) return UINT64_MAX;
-    return g->start + tick * g->tick_ns;
+    return tick > (UINT64_MAX - g->start) / g->tick_ns ? UINT64_MAX : g->start + tick * g->tick_ns;
 }
 
 /* A node's leeway in ns: up to 65535 decimal digits times a power of ten, so that the
@@ -1280,7 +1260,7 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
 
 static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
                                                        const hwtimer_timeout *to) {
-    uint64_t rem, n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to), &rem);
+    uint64_t n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to));
     uint64_t mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
                                     : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
     w->memo.mask = mask;
@@ -1302,8 +1282,7 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hw
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                    uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(&w->geo, deadline);
-    if (hwtimer__leeway_key(to)) return hwtimer__leeway_tick(w, to, e);
-    return e;
+    return hwtimer__leeway_key(to) ? hwtimer__leeway_tick(w, to, e) : e;
 }
 
 /* Fixed rate: the first d + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
@@ -1341,12 +1320,7 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
     g->tick_ns = tick_ns;
     g->tick_inv = UINT64_MAX / tick_ns;
     g->start = start;
-    g->width = 2;
-    g->bits = 1;
-    while (g->width < ticks_per_wheel) {
-        g->width <<= 1;
-        g->bits++;
-    }
+    for (g->width = 2, g->bits = 1; g->width < ticks_per_wheel; g->bits++) g->width <<= 1;
     g->mask = g->width - 1;
     g->max_tick = hwtimer__due_tick(g, UINT64_MAX);
     tick_bits = g->max_tick ? hwtimer__msb64(g->max_tick) + 1 : 1;
@@ -2443,13 +2417,12 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
    below the last one, before the start, or a stopped timer), else its target tick. */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
-    uint64_t rem;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
     HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
     t->pass.last_tick = hwtimer__due_tick(g, now);
     t->pass.ticks_room = (UINT64_MAX - now) / g->tick_ns;
     if (now < g->start) return 0;
-    *target = hwtimer__div_tick(g, now - g->start, &rem);
+    *target = hwtimer__div_tick(g, now - g->start);
     t->pass.on = 1;
     if (t->threads) t->threads->thread_self(t->pass.thread);
     t->stats.passes++;
