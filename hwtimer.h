@@ -1767,74 +1767,54 @@ static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
     return to;
 }
 
-/* Calls slot_fn(ctx, lists) with the lists of every occupied slot of every level. */
-static void hwtimer__for_each_slot(hwtimer__wheel *w,
-                                   void (*slot_fn)(void *, struct hwtimer__link *), void *ctx) {
+/* A walk over a wheel's nodes: each is handed to fn (foreach, stop's hand-back) or, with
+   `out`, cancelled, and the slots' lists moved to out (list k of each to out[k]). */
+typedef struct hwtimer__nodes_walk {
+    hwtimer_fn fn;
+    void *ctx;
+    size_t visited;
+    struct hwtimer__link *out;
+} hwtimer__nodes_walk;
+
+static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
+    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
+    if (walk->out) {
+        hwtimer__set_state(to, HWTIMER_CANCELLED);
+    } else {
+        walk->fn(to, walk->ctx);
+    }
+    walk->visited++;
+}
+
+/* Walks every filed node: `due`, `ready`, then each occupied slot, level by level. */
+static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
     const hwtimer__geometry *g = &w->geo;
-    unsigned l;
+    unsigned l, k;
+    hwtimer__walk_lists(&w->due, 1, hwtimer__visit_node, walk);
+    hwtimer__walk_lists(&w->ready, 1, hwtimer__visit_node, walk);
+    if (walk->out) {
+        hwtimer__list_splice(&walk->out[0], &w->due);
+        hwtimer__list_splice(&walk->out[0], &w->ready);
+    }
     for (l = 0; l < g->levels; l++) {
         const uint64_t *bits = hwtimer__level_bits(w, l);
         uint32_t slot;
         for (slot = hwtimer__bits_next(g, bits, 0); slot < g->width;
              slot = hwtimer__bits_next(g, bits, slot + 1)) {
-            slot_fn(ctx, hwtimer__slot_lists(w, (l << g->bits) + slot));
+            struct hwtimer__link *lists = hwtimer__slot_lists(w, (l << g->bits) + slot);
+            hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
+            for (k = 0; walk->out && k < HWTIMER_SLOT_LISTS; k++) {
+                hwtimer__list_splice(&walk->out[k], &lists[k]);
+            }
         }
     }
 }
 
-/* A walk over a wheel's nodes: a visitor and its context (foreach, stop's hand-back), or
-   the lists that cancelled nodes go to. */
-typedef struct hwtimer__nodes_walk {
-    hwtimer_fn fn;
-    void *ctx;
-    size_t visited;
-    struct hwtimer__link *out; /* cancelling: where the slots' lists go */
-} hwtimer__nodes_walk;
-
-/* Hands a node to the walk's function (the user's) and counts it. */
-static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
-    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    walk->fn(to, walk->ctx);
-    walk->visited++;
-}
-
-static void hwtimer__visit_slot(void *ctx, struct hwtimer__link *lists) {
-    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, ctx);
-}
-
-/* Visits every filed node with walk->fn (foreach). */
-static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
-    hwtimer__walk_lists(&w->due, 1, hwtimer__visit_node, walk);
-    hwtimer__walk_lists(&w->ready, 1, hwtimer__visit_node, walk);
-    hwtimer__for_each_slot(w, hwtimer__visit_slot, walk);
-}
-
-static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
-    hwtimer__set_state(to, HWTIMER_CANCELLED);
-    ++((hwtimer__nodes_walk *)ctx)->visited;
-}
-
-/* Cancels every node of an occupied slot and moves its lists to the walk's `out`. */
-static void hwtimer__slot_cancel(void *ctx, struct hwtimer__link *lists) {
-    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    unsigned k;
-    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, walk);
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&walk->out[k], &lists[k]);
-}
-
-/* Cancels every filed node into `out` (list k of each slot to out[k], to hand them back
-   in step), no pass under way and none held out of the lists. Returns how many. */
+/* Cancels every filed node into `out` (to hand them back in step), no pass under way and
+   none held out of the lists. Returns how many. */
 static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link *out) {
-    hwtimer__nodes_walk walk;
-    struct hwtimer__link listed; /* `due` and `ready`, apart from what `out` holds already */
-    memset(&walk, 0, sizeof walk);
-    walk.out = out;
-    hwtimer__list_init(&listed);
-    hwtimer__list_splice(&listed, &w->due);
-    hwtimer__list_splice(&listed, &w->ready);
-    hwtimer__walk_lists(&listed, 1, hwtimer__visit_cancel, &walk);
-    hwtimer__list_splice(&out[0], &listed);
-    hwtimer__for_each_slot(w, hwtimer__slot_cancel, &walk);
+    hwtimer__nodes_walk walk = {NULL, NULL, 0, out};
+    hwtimer__wheel_walk(w, &walk);
     memset(w->occupied, 0, w->geo.levels * w->geo.level_words * sizeof(uint64_t));
     HWTIMER_ASSERT(walk.visited == w->pending);
     w->pending = 0;
@@ -1849,12 +1829,8 @@ static void hwtimer__init_out(struct hwtimer__link *out) {
 
 /* Hands each cancelled node of `out` to fn (no lock held: fn may free the node). */
 static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
-    hwtimer__nodes_walk walk;
-    if (!fn) return;
-    memset(&walk, 0, sizeof walk);
-    walk.fn = fn;
-    walk.ctx = ctx;
-    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
+    hwtimer__nodes_walk walk = {fn, ctx, 0, NULL};
+    if (fn) hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
 }
 
 /* Makes an empty wheel on `lists` (levels * width * HWTIMER_SLOT_LISTS heads) and
