@@ -1261,9 +1261,8 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
 static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
                                                        const hwtimer_timeout *to) {
     uint64_t n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to));
-    uint64_t mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
-                                    : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
-    w->memo.mask = mask;
+    w->memo.mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
+                                   : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
     w->memo.key = hwtimer__leeway_key(to);
 }
 
@@ -1330,15 +1329,13 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
         g->level_of_bit[layer] = (uint64_t)(level * g->bits) << 32 |
                                  (HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits));
     }
-    words = (g->width + 63) / 64;
-    for (layer = 0;; layer++) {
+    for (layer = 0, words = g->width; layer == 0 || words > 1; layer++) {
+        words = (words + 63) / 64;
         g->layer_words[layer] = words;
         g->layer_offset[layer] = offset;
         offset += words;
-        if (words == 1) break;
-        words = (words + 63) / 64;
     }
-    g->bit_layers = layer + 1;
+    g->bit_layers = layer;
     g->level_words = offset;
 }
 
@@ -1390,12 +1387,11 @@ static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
 static void hwtimer__bits_mark(const hwtimer__geometry *g, uint64_t *bits, uint32_t i) {
     unsigned layer;
     uint64_t pos = i;
-    for (layer = 0; layer < g->bit_layers; layer++) {
+    for (layer = 0; layer < g->bit_layers; layer++, pos >>= 6) {
         uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
         uint64_t was = *word;
         *word = was | ((uint64_t)1 << (pos & 63));
         if (was) break;
-        pos >>= 6;
     }
 }
 
@@ -1403,11 +1399,10 @@ static void hwtimer__bits_mark(const hwtimer__geometry *g, uint64_t *bits, uint3
 static void hwtimer__bits_unmark(const hwtimer__geometry *g, uint64_t *bits, uint32_t i) {
     unsigned layer;
     uint64_t pos = i;
-    for (layer = 0; layer < g->bit_layers; layer++) {
+    for (layer = 0; layer < g->bit_layers; layer++, pos >>= 6) {
         uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
         *word &= ~((uint64_t)1 << (pos & 63));
         if (*word) break;
-        pos >>= 6;
     }
 }
 
@@ -1452,11 +1447,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *
 /* Visiting every node of a few lists, in step, each from both ends (see THE DESIGN). */
 typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
 
-/* One list being walked: `front` and `back` are the next nodes to visit; front == end when
-   it is done. */
-typedef struct hwtimer__walk {
-    struct hwtimer__link *front, *back, *end;
-} hwtimer__walk;
+/* One list being walked: the next nodes to visit from each end; front is NULL once done. */
+typedef struct hwtimer__walk { struct hwtimer__link *front, *back; } hwtimer__walk;
 
 /* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
    before a visit, which may re-link or free its node, and prefetched: the other lists'
@@ -1464,19 +1456,15 @@ typedef struct hwtimer__walk {
 HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
                                               void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
-    if (front == w->end) return 0;
+    if (!front) return 0;
     next = front->next;
     prev = back->prev;
     HWTIMER__PREFETCH_NODE(next);
     HWTIMER__PREFETCH_NODE(prev);
     visit(ctx, hwtimer__node(front));
     if (front != back) visit(ctx, hwtimer__node(back));
-    if (front == back || next == back) {
-        w->front = w->end;
-    } else {
-        w->front = next;
-        w->back = prev;
-    }
+    w->front = front == back || next == back ? NULL : next;
+    w->back = prev;
     return 1;
 }
 
@@ -1491,7 +1479,6 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
         if (hwtimer__list_empty(&lists[k])) continue;
         walk[walks].front = lists[k].next;
         walk[walks].back = lists[k].prev;
-        walk[walks].end = &lists[k];
         walks++;
     }
     if (walks == 1) { /* a copy the compiler keeps in registers */
@@ -1526,26 +1513,23 @@ HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_tim
     if (first) hwtimer__mark_slot(w, id);
 }
 
-/* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
-   the clock stepped back across ticks, as nodes are filed here in time order. */
-static void hwtimer__file_in_due(hwtimer__wheel *w, hwtimer_timeout *to, uint64_t tick) {
-    struct hwtimer__link *pos = w->due.prev;
-    while (pos != &w->due &&
-           hwtimer__node_tick(w, hwtimer__node(pos), hwtimer__node(pos)->deadline) > tick) {
-        pos = pos->prev;
-    }
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
+/* The tick a node in a list runs at. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct hwtimer__link *l) {
+    return hwtimer__node_tick(w, hwtimer__node(l), hwtimer__node(l)->deadline);
 }
 
-/* The filing of a node at a tick <= notice_upto: due in the pass under way or already passed
-   (to `due`), or in the wheel but watched. Returns whether it is watched. */
+/* The filing of a node at a tick <= notice_upto: in the wheel but watched, or due in the pass
+   under way or already passed, to `due`, kept in order of due tick by a walk from its tail
+   (O(1) unless the clock stepped back: nodes come in time order). Returns if it is watched. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t tick) {
-    if (tick <= w->due_upto) {
-        hwtimer__file_in_due(w, to, tick);
-    } else {
+    if (tick > w->due_upto) {
         hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, tick));
+    } else {
+        struct hwtimer__link *pos = w->due.prev;
+        while (pos != &w->due && hwtimer__listed_tick(w, pos) > tick) pos = pos->prev;
+        to->where = HWTIMER__WHERE_LIST;
+        hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
     }
     return tick <= w->watch_upto;
 }
@@ -1652,25 +1636,16 @@ static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
     return 0;
 }
 
-/* The tick of a list's first node. */
-static uint64_t hwtimer__first_tick(hwtimer__wheel *w, struct hwtimer__link *list) {
-    hwtimer_timeout *first = hwtimer__node(list->next);
-    return hwtimer__node_tick(w, first, first->deadline);
-}
-
 /* The tick of the wheel's next work: `ready` (now), `due`, or the next occupied slot (which
    may hold only nodes that move down or were pushed later). 0 if the wheel holds nothing. */
 static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
     hwtimer__step step;
-    if (!hwtimer__list_empty(&w->ready)) {
-        *tick = w->elapsed;
-    } else if (!hwtimer__list_empty(&w->due)) {
-        *tick = hwtimer__first_tick(w, &w->due);
-    } else if (hwtimer__next_slot(w, &step)) {
-        *tick = step.tick;
-    } else {
-        return 0;
+    if (!hwtimer__list_empty(&w->ready) || !hwtimer__list_empty(&w->due)) {
+        *tick = hwtimer__list_empty(&w->ready) ? hwtimer__listed_tick(w, w->due.next) : w->elapsed;
+        return 1;
     }
+    if (!hwtimer__next_slot(w, &step)) return 0;
+    *tick = step.tick;
     return 1;
 }
 
@@ -1688,7 +1663,7 @@ static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
 static int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
     if (!hwtimer__list_empty(&w->ready)) {
         step->runs_ready = 1;
-        step->tick = hwtimer__first_tick(w, &w->ready);
+        step->tick = hwtimer__listed_tick(w, w->ready.next);
         return 1;
     }
     return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
@@ -1703,19 +1678,12 @@ static void hwtimer__wheel_end(hwtimer__wheel *w, int reached) {
 
 /* Emptying a slot that starts at elapsed (a coarse one: and how many ticks it spans,
    UINT64_MAX for one that reaches past the last tick). */
-typedef struct hwtimer__collect {
-    hwtimer__wheel *w;
-    uint64_t span;
-} hwtimer__collect;
-
-static void hwtimer__to_ready(hwtimer__wheel *w, hwtimer_timeout *to) {
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_append(&w->ready, &to->link);
-}
+typedef struct hwtimer__collect { hwtimer__wheel *w; uint64_t span; } hwtimer__collect;
 
 /* A node of a level-0 slot is due at its tick (none waits there pushed later): it runs. */
 static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
-    hwtimer__to_ready(((hwtimer__collect *)ctx)->w, to);
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_append(&((hwtimer__collect *)ctx)->w->ready, &to->link);
 }
 
 /* A node of a coarse slot: due now, to `ready`; else filed by its deadline in a later slot,
@@ -1725,7 +1693,7 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__wheel *w = c->w;
     uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
     if (tick <= w->elapsed) {
-        hwtimer__to_ready(w, to);
+        hwtimer__visit_to_ready(ctx, to);
         return;
     }
     if (tick - w->elapsed >= c->span) w->refiled++;
@@ -2297,22 +2265,19 @@ static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
    held; during a pass, so nothing to tell the loop). */
 static void hwtimer__rearm_periodic(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                     uint64_t now) {
-    uint64_t tick;
-    uint64_t deadline = hwtimer__next_period(to->deadline, to->period, now);
+    uint64_t tick, deadline = hwtimer__next_period(to->deadline, to->period, now);
     if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick)) hwtimer__note_filing(t, s, tick, 0);
 }
 
 /* A worker's callback that started at `started` has just returned (no lock held): if it ran
    longer than slow_ns, tell cfg.log_fn, unless it heard of one less than a second ago. */
 static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
-    uint64_t ended = t->clock_fn(t->clock_ctx), ms;
-    hwtimer__sentence msg;
+    uint64_t ended = t->clock_fn(t->clock_ctx);
+    hwtimer__sentence msg = {"", 0};
     if (ended < started || ended - started <= t->log.slow_ns || ended < t->log.quiet_until) return;
     t->log.quiet_until = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
-    msg.len = 0;
-    ms = (ended - started) / 1000000u;
     hwtimer__say(&msg, "hwtimer: a callback ran for ");
-    hwtimer__say_number(&msg, ms);
+    hwtimer__say_number(&msg, (ended - started) / 1000000u);
     hwtimer__say(&msg, " ms on the worker thread, longer than ");
     hwtimer__say_number(&msg, t->log.slow_ns / 1000000u);
     hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep "
@@ -2339,8 +2304,7 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
     s->run.fate = HWTIMER__UNTOUCHED;
     t->stats.fired++;
     if ((periodic && t->worker.mode) || t->log.slow_ns) started = t->clock_fn(t->clock_ctx);
-    if (periodic && t->worker.mode) now = started; /* a worker's period counts from the run */
-    s->run.now = now;
+    s->run.now = periodic && t->worker.mode ? started : now; /* a worker's: from the run */
     hwtimer__unlock_wheel(t, s);
     hwtimer__unlock(t, t->mutex);
     fn(to, arg);
@@ -2361,12 +2325,11 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
 static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
                                 uint64_t now) {
     hwtimer__wheel *w = &s->wheel;
-    size_t ran = 0;
+    size_t ran;
     if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: exactly the slot's */
-    while (!HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready)) {
-        if (step->runs_ready && hwtimer__first_tick(w, &w->ready) > step->tick) break;
+    for (ran = 0; !HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
+        if (step->runs_ready && hwtimer__listed_tick(w, w->ready.next) > step->tick) break;
         hwtimer__run_first_ready(t, s, now);
-        ran++;
     }
     return ran;
 }
