@@ -1383,26 +1383,17 @@ static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
     return w->occupied + (size_t)level * w->geo.level_words;
 }
 
-/* Marks slot i occupied, climbing only while words were empty. */
-static void hwtimer__bits_mark(const hwtimer__geometry *g, uint64_t *bits, uint32_t i) {
+/* Sets slot i's bit (on) or clears it, climbing only while a word was empty (on) or becomes
+   empty (off). */
+HWTIMER__ALWAYS_INLINE void hwtimer__bits_set(const hwtimer__geometry *g, uint64_t *bits,
+                                              uint32_t i, int on) {
     unsigned layer;
     uint64_t pos = i;
     for (layer = 0; layer < g->bit_layers; layer++, pos >>= 6) {
         uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
-        uint64_t was = *word;
-        *word = was | ((uint64_t)1 << (pos & 63));
-        if (was) break;
-    }
-}
-
-/* Clears slot i, climbing only while words become empty. */
-static void hwtimer__bits_unmark(const hwtimer__geometry *g, uint64_t *bits, uint32_t i) {
-    unsigned layer;
-    uint64_t pos = i;
-    for (layer = 0; layer < g->bit_layers; layer++, pos >>= 6) {
-        uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
-        *word &= ~((uint64_t)1 << (pos & 63));
-        if (*word) break;
+        uint64_t was = *word, bit = (uint64_t)1 << (pos & 63);
+        *word = on ? was | bit : was & ~bit;
+        if (on ? was : *word) break;
     }
 }
 
@@ -1495,7 +1486,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
 /* Marks the slot with wheel index id occupied: out of line, and last in a filing, so that
    nothing is kept across its call. */
 static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id) {
-    hwtimer__bits_mark(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask);
+    hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 1);
 }
 
 /* Files a node in the wheel slot `where`: in its first list while that is empty, else in
@@ -1561,8 +1552,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     if (where >= HWTIMER__WHERE_WHEEL && hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
-        hwtimer__bits_unmark(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits),
-                             id & w->geo.mask);
+        hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 0);
     }
 }
 
@@ -1723,7 +1713,7 @@ static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step)
         hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
     }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
-    hwtimer__bits_unmark(g, hwtimer__level_bits(w, step->level), step->slot);
+    hwtimer__bits_set(g, hwtimer__level_bits(w, step->level), step->slot, 0);
 }
 
 /* Takes the first ready node out (a plain list: no bit tree to update). */
