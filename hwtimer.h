@@ -1200,15 +1200,11 @@ static void hwtimer__finish_destroy(hwtimer *t);
    Arithmetic on the geometry; its one write is a wheel's leeway memo.
    ================================================================================= */
 
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 hwtimer__u128;
-#endif
-
 /* n / tick_ns: by multiply-high with tick_inv = floor((2^64-1)/tick), an estimate of
    floor(n/tick) or one less that a comparison corrects. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
 #if defined(__SIZEOF_INT128__)
-    uint64_t q = (uint64_t)(((hwtimer__u128)n * g->tick_inv) >> 64);
+    uint64_t q = (uint64_t)(__extension__((unsigned __int128)n * g->tick_inv) >> 64);
     return q + (n - q * g->tick_ns >= g->tick_ns);
 #else
     return n / g->tick_ns;
@@ -1241,9 +1237,7 @@ typedef char hwtimer__state_and_leeway_share_a_word
 /* That word's bits but the state's (its first byte in memory): a constant once folded. */
 static uint32_t hwtimer__leeway_bits(void) {
     const uint32_t one = 1;
-    unsigned char first;
-    memcpy(&first, &one, 1);
-    return first ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
+    return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
 /* A leeway's key in the memo: its exponent and digits in one load, nonzero for any leeway.
@@ -1305,7 +1299,7 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, uns
 /* The geometry: levels enough for the latest deadline's tick, and each level's bit tree. */
 static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
                                    uint32_t ticks_per_wheel, uint64_t start) {
-    unsigned tick_bits, layer;
+    unsigned layer;
     uint32_t words, offset = 0;
     memset(g, 0, sizeof *g);
     g->tick_ns = tick_ns;
@@ -1314,8 +1308,7 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
     for (g->width = 2, g->bits = 1; g->width < ticks_per_wheel; g->bits++) g->width <<= 1;
     g->mask = g->width - 1;
     g->max_tick = hwtimer__due_tick(g, UINT64_MAX);
-    tick_bits = g->max_tick ? hwtimer__msb64(g->max_tick) + 1 : 1;
-    g->levels = (tick_bits + g->bits - 1) / g->bits;
+    g->levels = (hwtimer__msb64(g->max_tick | 1) + g->bits) / g->bits; /* ceil(tick bits / bits) */
     for (layer = 0; layer < 64; layer++) {
         unsigned level = layer / g->bits;
         g->level_of_bit[layer] = (uint64_t)(level * g->bits) << 32 |
@@ -1558,12 +1551,10 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_ti
    DESIGN): 1 if it may. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline) {
-    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + w->geo.width ||
-        deadline < to->deadline || w->collecting) {
-        return 0;
-    }
-    HWTIMER__STORE64(&to->deadline, deadline);
-    return 1;
+    int may = to->state == HWTIMER_PENDING && to->where >= HWTIMER__WHERE_WHEEL + w->geo.width &&
+              deadline >= to->deadline && !w->collecting;
+    if (may) HWTIMER__STORE64(&to->deadline, deadline);
+    return may;
 }
 
 /* A filed node's new deadline: to its tick's slot, and the tick, if past notice_upto; else
@@ -1675,8 +1666,7 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
    to this one: the walk never meets a node it re-filed. */
 static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
-    uint32_t id = (step->level << g->bits) + step->slot;
-    struct hwtimer__link *lists = hwtimer__slot_lists(w, id);
+    struct hwtimer__link *lists = hwtimer__slot_lists(w, (step->level << g->bits) + step->slot);
     hwtimer__collect c;
     unsigned k, used;
     w->elapsed = step->tick;
@@ -1726,13 +1716,12 @@ static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
 /* Walks every filed node: `due`, `ready`, then each occupied slot. */
 static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
     const hwtimer__geometry *g = &w->geo;
+    struct hwtimer__link *out = walk->out;
     unsigned l, k;
     hwtimer__walk_lists(&w->due, 1, hwtimer__visit_node, walk);
     hwtimer__walk_lists(&w->ready, 1, hwtimer__visit_node, walk);
-    if (walk->out) {
-        hwtimer__list_splice(&walk->out[0], &w->due);
-        hwtimer__list_splice(&walk->out[0], &w->ready);
-    }
+    if (out) hwtimer__list_splice(out, &w->due);
+    if (out) hwtimer__list_splice(out, &w->ready);
     for (l = 0; l < g->levels; l++) {
         const uint64_t *bits = hwtimer__level_bits(w, l);
         uint32_t slot;
@@ -1740,8 +1729,8 @@ static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
              slot = hwtimer__bits_next(g, bits, slot + 1)) {
             struct hwtimer__link *lists = hwtimer__slot_lists(w, (l << g->bits) + slot);
             hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
-            for (k = 0; walk->out && k < HWTIMER_SLOT_LISTS; k++) {
-                hwtimer__list_splice(&walk->out[k], &lists[k]);
+            for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++) {
+                hwtimer__list_splice(&out[k], &lists[k]);
             }
         }
     }
@@ -1808,14 +1797,13 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
     size_t steps = 0;
     for (l = head->next; l != head; l = l->next) {
         const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
-        uint64_t tick;
+        uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
         if (l->prev->next != l || l->next->prev != l || ++steps > w->pending) {
             return HWTIMER_CHECK_LINKS;
         }
         if (to->wheel != w || to->state != HWTIMER_PENDING || to->where != slot_where) {
             return HWTIMER_CHECK_NODE;
         }
-        tick = hwtimer__node_tick(w, to, to->deadline);
         if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(w, slot_where, tick)) {
             return HWTIMER_CHECK_SLOT;
         }
@@ -1854,18 +1842,14 @@ static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     return 0;
 }
 
-/* Every invariant of one wheel; `unfiled`: its pending nodes held out of the lists. */
-static int hwtimer__wheel_check(hwtimer__wheel *w, size_t unfiled) {
-    size_t n = unfiled;
+/* Every invariant of one wheel; n: its pending nodes held out of the lists, the count so far. */
+static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     unsigned l;
     int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
     if (!err) err = hwtimer__check_list(w, &w->ready, HWTIMER__WHERE_LIST, &n);
     for (l = 0; !err && l < w->geo.levels; l++) err = hwtimer__check_level(w, l, &n);
-    if (!err && n != w->pending) err = HWTIMER_CHECK_COUNT;
-    if (!err && (w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto)) {
-        err = HWTIMER_CHECK_NEAR;
-    }
-    return err;
+    if (err || n != w->pending) return err ? err : HWTIMER_CHECK_COUNT;
+    return w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto ? HWTIMER_CHECK_NEAR : 0;
 }
 
 /* =================================================================================
@@ -2236,16 +2220,16 @@ static void hwtimer__rearm_periodic(hwtimer *t, hwtimer__shard *s, hwtimer_timeo
 /* A callback started at `started` returned (no lock held): log_fn hears if it ran long. */
 static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     uint64_t ended = t->clock_fn(t->clock_ctx);
-    hwtimer__sentence msg = {"", 0};
+    hwtimer__sentence msg;
     if (ended < started || ended - started <= t->log.slow_ns || ended < t->log.quiet_until) return;
     t->log.quiet_until = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
+    msg.len = 0;
     hwtimer__say(&msg, "hwtimer: a callback ran for ");
     hwtimer__say_number(&msg, (ended - started) / 1000000u);
     hwtimer__say(&msg, " ms on the worker thread, longer than ");
     hwtimer__say_number(&msg, t->log.slow_ns / 1000000u);
-    hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep "
-                     "callbacks short, hand slow work to another thread; said at most once a "
-                     "second)");
+    hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep callbacks "
+                     "short, hand slow work to another thread; said at most once a second)");
     t->log.fn(t->log.ctx, msg.text);
 }
 
