@@ -1270,7 +1270,8 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hw
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                    uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(&w->geo, deadline);
-    return hwtimer__leeway_key(to) ? hwtimer__leeway_tick(w, to, e) : e;
+    if (hwtimer__leeway_key(to)) return hwtimer__leeway_tick(w, to, e);
+    return e;
 }
 
 /* Fixed rate: the first d + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
@@ -1367,11 +1368,10 @@ static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
     return w->occupied + (size_t)level * w->geo.level_words;
 }
 
-/* Sets (on) or clears slot i's bit, climbing only while a word was or becomes empty. */
+/* Sets (on) or clears slot pos's bit, climbing only while a word was or becomes empty. */
 HWTIMER__ALWAYS_INLINE void hwtimer__bits_set(const hwtimer__geometry *g, uint64_t *bits,
-                                              uint32_t i, int on) {
+                                              uint64_t pos, int on) {
     unsigned layer;
-    uint64_t pos = i;
     for (layer = 0; layer < g->bit_layers; layer++, pos >>= 6) {
         uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
         uint64_t was = *word, bit = (uint64_t)1 << (pos & 63);
