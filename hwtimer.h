@@ -1070,7 +1070,7 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    hwtimer__wheel *quick_wheel; /* no threads: hwtimer_cancel's inline wheel; else NULL */
+    hwtimer__wheel *quick_wheel; /* no threads: the one wheel, for the inline arm and cancel; else NULL */
     /* no threads: an arming into a wheel with this many pending goes the general way
        (max_pending; 0 once stopped); 0 with threads */
     size_t arm_limit;
@@ -1109,54 +1109,28 @@ static void hwtimer__finish_destroy(hwtimer *t);
    Arithmetic on the geometry; its one write is a wheel's leeway memo.
    ================================================================================= */
 
+/* n / tick_ns: by multiply-high with tick_inv = floor((2^64-1)/tick), an estimate of
+   floor(n/tick) or one less that a comparison corrects. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
 #if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 hwtimer__u128;
-#endif
-
-/* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
-   the estimate is floor(n/tick) or one less, and one comparison corrects it. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n,
-                                                  uint64_t *rem) {
-#if defined(__SIZEOF_INT128__)
-    uint64_t q = (uint64_t)(((hwtimer__u128)n * g->tick_inv) >> 64);
-    uint64_t r = n - q * g->tick_ns;
-    if (r >= g->tick_ns) {
-        q++;
-        r -= g->tick_ns;
-    }
-    *rem = r;
-    return q;
+    uint64_t q = (uint64_t)(__extension__((unsigned __int128)n * g->tick_inv) >> 64);
+    return q + (n - q * g->tick_ns >= g->tick_ns);
 #else
-    *rem = n % g->tick_ns;
     return n / g->tick_ns;
 #endif
 }
 
-/* The tick a deadline is due at: the first boundary at or after it. For m = deadline - S
-   >= 1 that is floor((m - 1) / tick) + 1, whose estimate by multiply-high a comparison
-   corrects without a branch. */
+/* The tick a deadline is due at: floor((m - 1) / tick) + 1 for m = deadline - S >= 1. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer__geometry *g, uint64_t deadline) {
-    uint64_t n;
-    if (deadline <= g->start) return 0;
-    n = deadline - g->start - 1;
-#if defined(__SIZEOF_INT128__)
-    {
-        uint64_t q = (uint64_t)(((hwtimer__u128)n * g->tick_inv) >> 64);
-        return q + 1 + (n - q * g->tick_ns >= g->tick_ns);
-    }
-#else
-    return n / g->tick_ns + 1;
-#endif
+    return deadline <= g->start ? 0 : hwtimer__div_tick(g, deadline - g->start - 1) + 1;
 }
 
 /* The time of a tick boundary, UINT64_MAX if it lies beyond. */
 static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick) {
-    if (tick > (UINT64_MAX - g->start) / g->tick_ns) return UINT64_MAX;
-    return g->start + tick * g->tick_ns;
+    return tick > (UINT64_MAX - g->start) / g->tick_ns ? UINT64_MAX : g->start + tick * g->tick_ns;
 }
 
-/* A node's leeway in ns: up to 65535 decimal digits times a power of ten, so that the
-   round numbers people write (10 ms, 1.5 s) are kept exactly (hwtimer_timeout_set_leeway). */
+/* A node's leeway in ns: digits times a power of ten, so that round numbers stay exact. */
 static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     uint64_t v = to->leeway_digits;
     unsigned e;
@@ -1169,18 +1143,14 @@ typedef char hwtimer__state_and_leeway_share_a_word
     [offsetof(hwtimer_timeout, leeway_exp) == offsetof(hwtimer_timeout, state) + 1 &&
      offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 ? 1 : -1];
 
-/* The bits of that word that are not the state byte, its first byte in memory (a constant
-   the compiler folds: the low byte on a little-endian machine, the high one otherwise). */
+/* That word's bits but the state's (its first byte in memory): a constant once folded. */
 static uint32_t hwtimer__leeway_bits(void) {
     const uint32_t one = 1;
-    unsigned char first;
-    memcpy(&first, &one, 1);
-    return first ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
+    return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
-/* A leeway's key in the memo: the node's exponent and digits as they lie in memory (one
-   load), nonzero for any leeway. Read before the state is stored: a load that spans a
-   store just made waits for it. */
+/* A leeway's key in the memo: its exponent and digits in one load, nonzero for any leeway.
+   Read before the state is stored: a load that spans a store just made waits for it. */
 static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
@@ -1189,15 +1159,13 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
 
 static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
                                                        const hwtimer_timeout *to) {
-    uint64_t rem, n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to), &rem);
-    uint64_t mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
-                                    : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
-    w->memo.mask = mask;
+    uint64_t n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to));
+    w->memo.mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
+                                   : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
     w->memo.key = hwtimer__leeway_key(to);
 }
 
-/* The tick a node with a leeway runs at, for its due tick e (see Leeway in THE DESIGN):
-   the first multiple of 2^k at or after e (max_tick if that lies past it). */
+/* The tick a node with a leeway due at e runs at ("Leeway" in THE DESIGN), max_tick at most. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                      uint64_t e) {
     uint64_t up;
@@ -1207,7 +1175,7 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hw
     return up & ~w->memo.mask;
 }
 
-/* The tick a node runs at, for a deadline: its due tick, or its leeway's grid tick. */
+/* The tick a node runs at for a deadline. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                    uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(&w->geo, deadline);
@@ -1221,8 +1189,7 @@ static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
     return k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
 }
 
-/* The slot of a tick after elapsed, as a `where`: the level of the highest bit in which they
-   differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
+/* The `where` of a tick after elapsed (THE DESIGN); level * bits <= bit <= 63: a safe shift. */
 HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick) {
     const hwtimer__geometry *g = &w->geo;
     unsigned bit = hwtimer__msb64(tick ^ w->elapsed);
@@ -1232,48 +1199,38 @@ HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, ui
     return (uint32_t)level + slot;
 }
 
-/* The tick at which slot `slot` of the level whose digit sits at bit `shift` (level * bits)
-   starts, for a slot after elapsed's position (in elapsed's rotation of that level). */
+/* The start of slot `slot` after elapsed's position, on the level whose digit is at `shift`. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, unsigned shift,
                                                     uint32_t slot) {
     unsigned up = shift + w->geo.bits;
     return hwtimer__shl(hwtimer__shr(w->elapsed, up), up) | hwtimer__shl(slot, shift);
 }
 
-/* Fills the geometry for ticks of tick_ns from `start` and ticks_per_wheel slots a level:
-   enough levels for the tick of the latest deadline, and each level's bit tree. */
+/* The geometry: levels enough for the latest deadline's tick, and each level's bit tree. */
 static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
                                    uint32_t ticks_per_wheel, uint64_t start) {
-    unsigned tick_bits, layer;
+    unsigned layer;
     uint32_t words, offset = 0;
     memset(g, 0, sizeof *g);
     g->tick_ns = tick_ns;
     g->tick_inv = UINT64_MAX / tick_ns;
     g->start = start;
-    g->width = 2;
-    g->bits = 1;
-    while (g->width < ticks_per_wheel) {
-        g->width <<= 1;
-        g->bits++;
-    }
+    for (g->width = 2, g->bits = 1; g->width < ticks_per_wheel; g->bits++) g->width <<= 1;
     g->mask = g->width - 1;
     g->max_tick = hwtimer__due_tick(g, UINT64_MAX);
-    tick_bits = g->max_tick ? hwtimer__msb64(g->max_tick) + 1 : 1;
-    g->levels = (tick_bits + g->bits - 1) / g->bits;
+    g->levels = (hwtimer__msb64(g->max_tick | 1) + g->bits) / g->bits; /* ceil(tick bits / bits) */
     for (layer = 0; layer < 64; layer++) {
         unsigned level = layer / g->bits;
         g->level_of_bit[layer] = (uint64_t)(level * g->bits) << 32 |
                                  (HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits));
     }
-    words = (g->width + 63) / 64;
-    for (layer = 0;; layer++) {
+    for (layer = 0, words = g->width; layer == 0 || words > 1; layer++) {
+        words = (words + 63) / 64;
         g->layer_words[layer] = words;
         g->layer_offset[layer] = offset;
         offset += words;
-        if (words == 1) break;
-        words = (words + 63) / 64;
     }
-    g->bit_layers = layer + 1;
+    g->bit_layers = layer;
     g->level_words = offset;
 }
 
@@ -1315,39 +1272,24 @@ static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
     return (hwtimer_timeout *)(void *)link;
 }
 
-/* A level's bit tree: layer 0 has a bit per slot; each word of layer k has its bit in layer
-   k+1, set while the word is nonzero. */
+/* A level's bit tree: a bit per slot, and in each layer above a bit per nonzero word. */
 static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
     return w->occupied + (size_t)level * w->geo.level_words;
 }
 
-/* Marks slot i occupied, climbing only while words were empty. */
-static void hwtimer__bits_mark(const hwtimer__geometry *g, uint64_t *bits, uint32_t i) {
+/* Sets (on) or clears slot pos's bit, climbing only while a word was or becomes empty. */
+HWTIMER__ALWAYS_INLINE void hwtimer__bits_set(const hwtimer__geometry *g, uint64_t *bits,
+                                              uint64_t pos, int on) {
     unsigned layer;
-    uint64_t pos = i;
-    for (layer = 0; layer < g->bit_layers; layer++) {
+    for (layer = 0; layer < g->bit_layers; layer++, pos >>= 6) {
         uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
-        uint64_t was = *word;
-        *word = was | ((uint64_t)1 << (pos & 63));
-        if (was) break;
-        pos >>= 6;
+        uint64_t was = *word, bit = (uint64_t)1 << (pos & 63);
+        *word = on ? was | bit : was & ~bit;
+        if (on ? was : *word) break;
     }
 }
 
-/* Clears slot i, climbing only while words become empty. */
-static void hwtimer__bits_unmark(const hwtimer__geometry *g, uint64_t *bits, uint32_t i) {
-    unsigned layer;
-    uint64_t pos = i;
-    for (layer = 0; layer < g->bit_layers; layer++) {
-        uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
-        *word &= ~((uint64_t)1 << (pos & 63));
-        if (*word) break;
-        pos >>= 6;
-    }
-}
-
-/* The first occupied slot at index >= from, or width if none (no wrap-around: slots behind
-   the level's position are empty by construction). */
+/* The first occupied slot at index >= from, or width (no wrap: those behind are empty). */
 static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *bits,
                                    uint32_t from) {
     unsigned layer = 0;
@@ -1374,8 +1316,7 @@ HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__
     return &w->lists[(size_t)id * HWTIMER_SLOT_LISTS];
 }
 
-/* Are the lists from `first` to the end of a slot all empty? One branch: a mispredicted
-   branch per list would cost more than the loads. */
+/* Are a slot's lists from `first` on empty? One branch: one per list mispredicts. */
 HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *lists,
                                                     unsigned first) {
     unsigned k;
@@ -1384,39 +1325,30 @@ HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *
     return !occupied;
 }
 
-/* Visiting every node of a few lists, in step, each from both ends (see THE DESIGN). */
+/* Walks visit a few lists in step, each from both ends ("Each slot" in THE DESIGN). */
 typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
 
-/* One list being walked: `front` and `back` are the next nodes to visit; front == end when
-   it is done. */
-typedef struct hwtimer__walk {
-    struct hwtimer__link *front, *back, *end;
-} hwtimer__walk;
+/* One list being walked: the next nodes to visit from each end; front is NULL once done. */
+typedef struct hwtimer__walk { struct hwtimer__link *front, *back; } hwtimer__walk;
 
-/* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
-   before a visit, which may re-link or free its node, and prefetched: the other lists'
-   visits until this one's next turn hide the wait. */
+/* Visits a walk's next one or two nodes; 0 once done. The neighbours are read before a visit
+   (which may re-link or free its node) and prefetched: the other lists' visits hide the wait. */
 HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
                                               void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
-    if (front == w->end) return 0;
+    if (!front) return 0;
     next = front->next;
     prev = back->prev;
     HWTIMER__PREFETCH_NODE(next);
     HWTIMER__PREFETCH_NODE(prev);
     visit(ctx, hwtimer__node(front));
     if (front != back) visit(ctx, hwtimer__node(back));
-    if (front == back || next == back) {
-        w->front = w->end;
-    } else {
-        w->front = next;
-        w->back = prev;
-    }
+    w->front = front == back || next == back ? NULL : next;
+    w->back = prev;
     return 1;
 }
 
-/* Visits every node of lists[0 .. n), n <= HWTIMER_SLOT_LISTS, and leaves the heads as they
-   were: the caller empties or splices them. */
+/* Visits every node of lists[0 .. n), leaving the heads for the caller to empty or splice. */
 HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
                                                 hwtimer__visit_fn visit, void *ctx) {
     hwtimer__walk walk[HWTIMER_SLOT_LISTS];
@@ -1426,7 +1358,6 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
         if (hwtimer__list_empty(&lists[k])) continue;
         walk[walks].front = lists[k].next;
         walk[walks].back = lists[k].prev;
-        walk[walks].end = &lists[k];
         walks++;
     }
     if (walks == 1) { /* a copy the compiler keeps in registers */
@@ -1440,15 +1371,14 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
     } while (more);
 }
 
-/* Marks the slot with wheel index id occupied: out of line, and last in a filing, so that
-   nothing is kept across its call. */
+/* Out of line, and last in a filing: nothing is kept across its call. */
 static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id) {
-    hwtimer__bits_mark(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask);
+    hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 1);
 }
 
-/* Files a node in the wheel slot `where`: in its first list while that is empty, else in
-   the list its address picks, one for every 2^HWTIMER__LIST_RUN_BITS bytes (see THE DESIGN).
-   A slot whose first list is empty may still be occupied: marking twice is harmless. */
+/* Files a node in slot `where`: its first list while empty, else the one its address picks
+   ("Each slot" in THE DESIGN). A slot may be occupied with its first list empty: marking twice
+   is harmless. */
 #define HWTIMER__LIST_RUN_BITS 16
 HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
                                                   uint32_t where) {
@@ -1461,20 +1391,13 @@ HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_tim
     if (first) hwtimer__mark_slot(w, id);
 }
 
-/* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
-   the clock stepped back across ticks, as nodes are filed here in time order. */
-static void hwtimer__file_in_due(hwtimer__wheel *w, hwtimer_timeout *to, uint64_t tick) {
-    struct hwtimer__link *pos = w->due.prev;
-    while (pos != &w->due &&
-           hwtimer__node_tick(w, hwtimer__node(pos), hwtimer__node(pos)->deadline) > tick) {
-        pos = pos->prev;
-    }
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
+/* The tick a node in a list runs at. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct hwtimer__link *l) {
+    return hwtimer__node_tick(w, hwtimer__node(l), hwtimer__node(l)->deadline);
 }
 
-/* Makes a node in no list PENDING at `deadline` and files it at e, the tick it runs at,
-   e past notice_upto: in its slot. */
+/* Makes a node in no list PENDING at `deadline` and files it at e, its tick, past
+   notice_upto: in its slot. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline, uint64_t e) {
     HWTIMER__STORE64(&to->deadline, deadline);
@@ -1482,22 +1405,26 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
     hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
 }
 
-/* The same at a tick <= notice_upto: due in the pass under way or already passed (to
-   `due`), or in the wheel but watched. Returns whether it is watched. */
+/* The same at a tick <= notice_upto: watched in its slot, or, due in the pass under way or
+   passed, in `due` in tick order (from its tail: O(1) unless the clock stepped back).
+   Returns whether the tick is watched. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t deadline, uint64_t tick) {
     if (tick > w->due_upto) {
         hwtimer__wheel_file_past(w, to, deadline, tick);
     } else {
+        struct hwtimer__link *pos = w->due.prev;
+        while (pos != &w->due && hwtimer__listed_tick(w, pos) > tick) pos = pos->prev;
         HWTIMER__STORE64(&to->deadline, deadline);
         hwtimer__set_state(to, HWTIMER_PENDING);
-        hwtimer__file_in_due(w, to, tick);
+        to->where = HWTIMER__WHERE_LIST;
+        hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
     }
     return tick <= w->watch_upto;
 }
 
-/* Either, its tick found from the deadline (before the state is stored: see
-   hwtimer__leeway_key) and put in *tick. Returns 1 if that tick is watched. */
+/* Either, its tick found before the state is stored (hwtimer__leeway_key) and put in *tick:
+   1 if that tick is watched. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
                                                uint64_t deadline, uint64_t *tick) {
     *tick = hwtimer__node_tick(w, to, deadline);
@@ -1506,25 +1433,23 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
     return 0;
 }
 
-/* A node alone in its list was taken out: if that list is one of a wheel slot's (not `due`
-   or `ready`), clears the slot's bit if its other lists are empty too. Out of line, so that
-   a cancel needs few registers. */
+/* A node alone in its list left it: a slot's bit is cleared if all its lists are empty. Out
+   of line, so that a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     if (where >= HWTIMER__WHERE_WHEEL && hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
-        hwtimer__bits_unmark(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits),
-                             id & w->geo.mask);
+        hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 0);
     }
 }
 
-/* Takes a filed node out of its list; its slot may be empty only if the node was alone in
-   its list (both links at the head). `where` is left stale: read only while pending. */
+/* Takes a filed node out of its list (its slot may empty only if it was alone there);
+   `where` is left stale, read only while pending. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
     if (hwtimer__list_unlink(&to->link)) hwtimer__unmark_if_empty(w, to->where);
 }
 
-/* A node pending in w stops pending: CANCELLED, uncounted, unfiled if it was filed (last:
-   the call that may clear its slot's bit ends it). */
+/* A node pending in w is CANCELLED, uncounted, unfiled if filed (last: the call that may
+   clear a bit ends it). */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    int filed) {
     HWTIMER_ASSERT(w->pending > 0);
@@ -1533,20 +1458,18 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_ti
     if (filed) hwtimer__wheel_unfile(w, to);
 }
 
-/* A push later that leaves the node where it is ("Pushing a deadline later" in THE
-   DESIGN): filed in a coarse slot, not earlier, no pass under way. Returns 1 if so. */
+/* A push later that leaves the node in its coarse slot ("Pushing a deadline later" in THE
+   DESIGN): 1 if it may. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline) {
-    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + w->geo.width ||
-        deadline < to->deadline || w->collecting) {
-        return 0;
-    }
-    HWTIMER__STORE64(&to->deadline, deadline);
-    return 1;
+    int may = to->state == HWTIMER_PENDING && to->where >= HWTIMER__WHERE_WHEEL + w->geo.width &&
+              deadline >= to->deadline && !w->collecting;
+    if (may) HWTIMER__STORE64(&to->deadline, deadline);
+    return may;
 }
 
-/* A new deadline for a filed node, due past notice_upto: moved to its new slot (or left in
-   the same one). Returns its tick; 0, and nothing changed, for a tick <= notice_upto. */
+/* A filed node's new deadline: to its tick's slot, and the tick, if past notice_upto; else
+   0, nothing changed. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__wheel_move(hwtimer__wheel *w, hwtimer_timeout *to,
                                                     uint64_t deadline) {
     uint64_t tick = hwtimer__node_tick(w, to, deadline);
@@ -1567,8 +1490,8 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
     w->notice_upto = upto > w->due_upto ? upto : w->due_upto;
 }
 
-/* The first occupied slot after elapsed's position, in the lowest level that has one (every
-   slot of a lower level starts before any of a higher one), and the tick it starts at. */
+/* The first occupied slot after elapsed's position, in the lowest level that has one (a
+   lower level's slots start first), and its start. */
 static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     unsigned level;
@@ -1587,30 +1510,19 @@ static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
     return 0;
 }
 
-/* The tick of a list's first node. */
-static uint64_t hwtimer__first_tick(hwtimer__wheel *w, struct hwtimer__link *list) {
-    hwtimer_timeout *first = hwtimer__node(list->next);
-    return hwtimer__node_tick(w, first, first->deadline);
-}
-
-/* The tick of the wheel's next work: `ready` (now), `due`, or the next occupied slot (which
-   may hold only nodes that move down or were pushed later). 0 if the wheel holds nothing. */
+/* The tick of the wheel's next work (a slot's may only move nodes down): 0 if none. */
 static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
     hwtimer__step step;
-    if (!hwtimer__list_empty(&w->ready)) {
-        *tick = w->elapsed;
-    } else if (!hwtimer__list_empty(&w->due)) {
-        *tick = hwtimer__first_tick(w, &w->due);
-    } else if (hwtimer__next_slot(w, &step)) {
-        *tick = step.tick;
-    } else {
-        return 0;
+    if (!hwtimer__list_empty(&w->ready) || !hwtimer__list_empty(&w->due)) {
+        *tick = hwtimer__list_empty(&w->ready) ? hwtimer__listed_tick(w, w->due.next) : w->elapsed;
+        return 1;
     }
+    if (!hwtimer__next_slot(w, &step)) return 0;
+    *tick = step.tick;
     return 1;
 }
 
-/* A pass to `target` begins: filings up to it go to `due` (they run in the next pass), and
-   what earlier calls left due runs first. */
+/* A pass to `target` begins: filings up to it wait in `due`; what was due runs first. */
 static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
     w->collecting = 1;
     w->due_upto = target;
@@ -1618,49 +1530,42 @@ static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
     hwtimer__list_splice(&w->ready, &w->due);
 }
 
-/* The pass's next step in this wheel: the first ready node's tick, else the next occupied
-   slot up to the target. 0 when the wheel has none (UINT64_MAX is a tick like any other). */
+/* The pass's next step here: the ready nodes, else the next occupied slot up to the target;
+   0 if none (UINT64_MAX is a tick like any other). */
 static int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
     if (!hwtimer__list_empty(&w->ready)) {
         step->runs_ready = 1;
-        step->tick = hwtimer__first_tick(w, &w->ready);
+        step->tick = hwtimer__listed_tick(w, w->ready.next);
         return 1;
     }
     return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
 }
 
-/* The pass ends in this wheel: at its target, or where it was if it was cut short (a stop
-   or destroy), whose nodes may still wait in the slots before the target. */
+/* The pass ends here: at its target, or where it was if a stop or destroy cut it short
+   (its nodes may still wait before the target). */
 static void hwtimer__wheel_end(hwtimer__wheel *w, int reached) {
     if (reached) w->elapsed = w->due_upto;
     w->collecting = 0;
 }
 
-/* Emptying a slot that starts at elapsed (a coarse one: and how many ticks it spans,
-   UINT64_MAX for one that reaches past the last tick). */
-typedef struct hwtimer__collect {
-    hwtimer__wheel *w;
-    uint64_t span;
-} hwtimer__collect;
-
-static void hwtimer__to_ready(hwtimer__wheel *w, hwtimer_timeout *to) {
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_append(&w->ready, &to->link);
-}
+/* Emptying a slot at elapsed, and how many ticks a coarse one spans (UINT64_MAX: past the
+   last). */
+typedef struct hwtimer__collect { hwtimer__wheel *w; uint64_t span; } hwtimer__collect;
 
 /* A node of a level-0 slot is due at its tick (none waits there pushed later): it runs. */
 static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
-    hwtimer__to_ready(((hwtimer__collect *)ctx)->w, to);
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_append(&((hwtimer__collect *)ctx)->w->ready, &to->link);
 }
 
-/* A node of a coarse slot: due now, to `ready`; else filed by its deadline in a later slot,
-   counted as a move down, and as a re-filing too if its tick lies past the slot's end. */
+/* A node of a coarse slot: to `ready`, or to a later slot by its deadline, counted as a move
+   down, and as a re-filing too if its tick lies past the slot's end. */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__collect *c = (hwtimer__collect *)ctx;
     hwtimer__wheel *w = c->w;
     uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
     if (tick <= w->elapsed) {
-        hwtimer__to_ready(w, to);
+        hwtimer__visit_to_ready(ctx, to);
         return;
     }
     if (tick - w->elapsed >= c->span) w->refiled++;
@@ -1668,19 +1573,17 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     w->cascaded++;
 }
 
-/* A slot step: elapsed moves to the slot's start, what is due now goes to `ready` (filings
-   during the pass go to `due`), the rest of a coarse slot to later slots, never back to
-   this one (so the walk never meets a node it re-filed). */
+/* A slot step: elapsed to the slot's start, its nodes to `ready` or later slots, never back
+   to this one: the walk never meets a node it re-filed. */
 static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
-    uint32_t id = (step->level << g->bits) + step->slot;
-    struct hwtimer__link *lists = hwtimer__slot_lists(w, id);
+    struct hwtimer__link *lists = hwtimer__slot_lists(w, (step->level << g->bits) + step->slot);
     hwtimer__collect c;
     unsigned k, used;
     w->elapsed = step->tick;
     HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
     c.w = w;
-    /* a sparse slot has its nodes in its first list (see hwtimer__file_in_slot) */
+    /* a sparse slot's nodes are in its first list */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
     if (step->level == 0) {
         hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &c);
@@ -1690,10 +1593,10 @@ static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step)
         hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
     }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
-    hwtimer__bits_unmark(g, hwtimer__level_bits(w, step->level), step->slot);
+    hwtimer__bits_set(g, hwtimer__level_bits(w, step->level), step->slot, 0);
 }
 
-/* Takes the first ready node out (a plain list: no bit tree to update). */
+/* Takes the first ready node out. */
 static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
     hwtimer_timeout *to = hwtimer__node(w->ready.next);
     HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
@@ -1702,74 +1605,52 @@ static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
     return to;
 }
 
-/* Calls slot_fn(ctx, lists) with the lists of every occupied slot of every level. */
-static void hwtimer__for_each_slot(hwtimer__wheel *w,
-                                   void (*slot_fn)(void *, struct hwtimer__link *), void *ctx) {
+/* A walk over a wheel's nodes: each handed to fn, or with `out` cancelled, and the lists
+   moved to out (a slot's list k to out[k]). */
+typedef struct hwtimer__nodes_walk {
+    hwtimer_fn fn;
+    void *ctx;
+    size_t visited;
+    struct hwtimer__link *out;
+} hwtimer__nodes_walk;
+
+static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
+    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
+    if (walk->out) {
+        hwtimer__set_state(to, HWTIMER_CANCELLED);
+    } else {
+        walk->fn(to, walk->ctx);
+    }
+    walk->visited++;
+}
+
+/* Walks every filed node: `due`, `ready`, then each occupied slot. */
+static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
     const hwtimer__geometry *g = &w->geo;
-    unsigned l;
+    struct hwtimer__link *out = walk->out;
+    unsigned l, k;
+    hwtimer__walk_lists(&w->due, 1, hwtimer__visit_node, walk);
+    hwtimer__walk_lists(&w->ready, 1, hwtimer__visit_node, walk);
+    if (out) hwtimer__list_splice(out, &w->due);
+    if (out) hwtimer__list_splice(out, &w->ready);
     for (l = 0; l < g->levels; l++) {
         const uint64_t *bits = hwtimer__level_bits(w, l);
         uint32_t slot;
         for (slot = hwtimer__bits_next(g, bits, 0); slot < g->width;
              slot = hwtimer__bits_next(g, bits, slot + 1)) {
-            slot_fn(ctx, hwtimer__slot_lists(w, (l << g->bits) + slot));
+            struct hwtimer__link *lists = hwtimer__slot_lists(w, (l << g->bits) + slot);
+            hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
+            for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++) {
+                hwtimer__list_splice(&out[k], &lists[k]);
+            }
         }
     }
 }
 
-/* A walk over a wheel's nodes: a visitor and its context (foreach, stop's hand-back), or
-   the lists that cancelled nodes go to. */
-typedef struct hwtimer__nodes_walk {
-    hwtimer_fn fn;
-    void *ctx;
-    size_t visited;
-    struct hwtimer__link *out; /* cancelling: where the slots' lists go */
-} hwtimer__nodes_walk;
-
-/* Hands a node to the walk's function (the user's) and counts it. */
-static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
-    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    walk->fn(to, walk->ctx);
-    walk->visited++;
-}
-
-static void hwtimer__visit_slot(void *ctx, struct hwtimer__link *lists) {
-    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, ctx);
-}
-
-/* Visits every filed node with walk->fn (foreach). */
-static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
-    hwtimer__walk_lists(&w->due, 1, hwtimer__visit_node, walk);
-    hwtimer__walk_lists(&w->ready, 1, hwtimer__visit_node, walk);
-    hwtimer__for_each_slot(w, hwtimer__visit_slot, walk);
-}
-
-static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
-    hwtimer__set_state(to, HWTIMER_CANCELLED);
-    ++((hwtimer__nodes_walk *)ctx)->visited;
-}
-
-/* Cancels every node of an occupied slot and moves its lists to the walk's `out`. */
-static void hwtimer__slot_cancel(void *ctx, struct hwtimer__link *lists) {
-    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    unsigned k;
-    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, walk);
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&walk->out[k], &lists[k]);
-}
-
-/* Cancels every filed node into `out` (list k of each slot to out[k], to hand them back
-   in step), no pass under way and none held out of the lists. Returns how many. */
+/* Cancels every filed node into `out` (none held out, no pass under way): how many. */
 static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link *out) {
-    hwtimer__nodes_walk walk;
-    struct hwtimer__link listed; /* `due` and `ready`, apart from what `out` holds already */
-    memset(&walk, 0, sizeof walk);
-    walk.out = out;
-    hwtimer__list_init(&listed);
-    hwtimer__list_splice(&listed, &w->due);
-    hwtimer__list_splice(&listed, &w->ready);
-    hwtimer__walk_lists(&listed, 1, hwtimer__visit_cancel, &walk);
-    hwtimer__list_splice(&out[0], &listed);
-    hwtimer__for_each_slot(w, hwtimer__slot_cancel, &walk);
+    hwtimer__nodes_walk walk = {NULL, NULL, 0, out};
+    hwtimer__wheel_walk(w, &walk);
     memset(w->occupied, 0, w->geo.levels * w->geo.level_words * sizeof(uint64_t));
     HWTIMER_ASSERT(walk.visited == w->pending);
     w->pending = 0;
@@ -1782,18 +1663,13 @@ static void hwtimer__init_out(struct hwtimer__link *out) {
     for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
 }
 
-/* Hands each cancelled node of `out` to fn (no lock held: fn may free the node). */
+/* Hands each node of `out` to fn (no lock held: fn may free it). */
 static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
-    hwtimer__nodes_walk walk;
-    if (!fn) return;
-    memset(&walk, 0, sizeof walk);
-    walk.fn = fn;
-    walk.ctx = ctx;
-    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
+    hwtimer__nodes_walk walk = {fn, ctx, 0, NULL};
+    if (fn) hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
 }
 
-/* Makes an empty wheel on `lists` (levels * width * HWTIMER_SLOT_LISTS heads) and
-   `occupied` (levels * level_words words). */
+/* An empty wheel on `lists` (levels * width * SLOT_LISTS heads) and `occupied`. */
 static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
                                 struct hwtimer__link *lists, uint64_t *occupied) {
     size_t i, heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
@@ -1814,8 +1690,8 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
    wheel's leeway memo.
    ================================================================================= */
 
-/* May a node due at `tick` wait in wheel slot `slot_where`: its tick's slot, or (pushed
-   later) a coarse slot that starts at or before its tick? Returns 0 if so. */
+/* 0 if a node due at `tick` may wait in slot `slot_where` (its own, or pushed later a coarse
+   one that starts no later). */
 static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uint64_t tick) {
     const hwtimer__geometry *g = &w->geo;
     uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
@@ -1824,8 +1700,7 @@ static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uin
     return id < g->width || hwtimer__slot_start(w, (id >> g->bits) * g->bits, id & g->mask) > tick;
 }
 
-/* Checks a list's links and its nodes; counts them into *n. `slot_where` is the `where` of
-   the slot the list belongs to, or HWTIMER__WHERE_LIST. */
+/* Checks a list's links and nodes, counted into *n; `slot_where`: its slot's, or _LIST. */
 static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *head,
                                uint32_t slot_where, size_t *n) {
     const struct hwtimer__link *l;
@@ -1833,14 +1708,13 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
     size_t steps = 0;
     for (l = head->next; l != head; l = l->next) {
         const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
-        uint64_t tick;
+        uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
         if (l->prev->next != l || l->next->prev != l || ++steps > w->pending) {
             return HWTIMER_CHECK_LINKS;
         }
         if (to->wheel != w || to->state != HWTIMER_PENDING || to->where != slot_where) {
             return HWTIMER_CHECK_NODE;
         }
-        tick = hwtimer__node_tick(w, to, to->deadline);
         if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(w, slot_where, tick)) {
             return HWTIMER_CHECK_SLOT;
         }
@@ -1851,8 +1725,8 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
     return 0;
 }
 
-/* Checks level l's bit tree, then its occupied slots: O(occupied slots + words). A slot
-   with nodes but no bit is not visited: its nodes are missing from the count. */
+/* Level l's bit tree, then its occupied slots (a slot with nodes but no bit is missed by
+   the count). */
 static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     const hwtimer__geometry *g = &w->geo;
     const uint64_t *bits = hwtimer__level_bits(w, l);
@@ -1879,19 +1753,14 @@ static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     return 0;
 }
 
-/* Every invariant of one wheel; `unfiled`: its pending nodes that the front end holds out of
-   the lists (a periodic node inside its own callback: 0 or 1). */
-static int hwtimer__wheel_check(hwtimer__wheel *w, size_t unfiled) {
-    size_t n = unfiled;
+/* Every invariant of one wheel; n: its pending nodes held out of the lists, the count so far. */
+static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     unsigned l;
     int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
     if (!err) err = hwtimer__check_list(w, &w->ready, HWTIMER__WHERE_LIST, &n);
     for (l = 0; !err && l < w->geo.levels; l++) err = hwtimer__check_level(w, l, &n);
-    if (!err && n != w->pending) err = HWTIMER_CHECK_COUNT;
-    if (!err && (w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto)) {
-        err = HWTIMER_CHECK_NEAR;
-    }
-    return err;
+    if (err || n != w->pending) return err ? err : HWTIMER_CHECK_COUNT;
+    return w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto ? HWTIMER_CHECK_NEAR : 0;
 }
 
 /* =================================================================================
@@ -2244,39 +2113,34 @@ static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
    [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
 
    Its locks: "Locks" in THE DESIGN. A wheel's pass ends once, under its lock, it has no
-   step left. Filings during the pass at a tick up to its target wait in `due`.
+   step left.
    ================================================================================= */
 
-/* A periodic node whose callback returned untouched: its next period (its wheel's lock
-   held; during a pass, so nothing to tell the loop). */
+/* A periodic node's next period (during a pass: nothing to tell the loop). */
 static void hwtimer__rearm_periodic(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                     uint64_t now) {
-    uint64_t tick;
-    uint64_t deadline = hwtimer__next_period(to->deadline, to->period, now);
+    uint64_t tick, deadline = hwtimer__next_period(to->deadline, to->period, now);
     if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick)) hwtimer__note_filing(t, s, tick, 0);
 }
 
-/* A worker's callback that started at `started` has just returned (no lock held): if it ran
-   longer than slow_ns, tell cfg.log_fn, unless it heard of one less than a second ago. */
+/* A callback started at `started` returned (no lock held): log_fn hears if it ran long. */
 static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
-    uint64_t ended = t->clock_fn(t->clock_ctx), ms;
+    uint64_t ended = t->clock_fn(t->clock_ctx);
     hwtimer__sentence msg;
     if (ended < started || ended - started <= t->log.slow_ns || ended < t->log.quiet_until) return;
     t->log.quiet_until = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
     msg.len = 0;
-    ms = (ended - started) / 1000000u;
     hwtimer__say(&msg, "hwtimer: a callback ran for ");
-    hwtimer__say_number(&msg, ms);
+    hwtimer__say_number(&msg, (ended - started) / 1000000u);
     hwtimer__say(&msg, " ms on the worker thread, longer than ");
     hwtimer__say_number(&msg, t->log.slow_ns / 1000000u);
-    hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep "
-                     "callbacks short, hand slow work to another thread; said at most once a "
-                     "second)");
+    hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep callbacks "
+                     "short, hand slow work to another thread; said at most once a second)");
     t->log.fn(t->log.ctx, msg.text);
 }
 
-/* Runs the first ready node of wheel s with no lock held. After a one-shot callback the
-   node is never touched again: the callback may have freed it. */
+/* Runs the first ready node with no lock held; a one-shot node is not touched after: its
+   callback may have freed it. */
 static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now) {
     hwtimer_timeout *to = hwtimer__wheel_take_ready(&s->wheel);
     hwtimer_fn fn = to->fn;
@@ -2293,8 +2157,7 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
     s->run.fate = HWTIMER__UNTOUCHED;
     t->stats.fired++;
     if ((periodic && t->worker.mode) || t->log.slow_ns) started = t->clock_fn(t->clock_ctx);
-    if (periodic && t->worker.mode) now = started; /* a worker's period counts from the run */
-    s->run.now = now;
+    s->run.now = periodic && t->worker.mode ? started : now; /* a worker's: from the run */
     hwtimer__unlock_wheel(t, s);
     hwtimer__unlock(t, t->mutex);
     fn(to, arg);
@@ -2310,23 +2173,20 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
     hwtimer__signal(t, s->done_cond, s->waiters);
 }
 
-/* Runs a step of wheel s that hwtimer__wheel_next_step just gave (its lock held since): a
-   slot's nodes due at its start, or the ready nodes due at the step's tick. */
+/* Runs the step of wheel s just found (its lock held since). */
 static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
                                 uint64_t now) {
     hwtimer__wheel *w = &s->wheel;
-    size_t ran = 0;
+    size_t ran;
     if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: exactly the slot's */
-    while (!HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready)) {
-        if (step->runs_ready && hwtimer__first_tick(w, &w->ready) > step->tick) break;
+    for (ran = 0; !HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
+        if (step->runs_ready && hwtimer__listed_tick(w, w->ready.next) > step->tick) break;
         hwtimer__run_first_ready(t, s, now);
-        ran++;
     }
     return ran;
 }
 
-/* The next step of wheel s in this pass (its lock held), or 0 once it has none, or the
-   timer stopped (a destroy from a callback): then the wheel's pass ends. */
+/* The next step of wheel s, or 0 and its pass ends (none left, or the timer stopped). */
 static int hwtimer__next_step(hwtimer *t, hwtimer__shard *s, hwtimer__step *step) {
     int stopped = HWTIMER__LOAD(&t->stopped);
     if (!stopped && hwtimer__wheel_next_step(&s->wheel, step)) return 1;
@@ -2343,17 +2203,16 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
     return first;
 }
 
-/* Begins a pass up to `now` (the timer's lock held): 0 if there is none to run (a `now`
-   below the last one, before the start, or a stopped timer), else its target tick. */
+/* Begins a pass up to `now`: 0 if none runs (`now` went back or is before the start, or
+   the timer stopped), else its target. */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
-    uint64_t rem;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
     HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
     t->pass.last_tick = hwtimer__due_tick(g, now);
     t->pass.ticks_room = (UINT64_MAX - now) / g->tick_ns;
     if (now < g->start) return 0;
-    *target = hwtimer__div_tick(g, now - g->start, &rem);
+    *target = hwtimer__div_tick(g, now - g->start);
     t->pass.on = 1;
     if (t->threads) t->threads->thread_self(t->pass.thread);
     t->stats.passes++;
@@ -2396,8 +2255,8 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     return ran;
 }
 
-/* The child's pass ran on a thread it does not have (locks held): the running callback
-   counts as done, a periodic one is re-armed; `ready` runs first in the next pass. */
+/* The child's pass ran on a thread it does not have: its callback is done (a periodic one
+   re-armed); `ready` runs in the next pass. */
 static void hwtimer__abandon_pass(hwtimer *t) {
     unsigned i;
     for (i = 0; i < t->shards; i++) {
@@ -2547,8 +2406,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
     uint64_t e;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     s = hwtimer__shard_at(t, 0);
-    w = &s->wheel;
-    if (w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
+    w = t->quick_wheel; /* NULL with threads: nothing else is read unlocked */
+    if (!w || w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
         (form == HWTIMER__TICKS && when > t->pass.ticks_room)) {
         if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
         return hwtimer__arm_general(t, to, hwtimer__ticks_ahead(t, when), 0, period, fn, arg);
@@ -3368,9 +3227,11 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 }
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
-    if (to->wheel == t->quick_wheel && to->state == HWTIMER_PENDING) {
-        hwtimer__wheel_uncount(&hwtimer__shard_at(t, 0)->wheel, to, 1); /* no load: t + offset */
+    w = t->quick_wheel; /* NULL with threads: nothing else is read unlocked */
+    if (w && to->wheel == w && to->state == HWTIMER_PENDING) {
+        hwtimer__wheel_uncount(w, to, 1);
         return 1;
     }
     return hwtimer__cancel_general(t, to);

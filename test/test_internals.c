@@ -4,7 +4,7 @@
      hwtimer__due_tick              deadline -> the tick of its boundary
      hwtimer__wheel_where           tick -> the level and slot it is filed in
      hwtimer__bits_next             the first occupied slot at or after an index, from the
-                                    bit tree hwtimer__bits_mark / _unmark keep
+                                    bit tree hwtimer__bits_set keeps
      hwtimer__leeway_tick           a node's due tick e and leeway -> the tick its window's
                                     grid of 2^k ticks puts it at
 
@@ -146,18 +146,14 @@ static void check_next_occupied(uint32_t ticks_per_wheel, uint32_t density, uint
     for (draw = 0; draw < DRAWS / 4; draw++) {
         uint32_t slot = (uint32_t)test_rng_below(rng, width);
         uint32_t from = (uint32_t)test_rng_below(rng, width);
-        if (test_rng_below(rng, 100) < density) {
-            hwtimer__bits_mark(g, lv, slot);
-            set[slot] = 1;
-        } else {
-            hwtimer__bits_unmark(g, lv, slot);
-            set[slot] = 0;
-        }
+        int on = test_rng_below(rng, 100) < density;
+        hwtimer__bits_set(g, lv, slot, on);
+        set[slot] = (unsigned char)on;
         wrong += hwtimer__bits_next(g, lv, from) != next_set(set, width, from);
         wrong += hwtimer__bits_next(g, lv, slot) != next_set(set, width, slot);
     }
     for (i = 0; i < width; i++) {
-        if (set[i]) hwtimer__bits_unmark(g, lv, i);
+        if (set[i]) hwtimer__bits_set(g, lv, i, 0);
     }
     CHECK_EQ(hwtimer__bits_next(g, lv, 0), width);
     CHECK_EQ(wrong, 0);
