@@ -32,10 +32,10 @@
    in a row, again and again.
 
    WHAT IS CHECKED
-   A ledger entry per node (the hwtimer_timeout is allocated apart, so that it can be freed
-   right after its cancel while the entry stays) counts armings, runs, cancels, hand-backs.
-   Without ASan a freed node is poisoned and kept until the execution ends, so that a
-   timer that still reads it reads garbage the checks notice; under ASan it is freed.
+   A ledger entry per node (the hwtimer_timeout lives apart, so that it can be freed right
+   after its cancel while the entry stays) counts armings, runs, cancels, hand-backs. A
+   freed node is poisoned and kept until the execution ends, so that a timer that still
+   reads it reads garbage the checks notice; under ASan its memory is also unaddressable.
    - After every scheduling decision, for each timer whose mutex is free: hwtimer_pending is
      exact (it equals the live nodes that are PENDING plus the periodic ones whose callback
      runs, EXPIRED with a period), so a freed node still counted shows; and after each
@@ -151,7 +151,7 @@ typedef void (*node_body)(node *n);
 struct node {
     hwtimer_timeout *to; /* NULL once freed */
     const void *stale;   /* the address it had */
-    void *quarantined;   /* freed, poisoned, not yet given back (without ASan) */
+    void *quarantined;   /* freed and poisoned (node_free) */
     int timer;
     uint64_t period;
     node_body body; /* what its callback does */
@@ -279,35 +279,46 @@ static void timer_open(int i, int worker) {
 
 static void node_fire(hwtimer_timeout *to, void *arg);
 
+/* The nodes' memory: node i at the same address in every execution, so that a schedule
+   replays exactly (a busy slot picks a node's list by its address; malloc under ASan would
+   hand out a new address each time). */
+static hwtimer_timeout node_memory[MAX_NODES];
+
+#ifdef EX_ASAN
+void __asan_poison_memory_region(void const volatile *addr, size_t size);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#define EX_POISON(p, n) __asan_poison_memory_region(p, n)
+#define EX_UNPOISON(p, n) __asan_unpoison_memory_region(p, n)
+#else
+#define EX_POISON(p, n) ((void)(p), (void)(n))
+#define EX_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 static node *node_new(int timer, node_body body) {
     node *n = &w.nodes[w.nnodes++];
     memset(n, 0, sizeof *n);
-    n->to = (hwtimer_timeout *)calloc(1, sizeof *n->to);
-    if (!n->to) ex_fail("out of memory");
+    n->to = &node_memory[node_index(n)];
+    memset(n->to, 0, sizeof *n->to);
     n->stale = n->to;
     n->timer = timer;
     n->body = body;
     return n;
 }
 
-/* What a freed node holds without ASan: garbage that looks like a periodic node whose
-   callback runs (EXPIRED, a nonzero period), so that a timer that still reads it acts on
-   it visibly. */
+/* What a freed node holds: garbage that looks like a periodic node whose callback runs
+   (EXPIRED, a nonzero period), so that a timer that still reads it acts on it visibly. */
 static void poison(hwtimer_timeout *to) {
     memset(to, 0x5A, sizeof *to);
     to->state = HWTIMER_EXPIRED;
 }
 
-/* Frees the node. Without ASan its memory is poisoned and kept until the execution ends
-   instead: a timer that still reads it sees the poison, which the checks notice, and a
-   write to it shows at the end. */
+/* Frees the node: its memory is poisoned and kept until the execution ends. A timer that
+   still reads it sees the poison, which the checks notice, and a write to it shows at the
+   end; under ASan any access to it is reported at once. */
 static void node_free(node *n) {
-#ifdef EX_ASAN
-    free(n->to);
-#else
     poison(n->to);
     n->quarantined = n->to;
-#endif
+    EX_POISON(n->to, sizeof *n->to);
     n->to = NULL;
 }
 
@@ -329,6 +340,7 @@ static int node_arm(node *n, uint64_t delay, uint64_t period) {
 static void check_poison_intact(const node *n) {
     hwtimer_timeout intact;
     poison(&intact);
+    if (n->quarantined) EX_UNPOISON(n->quarantined, sizeof intact);
     if (n->quarantined && memcmp(n->quarantined, &intact, sizeof intact)) {
         ex_fail("node %d was written to after it was freed", node_index(n));
     }
@@ -1329,11 +1341,7 @@ enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
 static const scenario *current_scenario;
 
 static void world_main(void) {
-    int i;
-    for (i = 0; i < w.nnodes; i++) {
-        free(w.nodes[i].to);
-        free(w.nodes[i].quarantined);
-    }
+    EX_UNPOISON(node_memory, sizeof node_memory);
     memset(&w, 0, sizeof w);
     hwtimer__threads_seen = 0; /* threads take shards in the order they first arm: the same
                                   order in every execution of a schedule */
