@@ -161,7 +161,7 @@ static void check_entry_points(unsigned shards) {
     unsigned n;
     open_guarded(&f, shards);
     probes_init(p, 4, &f);
-    CHECK_EQ(guard.mutexes, shards ? 1 + shards : 1); /* the group's and each shard's */
+    CHECK_EQ(guard.mutexes, shards ? 1 + shards : 1); /* the timer's and each shard's */
     /* arming, moving and cancelling, from the outside */
     LOCKS_IN(n, CHECK_EQ(probe_schedule(&p[0], 10 * MS), HWTIMER_OK));
     CHECK(n > 0);
