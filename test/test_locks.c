@@ -179,6 +179,10 @@ static void check_entry_points(unsigned shards) {
     CHECK(n > 0);
     LOCKS_IN(n, CHECK_EQ(hwtimer_reschedule(f.t, &p[1].to, 30 * MS), HWTIMER_OK)); /* again */
     CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[3].to, 50, probe_fn, &p[3]), HWTIMER_OK));
+    CHECK(n > 0);
+    LOCKS_IN(n, CHECK_EQ(probe_cancel(&p[3]), 1));
+    CHECK(n > 0);
     CHECK(guard_clean());
     /* the questions, from the outside */
     LOCKS_IN(n, CHECK_EQ(hwtimer_is_pending(f.t, &p[0].to), 1));
