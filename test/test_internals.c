@@ -154,6 +154,26 @@ static uint32_t next_set(const unsigned char *set, uint32_t width, uint32_t from
     return from;
 }
 
+/* A level's bit tree is as small as it can be: layer k has a bit for each of 64^k slots,
+   ceil(width / 64^(k+1)) words, up to the first layer of one word; the layers lie one after
+   another, level_words in all. */
+static void check_bit_tree_shape(const hwtimer__geometry *g) {
+    uint64_t span = 64, words;
+    uint32_t offset = 0;
+    unsigned layer = 0;
+    do {
+        words = (g->width + span - 1) / span;
+        CHECK(layer < g->bit_layers);
+        CHECK_EQ(g->layer_words[layer], words);
+        CHECK_EQ(g->layer_offset[layer], offset);
+        offset += (uint32_t)words;
+        layer++;
+        span *= 64;
+    } while (words > 1);
+    CHECK_EQ(g->bit_layers, layer);
+    CHECK_EQ(g->level_words, offset);
+}
+
 /* Marks and unmarks random slots of level 0, mirrored in a plain array, and asks for the
    next occupied slot from random places after each change. Leaves the level empty. */
 static void check_next_occupied(uint32_t ticks_per_wheel, uint32_t density, uint64_t *rng) {
@@ -166,6 +186,7 @@ static void check_next_occupied(uint32_t ticks_per_wheel, uint32_t density, uint
     fixture_open(&f, 0, MS, ticks_per_wheel);
     g = geometry(f.t);
     width = g->width;
+    check_bit_tree_shape(g);
     lv = wheel0(f.t)->occupied; /* level 0's bit tree */
     set = (unsigned char *)calloc_or_die(width, 1);
     for (draw = 0; draw < DRAWS / 4; draw++) {
@@ -193,6 +214,7 @@ static void test_level_next_occupied(void) {
     check_next_occupied(512, 10, &rng);      /* two layers */
     check_next_occupied(1u << 13, 1, &rng);  /* three layers, sparse */
     check_next_occupied(1u << 13, 60, &rng); /* three layers, dense */
+    check_next_occupied(1u << 18, 1, &rng);  /* four layers */
 }
 
 /* ---- hwtimer__leeway_tick ---------------------------------------------------------------- */
@@ -341,6 +363,29 @@ static void test_push_later(void) {
     check_push_later(1, 2);
 }
 
+/* A re-filing is a node the pass finds past its slot's end: due at the next slot's first
+   tick counts, at the slot's last tick does not (it is only moved down a level). */
+static void test_refiled_at_the_slot_end(void) {
+    fixture f;
+    hwtimer_timeout past = HWTIMER_TIMEOUT_INIT, last = HWTIMER_TIMEOUT_INIT;
+    hwtimer_stats s;
+    int fired = 0;
+    fixture_open(&f, 0, MS, 64); /* level 2's slot [8192, 12288) ms holds 10 s */
+    CHECK_EQ(hwtimer_schedule_at(f.t, &past, 10 * SEC, on_push_fire, &fired), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(f.t, &last, 10 * SEC, on_push_fire, &fired), HWTIMER_OK);
+    CHECK_EQ(hwtimer_reschedule_at(f.t, &past, 12288 * MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer_reschedule_at(f.t, &last, 12287 * MS), HWTIMER_OK);
+    CHECK_EQ(past.where, last.where); /* both left in the slot */
+    CHECK_EQ(hwtimer_advance(f.t, 9 * SEC), 0);
+    hwtimer_stats_get(f.t, &s);
+    CHECK_EQ(s.refiled, 1);
+    CHECK_EQ(s.cascaded, 1); /* `last` (a re-filing is not counted as a move down too) */
+    CHECK_EQ(hwtimer_advance(f.t, 12287 * MS), 1);
+    CHECK_EQ(hwtimer_advance(f.t, 12288 * MS), 1);
+    CHECK_EQ(fired, 2);
+    fixture_close(&f);
+}
+
 /* hwtimer_check lets a node wait in a coarse slot that starts at or before its tick (a push
    later leaves it there), never in one that starts after, and in level 0 only in its own
    slot. The deadlines are set behind the timer's back to break the rule. */
@@ -409,6 +454,7 @@ int main(void) {
     RUN_TEST(test_leeway_tick);
     RUN_TEST(test_due_order);
     RUN_TEST(test_push_later);
+    RUN_TEST(test_refiled_at_the_slot_end);
     RUN_TEST(test_check_filed_early);
     return test_finish();
 }
