@@ -809,7 +809,12 @@ static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_cl
 #define HWTIMER__CAS_PTR(p, expected, desired)                                          \
     __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
                                 __ATOMIC_ACQUIRE)
-#elif defined(_MSC_VER)
+#else
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#if defined(_MSC_VER)
 #include <intrin.h>
 static unsigned hwtimer__ctz64(uint64_t x) {
     unsigned long i;
@@ -823,10 +828,6 @@ static unsigned hwtimer__msb64(uint64_t x) {
 }
 #define HWTIMER__ALWAYS_INLINE static __forceinline
 #define HWTIMER__NOINLINE __declspec(noinline)
-#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
 #define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
 #define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
 #define HWTIMER__HAVE_THREAD_LOCAL 1
@@ -843,15 +844,12 @@ static unsigned hwtimer__msb64(uint64_t x) {
 static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1)); } /* lowest bit */
 #define HWTIMER__ALWAYS_INLINE static
 #define HWTIMER__NOINLINE
-#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
 #define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
 #define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
 #define HWTIMER__HAVE_THREAD_LOCAL 0
 #define HWTIMER__THREAD_LOCAL
 #define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
+#endif
 #endif
 /* A 64-bit load or store is atomic only where pointers are 64 bits. */
 #if UINTPTR_MAX > 0xFFFFFFFFu
@@ -2321,15 +2319,6 @@ static int hwtimer__start_worker(hwtimer *t) {
     return err;
 }
 
-static void hwtimer__join_worker_locked(hwtimer *t) {
-    if (!t->worker.running) return;
-    t->threads->cond_broadcast(t->worker.wake_cond);
-    hwtimer__unlock(t, t->mutex);
-    t->threads->thread_join(t->worker.thread);
-    hwtimer__lock(t, t->mutex);
-    HWTIMER__STORE(&t->worker.running, 0);
-}
-
 /* =================================================================================
    [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
@@ -2587,8 +2576,7 @@ static void hwtimer__pt_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     }
     if (timeout_ns > ((uint64_t)1 << 52)) timeout_ns = (uint64_t)1 << 52; /* ~52 days */
 #if defined(__APPLE__)
-    ts.tv_sec = 0;
-    ts.tv_nsec = 0;
+    memset(&ts, 0, sizeof ts);
     hwtimer__timespec_add(&ts, timeout_ns);
     pthread_cond_timedwait_relative_np((pthread_cond_t *)c, (pthread_mutex_t *)m, &ts);
 #else
@@ -2626,6 +2614,8 @@ static const hwtimer_threads hwtimer__pthread_table = {
     hwtimer__pt_thread_join, hwtimer__pt_thread_detach, hwtimer__pt_thread_self,
     hwtimer__pt_thread_is_self};
 #define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
+#else
+#define HWTIMER__PTHREAD_TABLE NULL
 #endif /* HWTIMER__PTHREAD */
 
 /* fork() and the worker. A worker may hold its timer's locks at any moment of a pass, and a
@@ -2739,6 +2729,8 @@ static const hwtimer_threads hwtimer__c11_table = {
     hwtimer__c11_thread_join, hwtimer__c11_thread_detach, hwtimer__c11_thread_self,
     hwtimer__c11_thread_is_self};
 #define HWTIMER__C11_TABLE (&hwtimer__c11_table)
+#else
+#define HWTIMER__C11_TABLE NULL
 #endif /* HWTIMER__C11 */
 
 #ifdef HWTIMER__WIN32
@@ -2805,18 +2797,9 @@ static const hwtimer_threads hwtimer__win32_table = {
     hwtimer__w32_thread_join, hwtimer__w32_thread_detach, hwtimer__w32_thread_self,
     hwtimer__w32_thread_is_self};
 #define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
-#endif /* HWTIMER__WIN32 */
-
-/* A backend left out. */
-#ifndef HWTIMER__PTHREAD_TABLE
-#define HWTIMER__PTHREAD_TABLE NULL
-#endif
-#ifndef HWTIMER__C11_TABLE
-#define HWTIMER__C11_TABLE NULL
-#endif
-#ifndef HWTIMER__WIN32_TABLE
+#else
 #define HWTIMER__WIN32_TABLE NULL
-#endif
+#endif /* HWTIMER__WIN32 */
 
 /* =================================================================================
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
@@ -2868,45 +2851,43 @@ typedef struct hwtimer__rule {
 
 /* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn the first rule it breaks. */
 static int hwtimer__check_config(const hwtimer_config *cfg) {
-    uint64_t width = 2, per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
+    uint64_t per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
+    uint64_t width = per_wheel <= 2 ? 2 : (uint64_t)2 << hwtimer__msb64(per_wheel - 1);
     const char *missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
-    hwtimer__sentence table = {"", 0};
+    hwtimer__sentence table = {"", 0}; /* read when told: filled below */
     unsigned i;
-    while (width < per_wheel && width < ((uint64_t)1 << 30)) width <<= 1;
+    const hwtimer__rule rules[] = {
+        {cfg->tick_ns == 0, "tick_ns is 0: it must be at least 1 ns (start from "
+         "hwtimer_config_default, which sets 100 ms)", NULL, ""},
+        {per_wheel == 0 || per_wheel > ((uint64_t)1 << 30), "ticks_per_wheel is ", &per_wheel,
+         ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
+        {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
+         ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
+         "overflows 64 bits of nanoseconds; make either smaller"},
+        {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
+         ": set both or neither"},
+        {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
+         ": set both or neither"},
+        {!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK, "clock_fn is NULL and this build "
+         "has no platform clock (HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, ""},
+        {cfg->worker && !cfg->threads, "worker is set but threads is NULL: a worker needs a "
+         "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
+        {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
+         "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
+        {missing != NULL, table.text, NULL,
+         " is missing (NULL or 0): every hook and size is required"},
+        {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
+        {shards > 1 && !cfg->threads, "shards is ", &shards,
+         " but threads is NULL: shards need a threads backend"},
+        {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
+         " but this compiler has neither GCC's nor MSVC's atomics and "
+         "thread-local variables, which shards need: use 0"}};
     hwtimer__say(&table, "threads is a table whose ");
     hwtimer__say(&table, missing ? missing : "");
-    {
-        const hwtimer__rule rules[] = {
-            {cfg->tick_ns == 0, "tick_ns is 0: it must be at least 1 ns (start from "
-             "hwtimer_config_default, which sets 100 ms)", NULL, ""},
-            {per_wheel == 0 || per_wheel > ((uint64_t)1 << 30), "ticks_per_wheel is ", &per_wheel,
-             ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
-            {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
-             ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
-             "overflows 64 bits of nanoseconds; make either smaller"},
-            {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
-             ": set both or neither"},
-            {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
-             ": set both or neither"},
-            {!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK, "clock_fn is NULL and this build "
-             "has no platform clock (HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, ""},
-            {cfg->worker && !cfg->threads, "worker is set but threads is NULL: a worker needs a "
-             "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
-            {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
-             "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
-            {missing != NULL, table.text, NULL,
-             " is missing (NULL or 0): every hook and size is required"},
-            {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
-            {shards > 1 && !cfg->threads, "shards is ", &shards,
-             " but threads is NULL: shards need a threads backend"},
-            {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
-             " but this compiler has neither GCC's nor MSVC's atomics and "
-             "thread-local variables, which shards need: use 0"}};
-        for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-            if (!rules[i].broken) continue;
-            hwtimer__tell_refusal(cfg, rules[i].what, rules[i].value, rules[i].rule);
-            return HWTIMER_EINVAL;
-        }
+    for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        if (!rules[i].broken) continue;
+        hwtimer__tell_refusal(cfg, rules[i].what, rules[i].value, rules[i].rule);
+        return HWTIMER_EINVAL;
     }
     return HWTIMER_OK;
 }
@@ -2927,12 +2908,8 @@ static void **hwtimer__thread_object(hwtimer *t, unsigned k) {
 /* Destroys thread objects 0 .. n-1, last first. */
 static void hwtimer__unmake_thread_objects(hwtimer *t, unsigned n) {
     while (n-- > 0) {
-        void *object = *hwtimer__thread_object(t, n);
-        if (hwtimer__is_mutex(n)) {
-            t->threads->mutex_destroy(object);
-        } else {
-            t->threads->cond_destroy(object);
-        }
+        (hwtimer__is_mutex(n) ? t->threads->mutex_destroy : t->threads->cond_destroy)(
+            *hwtimer__thread_object(t, n));
     }
 }
 
@@ -2942,7 +2919,7 @@ static int hwtimer__make_thread_objects(hwtimer *t) {
     if (!t->threads) return HWTIMER_OK;
     for (k = 0; k < hwtimer__thread_objects(t->shards); k++) {
         void *object = *hwtimer__thread_object(t, k);
-        if (hwtimer__is_mutex(k) ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
+        if ((hwtimer__is_mutex(k) ? t->threads->mutex_init : t->threads->cond_init)(object)) {
             hwtimer__unmake_thread_objects(t, k);
             return HWTIMER_ETHREAD;
         }
@@ -3011,6 +2988,12 @@ static void hwtimer__count_worker(hwtimer *t) {
     }
 }
 
+/* The free_fn of a timer without one. */
+static void hwtimer__free(void *block, void *ctx) {
+    (void)ctx; /* (HWTIMER_FREE may not use it) */
+    HWTIMER_FREE(ctx, block);
+}
+
 /* Fills a new timer's fields from its checked config. */
 static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned shards) {
     t->clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
@@ -3033,16 +3016,8 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
         t->log.slow_ns = cfg->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? cfg->tick_ns
                                                                    : HWTIMER__SLOW_CALLBACK_NS;
     }
-    t->free_fn = cfg->free_fn;
+    t->free_fn = cfg->free_fn ? cfg->free_fn : hwtimer__free;
     t->alloc_ctx = cfg->alloc_ctx;
-}
-
-static void hwtimer__free_block(void *block, void (*free_fn)(void *, void *), void *ctx) {
-    if (free_fn) {
-        free_fn(block, ctx);
-    } else {
-        HWTIMER_FREE(ctx, block);
-    }
 }
 
 /* Creates a timer from a checked config. */
@@ -3080,7 +3055,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     if (hwtimer__make_thread_objects(t)) {
         hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
                               "variable (mutex_init or cond_init failed)", NULL, "");
-        hwtimer__free_block(block, cfg->free_fn, cfg->alloc_ctx);
+        t->free_fn(block, t->alloc_ctx);
         return HWTIMER_ETHREAD;
     }
     if (t->worker.mode) hwtimer__count_worker(t);
@@ -3097,22 +3072,13 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     }
     if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
     if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t->shards));
-    hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
+    t->free_fn(t->block, t->alloc_ctx);
 }
 
 /* Later armings take the slow way, which refuses them (t's lock held). */
 static void hwtimer__set_stopped(hwtimer *t) {
     HWTIMER__STORE(&t->stopped, 1);
     HWTIMER__STORE(&t->arm_limit, 0);
-}
-
-/* hwtimer_check on one shard (t's lock and its held). */
-
-static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
-    int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
-    if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
-    if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
-    return err;
 }
 
 /* Visits every node pending in s (foreach; the locks held). */
@@ -3352,13 +3318,8 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
 }
 
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
-    int err;
     if (!t) return HWTIMER_EINVAL;
-    hwtimer__lock(t, t->mutex);
-    err = t->stopped ? HWTIMER_ESTOPPED : HWTIMER_OK;
-    if (!err && t->worker.mode && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(t, t->mutex);
-    return err;
+    return HWTIMER__LOAD(&t->stopped) ? HWTIMER_ESTOPPED : hwtimer__start_worker(t);
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
@@ -3375,7 +3336,13 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
     }
     /* the worker joined, another thread's pass waited for, every node put in `out` */
     hwtimer__set_stopped(t);
-    hwtimer__join_worker_locked(t);
+    if (t->worker.running) {
+        t->threads->cond_broadcast(t->worker.wake_cond);
+        hwtimer__unlock(t, t->mutex);
+        t->threads->thread_join(t->worker.thread);
+        hwtimer__lock(t, t->mutex);
+        HWTIMER__STORE(&t->worker.running, 0);
+    }
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
     hwtimer__init_out(out);
     hwtimer__lock_wheels(t);
@@ -3451,8 +3418,11 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     if (!t) return 0;
     hwtimer__lock_all(t);
     for (i = 0; i < t->shards && !err; i++) {
-        err = hwtimer__check_shard(t, hwtimer__shard_at(t, i));
-        n += hwtimer__shard_at(t, i)->wheel.pending;
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
+        if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
+        if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
+        n += s->wheel.pending;
     }
     if (!err && t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 0) != (long)n) {
         err = HWTIMER_CHECK_COUNT;
