@@ -416,9 +416,10 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
    it returns 1 and is not re-armed.
    Synchronous: on any thread but the one running the timeout's callback, it waits for that
    callback to return (as Linux's del_timer_sync); then you may free `to`. So never cancel
-   while holding a lock that callback may wait for, nor across two timers in a cycle. A callback on timer A that schedules its node on
-   timer B must not touch the node once another thread may cancel it on B and free it:
-   that cancel does not wait for A's callback.
+   while holding a lock that callback may wait for, nor across two timers in a cycle. A
+   callback on timer A that schedules its node on timer B must not touch the node once
+   another thread may cancel it on B and free it: that cancel does not wait for A's
+   callback.
    Once a one-shot's callback is called, the timer never touches the node unless it is
    scheduled again: the callback may free or reuse it. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
@@ -927,7 +928,7 @@ typedef struct hwtimer__wheel {
     uint64_t refiled;           /* ... of which re-filings after a push later */
 } hwtimer__wheel;
 
-/* A step of a pass in one wheel: the ready nodes due at `tick`, or the slot starting there. */
+/* A pass's step in one wheel: the ready nodes due at `tick`, or the slot starting there. */
 typedef struct hwtimer__step {
     uint64_t tick;
     int runs_ready; /* the ready nodes, else the slot */
@@ -963,7 +964,7 @@ typedef struct hwtimer__cancel_wait {
     struct hwtimer__cancel_wait *next;
 } hwtimer__cancel_wait;
 
-/* An answer to the loop or the worker: no tick with work lies before `time` ("Waking"). */
+/* An answer to the loop or the worker: no work before `time` ("Waking"). */
 typedef struct hwtimer__answer {
     uint64_t time;
     int none;  /* nothing was pending */
@@ -980,8 +981,7 @@ typedef struct hwtimer__shard {
     hwtimer__running run;
     hwtimer__cancel_wait *cancel_waits;
     hwtimer__answer answer; /* the timer's last answer, as this wheel's filings see it */
-    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX): an arming
-                               that reads the clock past it wakes the worker */
+    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX) */
 } hwtimer__shard;
 
 /* The pass under way (hwtimer__pass): at most one per timer. */
@@ -1055,7 +1055,7 @@ static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
                                       (size_t)i * HWTIMER__SHARD_STRIDE);
 }
 
-/* The one forward declaration: the worker frees a timer destroyed from its callback. */
+/* The worker frees a timer destroyed from its callback. */
 static void hwtimer__finish_destroy(hwtimer *t);
 
 /* =================================================================================
@@ -2746,7 +2746,7 @@ static const hwtimer_threads hwtimer__win32_table = {
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
    ================================================================================= */
 
-/* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
+/* Tells cfg->log_fn, if set, "hwtimer_create: " what [value] rule. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
                                   const uint64_t *value, const char *rule) {
     hwtimer__sentence msg = {"", 0};
@@ -2758,7 +2758,7 @@ static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
     cfg->log_fn(cfg->log_ctx, msg.text);
 }
 
-/* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
+/* The first hook or size of a threads table that is NULL or 0, or NULL. */
 static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
     if (!th->mutex_size) return "mutex_size";
     if (!th->cond_size) return "cond_size";
