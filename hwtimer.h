@@ -9,12 +9,10 @@
    It compiles as C99 or later and as C++. Include order matters only under a strict
    -std=c99 or -std=c11 (which hides POSIX): there the file that defines
    HWTIMER_IMPLEMENTATION includes hwtimer.h before any system header (it then defines
-   _POSIX_C_SOURCE 200809L itself) or is compiled with -D_POSIX_C_SOURCE=200809L; if a
-   system header came first, the build stops at one #error that says so. In the default
-   modes (gnu99 ... gnu17, C++) any order works and hwtimer.h defines no feature-test
-   macro: your file sees the names it would see without it. Names your C library hides
-   behind a macro of its own stay hidden (glibc's accept4, pipe2, ... need _GNU_SOURCE):
-   define it before your first #include.
+   _POSIX_C_SOURCE 200809L itself) or is compiled with -D_POSIX_C_SOURCE=200809L, else one
+   #error says so. In the default modes (gnu99 ... gnu17, C++) any order works and no
+   feature-test macro is defined: names your C library hides behind one (glibc's accept4
+   needs _GNU_SOURCE) need it defined before your first #include.
 
 QUICK START
 
@@ -60,23 +58,11 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    OPTIONS                      the macros to define before including
    VERSIONS                     the version macros and what 1.x promises
    the declarations             types, then each function with its rules and error codes
-   the implementation           THE DESIGN (for maintainers), then the sections:
-     [hwtimer:portability]      bit scans, compiler hints, atomics, thread-locals, sentences
-     [hwtimer:data]             the geometry, a wheel, a wheel's shard, the timer
-     [hwtimer:ticks]            deadlines to ticks and back, leeway, the slot of a tick
-     [hwtimer:wheel]            a wheel: lists, bit trees, filing, a pass's steps, walks
-     [hwtimer:check]            a wheel's invariants (hwtimer_check)
-     [hwtimer:locking]          the lock order, and which wheel holds a node
-     [hwtimer:loop]             the front end, 1: the loop's answers and wake_fn
-     [hwtimer:nodes]            the front end, 2: arming, moving, cancelling a node
-     [hwtimer:pass]             the front end, 3: the pass and its callbacks
-     [hwtimer:worker]           the worker thread
-     [hwtimer:entries]          schedule, reschedule and cancel, without and with threads
-     [hwtimer:platform]         the clock; POSIX (with fork), C11 and Win32 threads
-     [hwtimer:lifecycle]        the config's check, create, stop, destroy, fork, check
-     [hwtimer:public]           the public functions, in the order they are declared
-     [hwtimer:license]          the license
-     [hwtimer:history]          the version history, newest first
+   the implementation           THE DESIGN (for maintainers), then the sections
+     [hwtimer:portability] [hwtimer:data] [hwtimer:ticks] [hwtimer:wheel] [hwtimer:check]
+     [hwtimer:locking] [hwtimer:loop] [hwtimer:nodes] [hwtimer:pass] [hwtimer:worker]
+     [hwtimer:entries] [hwtimer:platform] [hwtimer:lifecycle] [hwtimer:public]
+   [hwtimer:license], [hwtimer:history]  the license; the version history, newest first
 
 WHAT IT IS
 
@@ -84,11 +70,10 @@ WHAT IT IS
    deadlines, retries, heartbeats, leases, idle connections): Netty's HashedWheelTimer made
    hierarchical, like Kafka's and Linux's. Schedule, reschedule and cancel are O(1) and
    never allocate: the node (hwtimer_timeout) lives in your own struct; only
-   hwtimer_create allocates, one block (hwtimer_stats.bytes). Empty ticks cost nothing: a
-   loop or a worker sleeps until the next tick with work, so a 1 ms tick is free while
-   nothing is due. Exact to the tick, never early (TIME); caller-driven or with a worker
-   thread (THREADS). One timer holds millions of timeouts: share one, not one per
-   connection (cfg.log_fn hears of the 65th timer with a worker).
+   hwtimer_create allocates, one block. Empty ticks cost nothing: a loop or a worker
+   sleeps until the next tick with work. Exact to the tick, never early (TIME);
+   caller-driven or with a worker thread (THREADS). One timer holds millions of timeouts:
+   share one, not one per connection.
 
 TIME
 
@@ -109,16 +94,14 @@ EVENT LOOPS
      hwtimer_timeout_deadline).
    - Cached time (libuv's uv_now, a frame time): pass it to hwtimer_advance and the _at
      forms, or count in ticks from it (hwtimer_schedule_ticks), and the timer reads no
-     clock. It must be the timer's clock or a rounded-down
-     reading of it: a time ahead runs timeouts early. A deadline built from it for
-     something newer than the loop's pass (a connection accepted late in a burst) starts
-     that much early: schedule that one with a form that reads the clock.
+     clock. It must be the timer's clock or a rounded-down reading of it: a time ahead
+     runs timeouts early. A deadline built from it for something newer than the loop's
+     pass (a connection accepted late in a burst) starts that much early: schedule that
+     one with a form that reads the clock.
    - A loop that sleeps in a library (libevent, libuv) keeps one library timer at
      hwtimer_next_expiry and sets cfg.wake_fn, so that a schedule the loop does not see
-     (another thread, a library callback) wakes it. It asks hwtimer_next_expiry once
-     before its first sleep: wake_fn is called only when a schedule makes the loop's last
-     answer too late, so never before the first answer ("Waking the loop" at
-     hwtimer_next_expiry).
+     (another thread, a library callback) wakes it; it asks hwtimer_next_expiry before
+     its first sleep ("Waking the loop" at hwtimer_next_expiry).
    Recipes that run: test/examples/loop_*.c (poll, epoll + timerfd, io_uring, libevent,
    libuv, a worker beside your loop).
 
@@ -152,11 +135,10 @@ THREADS
    A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c): a
    one-shot is no longer pending once its callback is claimed, so another thread may arm it
    again before the callback gets your lock; the callback then asks hwtimer_is_pending
-   under your lock. Never call hwtimer_cancel holding that lock (it waits for the callback,
-   which waits for the lock). hwtimer_schedule and hwtimer_reschedule never wait for a
-   callback (they take only the timer's own locks, which no callback holds), so they may
-   be called holding it. A callback may free the struct of its node once it has cancelled
-   the struct's other nodes and no other thread can reach it.
+   under your lock. Never call hwtimer_cancel holding that lock (hwtimer_cancel).
+   Schedule and reschedule never wait for a callback: they may be called holding it. A
+   callback may free the struct of its node once it has cancelled the struct's other
+   nodes and no other thread can reach it.
 
    Many producers: shards. Every call takes the timer's one lock: two threads that schedule
    and cancel at once get less done than one alone. cfg.shards = n (2 .. 64) gives the
@@ -166,9 +148,8 @@ THREADS
    they first arm on any timer of shards; thread k uses wheel k mod n), where it stays for
    every later call from any thread. Use as many as threads that arm at once. The cost: a
    thread alone is a little slower; memory for n wheels; hwtimer_pending, _next_expiry,
-   _poll_timeout_ms, _foreach, _stop and a pass take every wheel's lock; with max_pending
-   each arming also writes a count all wheels share (leave it 0 where producers must
-   scale).
+   _poll_timeout_ms, _foreach, _stop and a pass take every wheel's lock; max_pending adds
+   a count all wheels share (leave it 0 where producers must scale).
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -200,8 +181,7 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
 
-/* Only under a strict -std (which hides POSIX) and if the file set none: elsewhere a
-   feature-test macro would hide names (MAP_ANONYMOUS, usleep). */
+/* Only under a strict -std, if the file set none: elsewhere it would hide names. */
 #if defined(HWTIMER_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&   \
     !defined(__APPLE__) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&       \
     !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
@@ -223,8 +203,7 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
 
 /* HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
-   *to. In C++ only for standard-layout classes (offsetof); for others pass the object as
-   the callback's arg. */
+   *to. In C++ only for standard-layout classes (offsetof); else pass the object as arg. */
 #define HWTIMER_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -274,7 +253,7 @@ struct hwtimer__link {
 
 /* A timeout node: put one in your own struct; zero-filled, it is idle. Its fields are
    private (read them with hwtimer_timeout_state, _deadline, _arg, _period). At most 64
-   bytes on 64-bit targets; fields in the order a cancel reads them. */
+   bytes on 64-bit targets. */
 struct hwtimer_timeout {
     struct hwtimer__link link; /* first: a link converts to its node */
     uint32_t where;            /* which list holds it while pending (HWTIMER__WHERE_*) */
@@ -293,7 +272,7 @@ struct hwtimer_timeout {
 
 /* Thread hooks for another threading library; every hook is required. The timer's one
    allocation holds mutex_size, cond_size and thread_size bytes (aligned for any type) for
-   each mutex, condition variable and thread handle. */
+   each mutex, condition variable and thread. */
 struct hwtimer_threads {
     const char *name;
     size_t mutex_size, cond_size, thread_size;
@@ -304,8 +283,8 @@ struct hwtimer_threads {
     int (*cond_init)(void *cond);
     void (*cond_destroy)(void *cond);
     void (*cond_broadcast)(void *cond);
-    /* Waits on cond (mutex held) until a broadcast or about timeout_ns have passed
-       (UINT64_MAX: no limit). It may return early: the timer re-checks its clock. */
+    /* Waits on cond (mutex held) until a broadcast or about timeout_ns (UINT64_MAX: no
+       limit); it may return early. */
     void (*cond_wait)(void *cond, void *mutex, uint64_t timeout_ns);
     int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg);
     void (*thread_join)(void *thread);
@@ -329,15 +308,13 @@ typedef struct hwtimer_config {
     void *alloc_ctx;
     void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
-    /* log_fn (NULL: silent; hwtimer never prints) hears, once each time, an English
-       sentence valid during the call only, with no lock of the timer held:
+    /* log_fn (NULL: silent; hwtimer never prints) hears an English sentence, valid during
+       the call only, no lock of the timer held:
        - a refusal by hwtimer_create: the field and the rule, a failed allocation and its
          size, a threads backend that could not make a lock;
-       - a worker's callback that ran longer than max(100 ms, tick_ns), making every
-         timeout due meanwhile late; at most once a second per timer (the worker then
-         reads the clock around each callback);
-       - a timer with a worker created while 64 or more others are alive in the process
-         (each is a thread): share one timer. */
+       - a worker's callback that ran longer than max(100 ms, tick_ns), at most once a
+         second per timer (the worker then reads the clock around each callback);
+       - a timer with a worker created while 64 or more others are alive in the process. */
     void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
     unsigned shards; /* 0 or 1: one wheel; 2 .. 64: that many, each with its own lock
@@ -365,9 +342,9 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
    or > 2^30, tick_ns times the rounded wheel size overflows 64 bits, worker without
    threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, only one of
    alloc_fn and free_fn, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1
-   without threads or without GCC's or MSVC's atomics and thread-locals. HWTIMER_ENOMEM:
-   the allocation failed. HWTIMER_ETHREAD: a mutex or condition variable could not be
-   made. On error *out is NULL (cfg.log_fn hears why). */
+   without threads or without GCC's or MSVC's atomics and thread-locals. HWTIMER_ENOMEM,
+   HWTIMER_ETHREAD (a lock or condition variable could not be made). On error *out is NULL
+   (log_fn hears why). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
 /* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; then it refers to
@@ -388,11 +365,11 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
 /* Makes *to a fresh idle node (as zero-filling it). Never on a pending node. */
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 
-/* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1), no
-   allocation. Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL),
-   HWTIMER_ESTOPPED (after stop), HWTIMER_EBUSY (to is pending, here or on another timer),
-   HWTIMER_EFULL (max_pending reached), HWTIMER_ETHREAD (the worker could not start). A
-   node may be scheduled again from its own callback, and on another timer once not pending. */
+/* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1).
+   Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL), HWTIMER_ESTOPPED,
+   HWTIMER_EBUSY (to is pending, here or on another timer), HWTIMER_EFULL (max_pending),
+   HWTIMER_ETHREAD (the worker could not start). A node may be scheduled again from its
+   own callback, and on another timer once not pending. */
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg);
 
@@ -403,17 +380,16 @@ HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t de
                                     hwtimer_fn fn, void *arg);
 /* hwtimer_schedule with D = T + ticks * tick_ns (at most UINT64_MAX), T the timer's time:
    the `now` of the last hwtimer_advance (from a callback, of the pass under way; with a
-   worker, of its last pass; S before any), as libuv's uv_timer_start counts from uv_now.
-   It reads no clock: the cheapest arming. A timeout for something newer than T starts
-   that much early (Cached time in EVENT LOOPS). Errors as hwtimer_schedule. */
+   worker, of its last pass; S before any), as libuv counts from uv_now. It reads no
+   clock: the cheapest arming (Cached time in EVENT LOOPS). Errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
                                        hwtimer_fn fn, void *arg);
 
 /* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift): after a run
    for D in advance(t, now) (a worker: now = the clock when the run started), the next
-   deadline is the first D + k*p after now; missed periods are skipped, not run in a
-   burst. It stays pending until cancelled, even while its callback runs. period_ns 0:
-   HWTIMER_EINVAL; other errors as hwtimer_schedule. */
+   deadline is the first D + k*p after now; missed periods are skipped. It stays pending
+   until cancelled, even while its callback runs. period_ns 0: HWTIMER_EINVAL; other
+   errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
@@ -427,8 +403,8 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
    more ahead, it only stores the deadline (the one sign: an early hwtimer_next_expiry).
    Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
    pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
-   NULL, or to never scheduled (the first arming, a schedule, names the callback).
-   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
+   NULL, or to never scheduled. HWTIMER_EBUSY: pending on another timer. Else as
+   hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
@@ -439,11 +415,11 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
    another timer. A periodic timeout is pending while its callback runs: cancelled there,
    it returns 1 and is not re-armed.
    Synchronous: on any thread but the one running the timeout's callback, it waits for that
-   callback to return (as Linux's del_timer_sync); then the timer no longer refers to `to`,
-   which you may free. So never cancel while holding a lock that callback may wait for,
-   nor across two timers in a cycle. A callback on timer A that schedules its node on
-   timer B must not touch the node once another thread may cancel it on B and free it:
-   that cancel does not wait for A's callback.
+   callback to return (as Linux's del_timer_sync); then you may free `to`. So never cancel
+   while holding a lock that callback may wait for, nor across two timers in a cycle. A
+   callback on timer A that schedules its node on timer B must not touch the node once
+   another thread may cancel it on B and free it: that cancel does not wait for A's
+   callback.
    Once a one-shot's callback is called, the timer never touches the node unless it is
    scheduled again: the callback may free or reuse it. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
@@ -457,7 +433,7 @@ HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 /* The deadline D of the last scheduling (0 if never scheduled, or NULL): a callback's own
    time (re-arming at D + interval with hwtimer_schedule_at does not drift). It, _arg and
    _period read the node without a lock: only for a node no other thread is scheduling (a
-   one-shot may be armed again once its callback begins: the callback reads it first). */
+   callback reads it first: its one-shot may be armed again meanwhile). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
 /* 1 while `to` is pending on t as hwtimer_pending counts it (a periodic timeout inside
@@ -480,39 +456,35 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    D), so that nearby deadlines share a pass and a worker or loop wakes less often (Apple's
    dispatch leeway, Linux's timer slack): with B = tick e and n = floor(leeway_ns /
    tick_ns), at the first tick at or after e that is a multiple of 2^k, the largest power
-   of two <= n + 1 (so in e .. e + n; past the last tick a deadline can have, that tick).
-   With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. It
-   counts as due at that tick for ordering, and stays through any number of schedulings
-   until set again (zero-filled: 0). Stored as up to 65535 times a power of ten ns,
-   rounded down: four significant digits are exact, others lose at most 1 part in 5000.
-   HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too); HWTIMER_EINVAL:
-   to NULL. */
+   of two <= n + 1 (past the last tick a deadline can have, that tick). With a 1 ms tick:
+   10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. It counts as due at that
+   tick for ordering, and stays until set again (zero-filled: 0). Stored as up to 65535
+   times a power of ten ns, rounded down (four significant digits exact). HWTIMER_EBUSY:
+   `to` is pending (a periodic inside its own callback too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---- Time and driving ---- */
 
 /* How many timeouts are pending (scheduled, not yet run, not cancelled), exact at all
-   times: a cancel, or a one-shot's callback claimed, frees a place under cfg.max_pending
-   at once. 0 for NULL. */
+   times: a cancel, or a one-shot's callback claimed, frees a place under max_pending at
+   once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
 /* Calls visit(to, ctx) once for each timeout hwtimer_pending counts, in no set order, and
    returns how many; O(pending + occupied slots). The visitor may call the accessors that
-   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t (they never
-   deadlock; with threads, given thread-locals as in GCC, clang and MSVC); no other
-   function of t. With threads the walk holds t's locks: it sees one moment, and other
-   threads' calls wait. NULL t or visit: 0. */
+   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t (with threads,
+   given GCC's, clang's or MSVC's thread-locals); no other function of t. With threads the
+   walk holds t's locks: it sees one moment, other threads' calls wait. NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
 /* Caller-driven mode: runs every pending timeout whose boundary B <= now, in order of B
-   (ties in any order), and returns how many callbacks ran. Any gap works (a nanosecond to
-   years) at the cost of the occupied slots only; a now below the previous one does
-   nothing. What a callback schedules or reschedules runs in a later call. From the
-   timer's callback, in worker mode, or NULL t: 0. With threads, a call during another
-   thread's pass waits for it to end. */
+   (ties in any order), and returns how many callbacks ran. Any gap works, at the cost of
+   the occupied slots only; a now below the previous one does nothing. What a callback
+   schedules or reschedules runs in a later call. From the timer's callback, in worker
+   mode, or NULL t: 0. With threads, a call during another thread's pass waits for it. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
@@ -528,12 +500,11 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    thread, outside advance) whose boundary is before the last answer of
    hwtimer_next_expiry or hwtimer_poll_timeout_ms, or made while it was "nothing pending",
    calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send):
-   - at most once per answer: then none until the loop asks again;
-   - never inside advance (a callback's schedule, or another thread's during a pass): the
-     loop asks again after advance anyway; never with a worker;
+   - at most once per answer (none before the first): then none until the loop asks again;
+   - never inside advance (a callback's schedule, or another thread's during a pass), nor
+     with a worker;
    - with threads, on the scheduling thread once the timer's lock is released; without,
-     in the scheduling call once the node is filed. It may call the timer's functions
-     (hwtimer_next_expiry to re-arm the loop's timer: a new answer).
+     in the scheduling call once the node is filed. It may call the timer's functions.
    A cancel never calls it: the loop wakes for nothing and asks again. */
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
@@ -564,11 +535,10 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
    worker, starts a new one for the inherited timeouts; nothing pending is lost, and a
    callback the worker was running at the fork counts as done (a periodic one is
    re-armed). Fork while no other thread is inside a call to t; the worker may be anywhere
-   (with the POSIX backend fork() waits while it holds a lock of t: so never fork from the
+   (the POSIX backend's fork() waits while it holds a lock of t: never fork from the
    foreach visitor of a timer with a worker). Forked in a worker's callback, that thread
-   goes on as the child's worker. Without threads: nothing to do. The parent is
-   unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition variable or the
-   worker could not be made. */
+   goes on as the child's worker. Without threads: nothing to do. HWTIMER_EINVAL: t NULL;
+   HWTIMER_ETHREAD: a lock or the worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
 /* Checks every internal invariant of t's wheels, for tests and debugging (O(pending +
@@ -756,12 +726,10 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
 /* =================================================================================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
-
-   Also wide shifts, a saturating add, and the log's sentences.
    ================================================================================= */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
-/* <windows.h> defines min, max, near and far: keep them from a file that had none. */
+/* Keep <windows.h>'s min, max, near and far from a file that had none. */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -786,11 +754,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
-/* What the compiler offers: GCC and Clang, MSVC, or neither. HWTIMER__NOINLINE keeps a
-   slow path from costing its caller registers; HWTIMER__LOAD and _STORE are for a node's
-   fields read without its lock; HWTIMER__ATOMIC_ADD, for counters kept without one, is a
-   plain add without builtins. Shards need HWTIMER__THREAD_LOCAL and HWTIMER__CAS_PTR
-   (HWTIMER__HAVE_THREAD_LOCAL), else hwtimer_create refuses them. */
+/* GCC and Clang, MSVC, or neither. LOAD and STORE: a node's fields read without its lock;
+   ATOMIC_ADD: counters kept without one. Shards need THREAD_LOCAL and CAS_PTR. */
 
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
@@ -809,7 +774,12 @@ static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_cl
 #define HWTIMER__CAS_PTR(p, expected, desired)                                          \
     __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
                                 __ATOMIC_ACQUIRE)
-#elif defined(_MSC_VER)
+#else
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#if defined(_MSC_VER)
 #include <intrin.h>
 static unsigned hwtimer__ctz64(uint64_t x) {
     unsigned long i;
@@ -823,10 +793,6 @@ static unsigned hwtimer__msb64(uint64_t x) {
 }
 #define HWTIMER__ALWAYS_INLINE static __forceinline
 #define HWTIMER__NOINLINE __declspec(noinline)
-#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
 #define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
 #define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
 #define HWTIMER__HAVE_THREAD_LOCAL 1
@@ -843,15 +809,12 @@ static unsigned hwtimer__msb64(uint64_t x) {
 static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1)); } /* lowest bit */
 #define HWTIMER__ALWAYS_INLINE static
 #define HWTIMER__NOINLINE
-#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
 #define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
 #define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
 #define HWTIMER__HAVE_THREAD_LOCAL 0
 #define HWTIMER__THREAD_LOCAL
 #define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
+#endif
 #endif
 /* A 64-bit load or store is atomic only where pointers are 64 bits. */
 #if UINTPTR_MAX > 0xFFFFFFFFu
@@ -874,8 +837,7 @@ static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
 }
 
-/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale), cut at its
-   size. */
+/* A sentence for cfg.log_fn, built without stdio, cut at its size. */
 typedef struct hwtimer__sentence {
     char text[256];
     size_t len;
@@ -899,8 +861,6 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
 
 /* =================================================================================
    [hwtimer:data] Data: a node's place, the geometry, a wheel, its shard, the timer
-
-   The three layers of "The structure" in THE DESIGN, each a type.
    ================================================================================= */
 
 /* hwtimer_timeout.where: 0, so that a zero-filled node is nowhere. */
@@ -938,7 +898,7 @@ typedef struct hwtimer__geometry {
     unsigned bit_layers;  /* of a level's bit tree: a bit per slot, then a bit per word */
     size_t level_words;   /* of one level's bit tree */
     /* by the highest bit in which a tick differs from elapsed: the `where` of the level's
-       slot 0, and above bit 32 the shift of its digit (level * bits). No division. */
+       slot 0, and above bit 32 its digit's shift (level * bits) */
     uint64_t level_of_bit[64];
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
@@ -968,7 +928,7 @@ typedef struct hwtimer__wheel {
     uint64_t refiled;           /* ... of which re-filings after a push later */
 } hwtimer__wheel;
 
-/* A step of a pass in one wheel: the ready nodes due at `tick`, or the slot starting there. */
+/* A pass's step in one wheel: the ready nodes due at `tick`, or the slot starting there. */
 typedef struct hwtimer__step {
     uint64_t tick;
     int runs_ready; /* the ready nodes, else the slot */
@@ -983,14 +943,12 @@ typedef enum hwtimer__fate {
     HWTIMER__CANCELLED      /* cancelled: never touched again */
 } hwtimer__fate;
 
-/* The node N whose callback runs now, with no lock held. The pass claims N: it leaves
-   `ready` as EXPIRED; a one-shot stops counting as pending at once, a periodic one stays
-   pending (EXPIRED with a period) until cancelled, and the entries treat N by that (a
-   cancel on another thread then waits for the callback). `fate` records what the callback
-   did to N. When the callback returns: REARMED: a cancel waiting on another thread
-   cancels that arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed
-   for the first period after `now`; otherwise N is never touched again (a one-shot's
-   callback may have freed it). */
+/* The node N whose callback runs now, no lock held. The pass claims N: it leaves `ready`
+   as EXPIRED; a one-shot stops counting as pending at once, a periodic one stays pending
+   until cancelled (a cancel on another thread waits for the callback). When the callback
+   returns: REARMED: a cancel waiting on another thread cancels that arming too;
+   UNTOUCHED and periodic: re-armed for the first period after `now`; otherwise N is never
+   touched again (a one-shot's callback may have freed it). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
@@ -998,15 +956,15 @@ typedef struct hwtimer__running {
     uint64_t now;          /* the `now` its periodic re-arm counts from */
 } hwtimer__running;
 
-/* A cancel waiting for a running callback, on the canceller's stack; `hit`: the pass
-   cancelled the node's re-arming for it. */
+/* A cancel waiting for a running callback, on its stack; `hit`: the pass cancelled the
+   node's re-arming for it. */
 typedef struct hwtimer__cancel_wait {
     hwtimer_timeout *to;
     int hit;
     struct hwtimer__cancel_wait *next;
 } hwtimer__cancel_wait;
 
-/* An answer to the loop or the worker: no tick with work lies before `time` ("Waking"). */
+/* An answer to the loop or the worker: no work before `time` ("Waking"). */
 typedef struct hwtimer__answer {
     uint64_t time;
     int none;  /* nothing was pending */
@@ -1023,8 +981,7 @@ typedef struct hwtimer__shard {
     hwtimer__running run;
     hwtimer__cancel_wait *cancel_waits;
     hwtimer__answer answer; /* the timer's last answer, as this wheel's filings see it */
-    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX): an arming
-                               that reads the clock past it wakes the worker */
+    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX) */
 } hwtimer__shard;
 
 /* The pass under way (hwtimer__pass): at most one per timer. */
@@ -1070,10 +1027,8 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    hwtimer__wheel *quick_wheel; /* no threads: the one wheel, for the inline arm and cancel; else NULL */
-    /* no threads: an arming into a wheel with this many pending goes the general way
-       (max_pending; 0 once stopped); 0 with threads */
-    size_t arm_limit;
+    hwtimer__wheel *quick_wheel; /* the one wheel without threads (inline paths), else NULL */
+    size_t arm_limit; /* at this many pending an arming goes the general way (0: always) */
 
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
     long shared_pending; /* ... and the nodes pending in all wheels */
@@ -1100,7 +1055,7 @@ static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
                                       (size_t)i * HWTIMER__SHARD_STRIDE);
 }
 
-/* The one forward declaration: the worker frees a timer destroyed from its callback. */
+/* The worker frees a timer destroyed from its callback. */
 static void hwtimer__finish_destroy(hwtimer *t);
 
 /* =================================================================================
@@ -1686,8 +1641,7 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
 /* =================================================================================
    [hwtimer:check] The invariant check: a wheel against THE DESIGN's invariants
 
-   What hwtimer_check runs on each wheel, its lock held. It changes nothing but the
-   wheel's leeway memo.
+   Run on each wheel, its lock held; it changes nothing but the leeway memo.
    ================================================================================= */
 
 /* 0 if a node due at `tick` may wait in slot `slot_where` (its own, or pushed later a coarse
@@ -1725,8 +1679,7 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
     return 0;
 }
 
-/* Level l's bit tree, then its occupied slots (a slot with nodes but no bit is missed by
-   the count). */
+/* Level l's bit tree, then its occupied slots (one with nodes but no bit fails the count). */
 static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     const hwtimer__geometry *g = &w->geo;
     const uint64_t *bits = hwtimer__level_bits(w, l);
@@ -1753,7 +1706,7 @@ static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     return 0;
 }
 
-/* Every invariant of one wheel; n: its pending nodes held out of the lists, the count so far. */
+/* Every invariant of one wheel; n: its pending nodes held out of the lists. */
 static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     unsigned l;
     int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
@@ -1812,15 +1765,13 @@ static void hwtimer__signal(const hwtimer *t, void *cond, unsigned waiters) {
     if (waiters) t->threads->cond_broadcast(cond);
 }
 
-/* Is the caller the thread running t's callbacks now (t's lock held)? Without threads,
-   whatever runs during a pass runs in a callback. */
+/* Is the caller the thread running t's callbacks now (t's lock held)? */
 static int hwtimer__in_own_callback(const hwtimer *t) {
     if (!t->pass.on) return 0;
     return !t->threads || t->threads->thread_is_self(t->pass.thread);
 }
 
-/* Armed in the wheel it names: PENDING, or EXPIRED with a period (hwtimer__running). No
-   lock needed. */
+/* Armed in the wheel it names: PENDING, or EXPIRED with a period. No lock needed. */
 static int hwtimer__is_armed(const hwtimer_timeout *to) {
     int state = HWTIMER__LOAD(&to->state);
     return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
@@ -1843,8 +1794,7 @@ static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__whe
     return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
 }
 
-/* The shard of t that holds `to` or held it last, or NULL. No lock: a node stays in its
-   wheel while armed. */
+/* The shard of t that holds `to` or held it last, or NULL. No lock: see "The structure". */
 static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__shard_named(t, HWTIMER__LOAD(&to->wheel));
 }
@@ -1853,9 +1803,9 @@ static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout
 static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
-/* The shard that arms `to`: the one it names, else the calling thread's (thread n uses
-   shard n mod shards), claimed by a compare-and-swap against a second thread arming it at
-   once. A node armed on another timer: shard 0, which refuses it. */
+/* The shard that arms `to`: the one it names, else the calling thread's, claimed by a
+   compare-and-swap against another thread arming it. Armed on another timer: shard 0,
+   which refuses it. */
 static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *mine;
     if (t->shards == 1) return hwtimer__shard_at(t, 0);
@@ -1885,20 +1835,18 @@ static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
 /* =================================================================================
    [hwtimer:loop] The front end, 1: the loop's answers and wake_fn
 
-   "Waking" in THE DESIGN; the loop's side: "Waking the loop" at hwtimer_next_expiry.
+   "Waking" in THE DESIGN; the rule: "Waking the loop" at hwtimer_next_expiry.
    ================================================================================= */
 
 /* The last tick whose filing in s may call for a wake-up: 0 while its answer is not armed,
-   every tick after an answer of none, else the tick of the answer's time (an upper bound:
-   hwtimer__note_filing decides). */
+   else the answer's tick (every tick after an answer of none): hwtimer__note_filing decides. */
 static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
     if (!s->answer.armed) return 0;
     return s->answer.none ? UINT64_MAX : hwtimer__due_tick(&s->wheel.geo, s->answer.time);
 }
 
-/* Wakes a sleeping worker, or calls wake_fn once per answer, never during a pass (no lock
-   held). `counted`: in wakes_running, so that the timer outlives the call (the node just
-   filed may run on another thread meanwhile, and its callback destroy the timer). */
+/* Wakes a sleeping worker, or calls wake_fn (no lock held). `counted`: in wakes_running, so
+   that the timer outlives the call (the node's callback may run and destroy it meanwhile). */
 static void hwtimer__wake(hwtimer *t, int counted) {
     void (*fn)(void *) = NULL;
     void *ctx = NULL;
@@ -1922,10 +1870,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t
 }
 
 /* A node was filed in s's wheel for `tick` (its lock held), the clock read as `now` (0:
-   not read). Before the wheel's answer, or with the clock past the worker's wake-up (it
-   sleeps in the OS's time, which a clock_fn of the user's can outrun), the answer is
-   spent: a wake-up now without threads, else once the lock is released. None during a
-   pass: the loop and the worker ask again after it. */
+   not read). Before the wheel's answer, or with the clock past the worker's wake-up (a
+   clock_fn of the user's can outrun the OS's), the answer is spent: a wake-up now without
+   threads, else once the lock is released. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
     if (!s->answer.armed || s->wheel.collecting) return;
     if (!s->answer.none && !hwtimer__clock_past(s, now) &&
@@ -1952,8 +1899,7 @@ static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
     if (wake) hwtimer__wake(t, 1);
 }
 
-/* Tells the loop or the worker when a pass has work next (t's lock held); every wheel
-   keeps the answer. */
+/* Tells the loop or the worker when a pass has work next (t's lock held). */
 static uint64_t hwtimer__give_answer(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     int none = 1;
@@ -2274,8 +2220,7 @@ static void hwtimer__abandon_pass(hwtimer *t) {
    [hwtimer:worker] The worker thread
    ================================================================================= */
 
-/* Sleeps until the next boundary with work (or forever); woken early only by a filing due
-   sooner (hwtimer__wake), or by stop. */
+/* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop. */
 static void hwtimer__worker_main(void *arg) {
     hwtimer *t = (hwtimer *)arg;
     int destroy;
@@ -2311,7 +2256,7 @@ static int hwtimer__start_worker_locked(hwtimer *t) {
     return 0;
 }
 
-/* Starts the worker at an arming, if it does not run yet. */
+/* Starts the worker in worker mode if it does not run yet: 0 after stop too. */
 static int hwtimer__start_worker(hwtimer *t) {
     int err = HWTIMER_OK;
     if (!t->worker.mode || HWTIMER__LOAD(&t->worker.running)) return HWTIMER_OK;
@@ -2319,15 +2264,6 @@ static int hwtimer__start_worker(hwtimer *t) {
     if (!t->stopped && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
     hwtimer__unlock(t, t->mutex);
     return err;
-}
-
-static void hwtimer__join_worker_locked(hwtimer *t) {
-    if (!t->worker.running) return;
-    t->threads->cond_broadcast(t->worker.wake_cond);
-    hwtimer__unlock(t, t->mutex);
-    t->threads->thread_join(t->worker.thread);
-    hwtimer__lock(t, t->mutex);
-    HWTIMER__STORE(&t->worker.running, 0);
 }
 
 /* =================================================================================
@@ -2479,9 +2415,6 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
 
 /* =================================================================================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
-
-   The only code that differs by platform; the rest reaches it through t->clock_fn,
-   t->threads and the fork list.
    ================================================================================= */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
@@ -2530,10 +2463,9 @@ static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
     ts->tv_nsec = (long)(nsec % 1000000000u);
 }
 
-/* The timer's locks are held briefly, and sleeping on one costs two kernel round trips:
-   a thread tries a taken lock up to HWTIMER_LOCK_SPINS times first, pausing 1, 2, 4 ... 64
-   times between tries, since each try takes the lock's cache line from the holder, which
-   needs it back to unlock. Returns 1 if it got the lock. */
+/* The timer's locks are held briefly, and sleeping on one costs two kernel round trips: try
+   a taken lock HWTIMER_LOCK_SPINS times first, pausing 1, 2, 4 ... 64 times between tries
+   (each try takes the line the holder needs to unlock). 1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
     unsigned i, j;
     for (i = 0; i < HWTIMER_LOCK_SPINS; i++) {
@@ -2587,8 +2519,7 @@ static void hwtimer__pt_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     }
     if (timeout_ns > ((uint64_t)1 << 52)) timeout_ns = (uint64_t)1 << 52; /* ~52 days */
 #if defined(__APPLE__)
-    ts.tv_sec = 0;
-    ts.tv_nsec = 0;
+    memset(&ts, 0, sizeof ts);
     hwtimer__timespec_add(&ts, timeout_ns);
     pthread_cond_timedwait_relative_np((pthread_cond_t *)c, (pthread_mutex_t *)m, &ts);
 #else
@@ -2626,13 +2557,14 @@ static const hwtimer_threads hwtimer__pthread_table = {
     hwtimer__pt_thread_join, hwtimer__pt_thread_detach, hwtimer__pt_thread_self,
     hwtimer__pt_thread_is_self};
 #define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
+#else
+#define HWTIMER__PTHREAD_TABLE NULL
 #endif /* HWTIMER__PTHREAD */
 
-/* fork() and the worker. A worker may hold its timer's locks at any moment of a pass, and a
-   child forked then would inherit a wheel half changed. So every timer with a worker is on
-   a list whose locks fork() takes first (pthread_atfork, registered at the first such
-   timer), a timer then its shards: the fork comes while each worker sleeps, waits for a
-   lock or runs a callback, states the child's hwtimer_fork_child completes. */
+/* fork() and the worker. A worker may hold its timer's locks at any moment of a pass: a
+   child forked then would inherit a wheel half changed. So fork() first takes the locks of
+   every timer with a worker (pthread_atfork): it comes while each worker sleeps, waits for
+   a lock or runs a callback, states the child's hwtimer_fork_child completes. */
 #if defined(HWTIMER__PTHREAD) && !defined(_WIN32)
 static pthread_mutex_t hwtimer__fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t hwtimer__fork_once = PTHREAD_ONCE_INIT;
@@ -2695,8 +2627,7 @@ static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
 /* C11 waits until a wall-clock time: each wait is capped (HWTIMER_C11_MAX_WAIT_NS) against
-   a clock stepped back; one stepped forward only wakes the worker early, and it re-checks
-   the timer's clock. */
+   a clock stepped back; one stepped forward only wakes the worker early. */
 static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
     if (timeout_ns == UINT64_MAX) {
@@ -2739,6 +2670,8 @@ static const hwtimer_threads hwtimer__c11_table = {
     hwtimer__c11_thread_join, hwtimer__c11_thread_detach, hwtimer__c11_thread_self,
     hwtimer__c11_thread_is_self};
 #define HWTIMER__C11_TABLE (&hwtimer__c11_table)
+#else
+#define HWTIMER__C11_TABLE NULL
 #endif /* HWTIMER__C11 */
 
 #ifdef HWTIMER__WIN32
@@ -2805,27 +2738,15 @@ static const hwtimer_threads hwtimer__win32_table = {
     hwtimer__w32_thread_join, hwtimer__w32_thread_detach, hwtimer__w32_thread_self,
     hwtimer__w32_thread_is_self};
 #define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
-#endif /* HWTIMER__WIN32 */
-
-/* A backend left out. */
-#ifndef HWTIMER__PTHREAD_TABLE
-#define HWTIMER__PTHREAD_TABLE NULL
-#endif
-#ifndef HWTIMER__C11_TABLE
-#define HWTIMER__C11_TABLE NULL
-#endif
-#ifndef HWTIMER__WIN32_TABLE
+#else
 #define HWTIMER__WIN32_TABLE NULL
-#endif
+#endif /* HWTIMER__WIN32 */
 
 /* =================================================================================
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
-
-   The config's check (a refusal tells log_fn the field and the rule), the one allocation
-   laid out and carved, then destroy's end and the per-wheel parts of stop, check, foreach.
    ================================================================================= */
 
-/* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
+/* Tells cfg->log_fn, if set, "hwtimer_create: " what [value] rule. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
                                   const uint64_t *value, const char *rule) {
     hwtimer__sentence msg = {"", 0};
@@ -2837,7 +2758,7 @@ static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
     cfg->log_fn(cfg->log_ctx, msg.text);
 }
 
-/* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
+/* The first hook or size of a threads table that is NULL or 0, or NULL. */
 static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
     if (!th->mutex_size) return "mutex_size";
     if (!th->cond_size) return "cond_size";
@@ -2868,52 +2789,49 @@ typedef struct hwtimer__rule {
 
 /* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn the first rule it breaks. */
 static int hwtimer__check_config(const hwtimer_config *cfg) {
-    uint64_t width = 2, per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
+    uint64_t per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
+    uint64_t width = per_wheel <= 2 ? 2 : (uint64_t)2 << hwtimer__msb64(per_wheel - 1);
     const char *missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
-    hwtimer__sentence table = {"", 0};
+    hwtimer__sentence table = {"", 0}; /* read when told: filled below */
     unsigned i;
-    while (width < per_wheel && width < ((uint64_t)1 << 30)) width <<= 1;
+    const hwtimer__rule rules[] = {
+        {cfg->tick_ns == 0, "tick_ns is 0: it must be at least 1 ns (start from "
+         "hwtimer_config_default, which sets 100 ms)", NULL, ""},
+        {per_wheel == 0 || per_wheel > ((uint64_t)1 << 30), "ticks_per_wheel is ", &per_wheel,
+         ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
+        {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
+         ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
+         "overflows 64 bits of nanoseconds; make either smaller"},
+        {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
+         ": set both or neither"},
+        {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
+         ": set both or neither"},
+        {!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK, "clock_fn is NULL and this build "
+         "has no platform clock (HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, ""},
+        {cfg->worker && !cfg->threads, "worker is set but threads is NULL: a worker needs a "
+         "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
+        {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
+         "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
+        {missing != NULL, table.text, NULL,
+         " is missing (NULL or 0): every hook and size is required"},
+        {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
+        {shards > 1 && !cfg->threads, "shards is ", &shards,
+         " but threads is NULL: shards need a threads backend"},
+        {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
+         " but this compiler has neither GCC's nor MSVC's atomics and "
+         "thread-local variables, which shards need: use 0"}};
     hwtimer__say(&table, "threads is a table whose ");
     hwtimer__say(&table, missing ? missing : "");
-    {
-        const hwtimer__rule rules[] = {
-            {cfg->tick_ns == 0, "tick_ns is 0: it must be at least 1 ns (start from "
-             "hwtimer_config_default, which sets 100 ms)", NULL, ""},
-            {per_wheel == 0 || per_wheel > ((uint64_t)1 << 30), "ticks_per_wheel is ", &per_wheel,
-             ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
-            {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
-             ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
-             "overflows 64 bits of nanoseconds; make either smaller"},
-            {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
-             ": set both or neither"},
-            {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
-             ": set both or neither"},
-            {!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK, "clock_fn is NULL and this build "
-             "has no platform clock (HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, ""},
-            {cfg->worker && !cfg->threads, "worker is set but threads is NULL: a worker needs a "
-             "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
-            {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
-             "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
-            {missing != NULL, table.text, NULL,
-             " is missing (NULL or 0): every hook and size is required"},
-            {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
-            {shards > 1 && !cfg->threads, "shards is ", &shards,
-             " but threads is NULL: shards need a threads backend"},
-            {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
-             " but this compiler has neither GCC's nor MSVC's atomics and "
-             "thread-local variables, which shards need: use 0"}};
-        for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-            if (!rules[i].broken) continue;
-            hwtimer__tell_refusal(cfg, rules[i].what, rules[i].value, rules[i].rule);
-            return HWTIMER_EINVAL;
-        }
+    for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        if (!rules[i].broken) continue;
+        hwtimer__tell_refusal(cfg, rules[i].what, rules[i].value, rules[i].rule);
+        return HWTIMER_EINVAL;
     }
     return HWTIMER_OK;
 }
 
-/* The thread objects, made in this order: the timer's lock, its condition variables (a
-   pass done, the worker's wake-up), then with several wheels each wheel's lock and
-   condition variable. Object k is a lock if k is 0, or odd from 3 on. */
+/* The thread objects, in order: the timer's lock, its conditions (a pass done, the worker's
+   wake-up), then with several wheels each wheel's lock and condition. */
 static unsigned hwtimer__thread_objects(unsigned shards) { return shards > 1 ? 3 + 2 * shards : 3; }
 static int hwtimer__is_mutex(unsigned k) { return k == 0 || (k > 2 && k % 2 == 1); }
 
@@ -2927,12 +2845,8 @@ static void **hwtimer__thread_object(hwtimer *t, unsigned k) {
 /* Destroys thread objects 0 .. n-1, last first. */
 static void hwtimer__unmake_thread_objects(hwtimer *t, unsigned n) {
     while (n-- > 0) {
-        void *object = *hwtimer__thread_object(t, n);
-        if (hwtimer__is_mutex(n)) {
-            t->threads->mutex_destroy(object);
-        } else {
-            t->threads->cond_destroy(object);
-        }
+        (hwtimer__is_mutex(n) ? t->threads->mutex_destroy : t->threads->cond_destroy)(
+            *hwtimer__thread_object(t, n));
     }
 }
 
@@ -2942,7 +2856,7 @@ static int hwtimer__make_thread_objects(hwtimer *t) {
     if (!t->threads) return HWTIMER_OK;
     for (k = 0; k < hwtimer__thread_objects(t->shards); k++) {
         void *object = *hwtimer__thread_object(t, k);
-        if (hwtimer__is_mutex(k) ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
+        if ((hwtimer__is_mutex(k) ? t->threads->mutex_init : t->threads->cond_init)(object)) {
             hwtimer__unmake_thread_objects(t, k);
             return HWTIMER_ETHREAD;
         }
@@ -2950,7 +2864,7 @@ static int hwtimer__make_thread_objects(hwtimer *t) {
     return HWTIMER_OK;
 }
 
-/* A walk over a timer's block (hwtimer__carve), each part on lines of its own. */
+/* A walk over a timer's block (hwtimer__carve). */
 typedef struct hwtimer__block {
     char *timer; /* where the timer lies, or NULL: the walk only measures */
     size_t size; /* from the timer to the end of the last part */
@@ -2966,9 +2880,9 @@ static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
 }
 
 /* Lays out a timer's block: the timer, its wheels, their lists and bit trees, the thread
-   objects, the threads, and a line to align the timer. With t NULL it only measures; else
-   (t and its wheels zero-filled) it points each part's owner at it and empties the wheels.
-   Returns the block's size, or 0 if that overflows a size_t. */
+   objects, the threads, a line to align the timer. With t NULL it only measures; else (t
+   and its wheels zero-filled) it points each part's owner at it and empties the wheels.
+   The block's size, or 0 if that overflows a size_t. */
 static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
                              unsigned shards) {
     uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
@@ -2997,8 +2911,8 @@ static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtim
     return b.fits ? b.size : 0;
 }
 
-/* Timers with a worker alive in the process (in this file under HWTIMER_STATIC): more
-   than HWTIMER__MANY_WORKERS likely means a timer per object (Netty warns at this count). */
+/* Timers with a worker alive (in this file under HWTIMER_STATIC): more than this likely
+   means a timer per object (Netty warns at this count). */
 #define HWTIMER__MANY_WORKERS 64
 static long hwtimer__live_workers;
 
@@ -3009,6 +2923,12 @@ static void hwtimer__count_worker(hwtimer *t) {
                               "with a worker thread were alive (each is a thread); share one "
                               "timer among many timeouts instead");
     }
+}
+
+/* The free_fn of a timer without one. */
+static void hwtimer__free(void *block, void *ctx) {
+    (void)ctx; /* (HWTIMER_FREE may not use it) */
+    HWTIMER_FREE(ctx, block);
 }
 
 /* Fills a new timer's fields from its checked config. */
@@ -3033,16 +2953,8 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
         t->log.slow_ns = cfg->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? cfg->tick_ns
                                                                    : HWTIMER__SLOW_CALLBACK_NS;
     }
-    t->free_fn = cfg->free_fn;
+    t->free_fn = cfg->free_fn ? cfg->free_fn : hwtimer__free;
     t->alloc_ctx = cfg->alloc_ctx;
-}
-
-static void hwtimer__free_block(void *block, void (*free_fn)(void *, void *), void *ctx) {
-    if (free_fn) {
-        free_fn(block, ctx);
-    } else {
-        HWTIMER_FREE(ctx, block);
-    }
 }
 
 /* Creates a timer from a checked config. */
@@ -3080,7 +2992,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     if (hwtimer__make_thread_objects(t)) {
         hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
                               "variable (mutex_init or cond_init failed)", NULL, "");
-        hwtimer__free_block(block, cfg->free_fn, cfg->alloc_ctx);
+        t->free_fn(block, t->alloc_ctx);
         return HWTIMER_ETHREAD;
     }
     if (t->worker.mode) hwtimer__count_worker(t);
@@ -3088,7 +3000,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
-/* Frees a stopped timer whose worker and passes are over, once no wake-up is under way. */
+/* Frees a stopped timer with no worker or pass, once no wake-up is under way. */
 static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__fork_list_remove(t);
     while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
@@ -3097,22 +3009,13 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     }
     if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
     if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t->shards));
-    hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
+    t->free_fn(t->block, t->alloc_ctx);
 }
 
-/* Later armings take the slow way, which refuses them (t's lock held). */
+/* Later armings take the general way, which refuses them (t's lock held). */
 static void hwtimer__set_stopped(hwtimer *t) {
     HWTIMER__STORE(&t->stopped, 1);
     HWTIMER__STORE(&t->arm_limit, 0);
-}
-
-/* hwtimer_check on one shard (t's lock and its held). */
-
-static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
-    int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
-    if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
-    if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
-    return err;
 }
 
 /* Visits every node pending in s (foreach; the locks held). */
@@ -3157,8 +3060,7 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     unsigned i;
     if (!t) return;
     hwtimer__lock(t, t->mutex);
-    /* From t's callback: every node is cancelled now; the pass stops at `stopped`, and it
-       or the worker frees t when the callback returns. */
+    /* From t's callback: the pass stops at `stopped`; it or the worker frees t. */
     if (hwtimer__in_own_callback(t)) {
         t->destroy_deferred = 1;
         hwtimer__set_stopped(t);
@@ -3352,13 +3254,8 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
 }
 
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
-    int err;
     if (!t) return HWTIMER_EINVAL;
-    hwtimer__lock(t, t->mutex);
-    err = t->stopped ? HWTIMER_ESTOPPED : HWTIMER_OK;
-    if (!err && t->worker.mode && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(t, t->mutex);
-    return err;
+    return HWTIMER__LOAD(&t->stopped) ? HWTIMER_ESTOPPED : hwtimer__start_worker(t);
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
@@ -3373,9 +3270,14 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
         hwtimer__unlock(t, t->mutex);
         return err;
     }
-    /* the worker joined, another thread's pass waited for, every node put in `out` */
     hwtimer__set_stopped(t);
-    hwtimer__join_worker_locked(t);
+    if (t->worker.running) {
+        t->threads->cond_broadcast(t->worker.wake_cond);
+        hwtimer__unlock(t, t->mutex);
+        t->threads->thread_join(t->worker.thread);
+        hwtimer__lock(t, t->mutex);
+        HWTIMER__STORE(&t->worker.running, 0);
+    }
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
     hwtimer__init_out(out);
     hwtimer__lock_wheels(t);
@@ -3423,8 +3325,7 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock_all(t);
-    /* Forked in a worker's callback: this thread is the worker, and goes on with its pass;
-       a second worker would run passes beside it. */
+    /* Forked in a worker's callback: this thread is the worker and goes on with its pass. */
     worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
     if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
     t->worker.sleeping = 0;
@@ -3451,8 +3352,11 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     if (!t) return 0;
     hwtimer__lock_all(t);
     for (i = 0; i < t->shards && !err; i++) {
-        err = hwtimer__check_shard(t, hwtimer__shard_at(t, i));
-        n += hwtimer__shard_at(t, i)->wheel.pending;
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
+        if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
+        if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
+        n += s->wheel.pending;
     }
     if (!err && t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 0) != (long)n) {
         err = HWTIMER_CHECK_COUNT;
