@@ -1223,9 +1223,7 @@ static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link 
     to->prev = from->prev;
     hwtimer__list_init(from);
 }
-static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
-    return (hwtimer_timeout *)(void *)link;
-}
+static hwtimer_timeout *hwtimer__node(struct hwtimer__link *l) { return (hwtimer_timeout *)l; }
 
 /* A level's bit tree: a bit per slot, and in each layer above a bit per nonzero word. */
 static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
@@ -1571,11 +1569,8 @@ typedef struct hwtimer__nodes_walk {
 
 static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
     hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    if (walk->out) {
-        hwtimer__set_state(to, HWTIMER_CANCELLED);
-    } else {
-        walk->fn(to, walk->ctx);
-    }
+    if (walk->out) hwtimer__set_state(to, HWTIMER_CANCELLED);
+    else walk->fn(to, walk->ctx);
     walk->visited++;
 }
 
@@ -1595,9 +1590,8 @@ static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
              slot = hwtimer__bits_next(g, bits, slot + 1)) {
             struct hwtimer__link *lists = hwtimer__slot_lists(w, (l << g->bits) + slot);
             hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
-            for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++) {
+            for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++)
                 hwtimer__list_splice(&out[k], &lists[k]);
-            }
         }
     }
 }
@@ -1767,8 +1761,7 @@ static void hwtimer__signal(const hwtimer *t, void *cond, unsigned waiters) {
 
 /* Is the caller the thread running t's callbacks now (t's lock held)? */
 static int hwtimer__in_own_callback(const hwtimer *t) {
-    if (!t->pass.on) return 0;
-    return !t->threads || t->threads->thread_is_self(t->pass.thread);
+    return t->pass.on && (!t->threads || t->threads->thread_is_self(t->pass.thread));
 }
 
 /* Armed in the wheel it names: PENDING, or EXPIRED with a period. No lock needed. */
@@ -1881,11 +1874,8 @@ static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, u
     }
     s->answer.armed = 0;
     hwtimer__wheel_watch(&s->wheel, 0);
-    if (t->threads) {
-        s->wake_now = 1;
-    } else {
-        hwtimer__wake(t, 0);
-    }
+    if (t->threads) s->wake_now = 1;
+    else hwtimer__wake(t, 0);
 }
 
 /* Releases the lock of wheel s, then wakes what a filing under it called for. */
@@ -3088,9 +3078,7 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) { return HWTIMER__C
 
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) { return HWTIMER__WIN32_TABLE; }
 
-HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
-    if (to) memset(to, 0, sizeof *to);
-}
+HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) { if (to) memset(to, 0, sizeof *to); }
 
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg) {
@@ -3140,8 +3128,7 @@ HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
-    if (!to) return HWTIMER_EINVAL;
-    return HWTIMER__LOAD(&to->state);
+    return to ? HWTIMER__LOAD(&to->state) : HWTIMER_EINVAL;
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
@@ -3173,18 +3160,14 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
     locked = hwtimer__lock_unless_visiting(t, s);
     if (hwtimer__is_pending_in(&s->wheel, to)) at = hwtimer__run_time(s, to);
     if (locked) hwtimer__unlock(t, s->mutex);
-    if (at == UINT64_MAX) return UINT64_MAX;
-    return at > now ? at - now : 0;
+    return at == UINT64_MAX ? UINT64_MAX : at > now ? at - now : 0;
 }
 
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns) {
     unsigned exp = 0;
     if (!to) return HWTIMER_EINVAL;
     if (hwtimer__is_armed(to)) return HWTIMER_EBUSY;
-    while (leeway_ns > 0xFFFFu) {
-        leeway_ns /= 10u;
-        exp++;
-    }
+    for (; leeway_ns > 0xFFFFu; exp++) leeway_ns /= 10u;
     to->leeway_exp = (uint8_t)exp;
     to->leeway_digits = (uint16_t)leeway_ns;
     return HWTIMER_OK;
