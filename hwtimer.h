@@ -567,15 +567,14 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
 THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
-   The structure. The geometry (the tick and the levels, fixed at create); a wheel
-   (hwtimer__wheel: slots and bit trees, the lists `due` and `ready`, a pending count; no
-   lock, thread, clock, callback, wake_fn or log); the timer (struct hwtimer), the front
-   end over 1 .. 64 wheels: config, clock, threads, worker, the loop's answers, log,
-   counters. A shard (hwtimer__shard) is a wheel and what its lock guards: its node's
-   running callback, the cancels waiting for it, the timer's last answer. One wheel's lock
-   is the timer's; with cfg.shards each has its own, a thread arms a fresh node in its own
-   wheel, and the node stays there while armed (`wheel` names it): one lock orders every
-   call on it.
+   The structure. The geometry: the tick and the levels, fixed at create. A wheel
+   (hwtimer__wheel): slots and bit trees, the lists `due` and `ready`, a pending count; no
+   lock, thread, clock, callback or log. The timer (struct hwtimer): the front end over
+   1 .. 64 wheels: config, clock, threads, worker, the loop's answers, log, counters. A shard
+   is a wheel and what its lock guards: the callback of its node that runs, the cancels
+   waiting for it, the timer's last answer. One wheel's lock is the timer's; with cfg.shards
+   each has its own, a thread arms a fresh node in its own wheel, where it stays while armed
+   (`wheel` names it): one lock orders every call on it.
 
    Locks. The timer's, then its wheels' in order. Schedule, reschedule and cancel take only
    the node's wheel's; a pass, an answer, pending, foreach, stop and check take the timer's,
@@ -588,7 +587,7 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    wheel, found with all their locks held. Each wheel keeps a copy; a filing before it
    marks the wheel, and once the wheel's lock is released the timer's decides: a sleeping
    worker is woken, or wake_fn is called, once per answer, never during a pass. Only
-   filings at a tick up to notice_upto (or into `due`) are compared at all.
+   filings at a tick up to notice_upto are compared at all.
 
    Time is counted in ticks from the timer's start S: tick k is the boundary S + k*tick_ns.
    Deadline D is due at tick e = ceil((D-S)/tick_ns). `elapsed` is the tick up to which the
@@ -600,8 +599,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    `elapsed` differ) / b, in the slot of e's digit at that level: level 0 holds the
    timeouts due in the current rotation of W ticks, level 1 those due in the current
    rotation of W*W ticks but not this one, and so on: everything in a lower level is due
-   before anything in a higher one. With W = 512 (b = 9) a slot of level k is 512^k ticks
-   wide; the largest tick has 45 bits with a 1 ms tick, 38 with 100 ms: L = 5 for both.
+   before anything in a higher one. With W = 512 the largest tick has 45 bits with a 1 ms
+   tick, 38 with 100 ms: L = 5 for both.
 
                    512 slots x 1 ms              512 slots x 100 ms
        level    slot width   level span       slot width   level span
@@ -614,12 +613,12 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    (uint64_t time ends 584 years after the clock's zero: the top level is partly used.)
 
    To advance to tick `target`, repeat: find the first occupied slot after elapsed's
-   position in the lowest non-empty level (bitmap search); if it starts after target, stop;
-   else set elapsed to its start and empty it: a level-0 slot's timeouts run; a higher
-   slot's are re-filed relative to the new elapsed, into a lower level (or run, if due
-   now). Every occupied slot is visited once, in time order, and no empty one is. A coarse
-   slot starts at a multiple of W ticks: the only ticks where timeouts move down (or are
-   re-filed after a push) and that hwtimer_next_expiry may name with nothing to run.
+   position in the lowest non-empty level; if it starts after target, stop; else set
+   elapsed to its start and empty it: a level-0 slot's timeouts run; a higher slot's are
+   re-filed relative to the new elapsed, into a lower level (or run, if due now). Every
+   occupied slot is visited once, in time order, and no empty one is. A coarse slot starts
+   at a multiple of W ticks: the only ticks where timeouts move down and that
+   hwtimer_next_expiry may name with nothing to run.
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the first while it is
    empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
@@ -638,24 +637,22 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    finding it costs a bit scan on every filing.
 
    Pushing a deadline later (lazy re-filing). Most reschedules push an idle timeout later.
-   When the node waits in a coarse level (level 1 or up, as one due W ticks or more ahead
-   always does) and no pass is under way, the reschedule only stores the new deadline: its
-   coarse slot starts at or before the new boundary, and the pass files every node of a
-   coarse slot by its deadline anyway (as HAProxy and Go's runtime do). Every other move
-   files at once: earlier (it may have to wake), from level 0 or `due`, or during a pass
-   (it must wait for the next one). The cost: a wake-up that runs nothing at a coarse
-   slot where only pushed timeouts wait, at most one per rotation of level 0 (so a level-0
-   node is moved at once); a re-filing (stats.refiled) only when a pass reaches a coarse
-   slot a node was pushed past: never more often than pushes, about once per idle period.
+   When the node waits in a coarse level (as one due W ticks or more ahead does) and no
+   pass is under way, the reschedule only stores the new deadline: its slot starts at or
+   before the new boundary, and the pass files every node of a coarse slot by its deadline
+   anyway. Every other move files at once: earlier (it may have to wake), from level 0 or
+   `due`, or during a pass (it must wait for the next one). The cost: a wake-up that runs
+   nothing at a coarse slot where only pushed timeouts wait, at most one per rotation of
+   level 0 (so a level-0 node is moved at once); a re-filing (stats.refiled) only when a
+   pass reaches a coarse slot a node was pushed past: never more often than pushes.
 
    Trade-offs. Memory: L*W*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps, 161 KiB
    for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A timeout
    moves down at most L-1 times (plus its re-filings), each time with its due tick
    recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
-   `due`, sorted by deadline (inserted from the tail: O(1) for a clock that does not go
-   backwards), and run at the start of the next advance: "never in the same pass" stays
-   simple and exact.
+   `due`, sorted by deadline (inserted from the tail: O(1) unless the clock steps back),
+   and run at the start of the next advance: "never in the same pass" stays exact.
 
    Invariants (hwtimer_check tests each; HWTIMER_ASSERT where they are relied on):
    - a level's occupancy bits are set exactly for its slots whose lists hold a node;
@@ -938,17 +935,15 @@ typedef struct hwtimer__step {
 
 /* What a callback did to its own node while it ran (hwtimer__run_first_ready). */
 typedef enum hwtimer__fate {
-    HWTIMER__UNTOUCHED = 0, /* a periodic node is re-armed for its next period */
+    HWTIMER__UNTOUCHED = 0,
     HWTIMER__REARMED,       /* scheduled or rescheduled: pending again, filed */
-    HWTIMER__CANCELLED      /* cancelled: never touched again */
+    HWTIMER__CANCELLED
 } hwtimer__fate;
 
-/* The node N whose callback runs now, no lock held. The pass claims N: it leaves `ready`
-   as EXPIRED; a one-shot stops counting as pending at once, a periodic one stays pending
-   until cancelled (a cancel on another thread waits for the callback). When the callback
-   returns: REARMED: a cancel waiting on another thread cancels that arming too;
-   UNTOUCHED and periodic: re-armed for the first period after `now`; otherwise N is never
-   touched again (a one-shot's callback may have freed it). */
+/* The node whose callback runs now, no lock held. It left `ready` as EXPIRED; a one-shot
+   no longer counts as pending, a periodic one does until cancelled. On return: REARMED: a
+   waiting cancel cancels that arming too; UNTOUCHED and periodic: re-armed for the first
+   period after `now`; else never touched again (a one-shot's callback may have freed it). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
@@ -984,7 +979,7 @@ typedef struct hwtimer__shard {
     uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX) */
 } hwtimer__shard;
 
-/* The pass under way (hwtimer__pass): at most one per timer. */
+/* The pass under way: at most one per timer. */
 typedef struct hwtimer__pass_state {
     int on;
     void *thread;       /* the thread that runs it and its callbacks */
@@ -1064,8 +1059,7 @@ static void hwtimer__finish_destroy(hwtimer *t);
    Arithmetic on the geometry; its one write is a wheel's leeway memo.
    ================================================================================= */
 
-/* n / tick_ns: by multiply-high with tick_inv = floor((2^64-1)/tick), an estimate of
-   floor(n/tick) or one less that a comparison corrects. */
+/* n / tick_ns: q, by multiply-high, is floor(n/tick) or one less; the comparison corrects. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
 #if defined(__SIZEOF_INT128__)
     uint64_t q = (uint64_t)(__extension__((unsigned __int128)n * g->tick_inv) >> 64);
@@ -1093,7 +1087,7 @@ static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     return v;
 }
 
-/* The node's state and leeway share a 4-byte word (the build stops if they do not). */
+/* The node's state and leeway share a 4-byte word. */
 typedef char hwtimer__state_and_leeway_share_a_word
     [offsetof(hwtimer_timeout, leeway_exp) == offsetof(hwtimer_timeout, state) + 1 &&
      offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 ? 1 : -1];
@@ -1104,8 +1098,8 @@ static uint32_t hwtimer__leeway_bits(void) {
     return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
-/* A leeway's key in the memo: its exponent and digits in one load, nonzero for any leeway.
-   Read before the state is stored: a load that spans a store just made waits for it. */
+/* A leeway's key in the memo: its exponent and digits, nonzero for any leeway. Read before
+   the state is stored: a load that spans a store just made waits for it. */
 static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
@@ -1130,7 +1124,6 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hw
     return up & ~w->memo.mask;
 }
 
-/* The tick a node runs at for a deadline. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                    uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(&w->geo, deadline);
@@ -1161,7 +1154,7 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, uns
     return hwtimer__shl(hwtimer__shr(w->elapsed, up), up) | hwtimer__shl(slot, shift);
 }
 
-/* The geometry: levels enough for the latest deadline's tick, and each level's bit tree. */
+/* Levels enough for the latest deadline's tick, and each level's bit tree. */
 static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
                                    uint32_t ticks_per_wheel, uint64_t start) {
     unsigned layer;
@@ -1192,11 +1185,11 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* =================================================================================
    [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
-   Functions of a wheel, never of a timer, run with the wheel's lock held (or no threads).
-   A filing at a tick the front end watches (watch_upto) is reported to the filer.
+   Functions of a wheel, never of a timer, run with its lock held (or no threads). A filing
+   at a tick the front end watches (watch_upto) is reported to the filer.
    ================================================================================= */
 
-/* Doubly linked circular lists with a sentinel head. */
+/* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
 /* Appends n: with the head known, one load fewer than inserting after its last node. */
@@ -1263,7 +1256,7 @@ static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *b
     return (uint32_t)pos;
 }
 
-/* The lists of the slot with wheel index id (level << bits) + slot. */
+/* The lists of slot id = (level << bits) + slot. */
 HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__wheel *w,
                                                                  uint32_t id) {
     return &w->lists[(size_t)id * HWTIMER_SLOT_LISTS];
@@ -1278,14 +1271,14 @@ HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *
     return !occupied;
 }
 
-/* Walks visit a few lists in step, each from both ends ("Each slot" in THE DESIGN). */
+/* Walks visit lists in step, each from both ends ("Each slot" in THE DESIGN). */
 typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
 
 /* One list being walked: the next nodes to visit from each end; front is NULL once done. */
 typedef struct hwtimer__walk { struct hwtimer__link *front, *back; } hwtimer__walk;
 
-/* Visits a walk's next one or two nodes; 0 once done. The neighbours are read before a visit
-   (which may re-link or free its node) and prefetched: the other lists' visits hide the wait. */
+/* Visits a walk's next one or two nodes; 0 once done. The neighbours are read (and
+   prefetched) before a visit, which may re-link or free its node. */
 HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
                                               void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
@@ -1313,7 +1306,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
         walk[walks].back = lists[k].prev;
         walks++;
     }
-    if (walks == 1) { /* a copy the compiler keeps in registers */
+    if (walks == 1) { /* a copy kept in registers */
         hwtimer__walk one = walk[0];
         while (hwtimer__walk_step(&one, visit, ctx)) continue;
         return;
@@ -1329,9 +1322,8 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id)
     hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 1);
 }
 
-/* Files a node in slot `where`: its first list while empty, else the one its address picks
-   ("Each slot" in THE DESIGN). A slot may be occupied with its first list empty: marking twice
-   is harmless. */
+/* Files a node in slot `where` ("Each slot" in THE DESIGN). A slot may be occupied with its
+   first list empty: marking twice is harmless. */
 #define HWTIMER__LIST_RUN_BITS 16
 HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
                                                   uint32_t where) {
@@ -1349,8 +1341,7 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct h
     return hwtimer__node_tick(w, hwtimer__node(l), hwtimer__node(l)->deadline);
 }
 
-/* Makes a node in no list PENDING at `deadline` and files it at e, its tick, past
-   notice_upto: in its slot. */
+/* Makes a node in no list PENDING at `deadline`, in the slot of its tick e > notice_upto. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline, uint64_t e) {
     HWTIMER__STORE64(&to->deadline, deadline);
@@ -1358,9 +1349,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
     hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
 }
 
-/* The same at a tick <= notice_upto: watched in its slot, or, due in the pass under way or
-   passed, in `due` in tick order (from its tail: O(1) unless the clock stepped back).
-   Returns whether the tick is watched. */
+/* The same at a tick <= notice_upto: in its slot, or up to due_upto in `due` in tick order,
+   from its tail. Returns whether the tick is watched. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t deadline, uint64_t tick) {
     if (tick > w->due_upto) {
@@ -1376,7 +1366,7 @@ static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_ti
     return tick <= w->watch_upto;
 }
 
-/* Either, its tick found before the state is stored (hwtimer__leeway_key) and put in *tick:
+/* Either, its tick (put in *tick) found before the state is stored (hwtimer__leeway_key):
    1 if that tick is watched. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
                                                uint64_t deadline, uint64_t *tick) {
@@ -1386,8 +1376,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
     return 0;
 }
 
-/* A node alone in its list left it: a slot's bit is cleared if all its lists are empty. Out
-   of line, so that a cancel needs few registers. */
+/* A node alone in its list left it: the slot's bit is cleared if all its lists are empty.
+   Out of line: a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     if (where >= HWTIMER__WHERE_WHEEL && hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
@@ -1411,8 +1401,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_ti
     if (filed) hwtimer__wheel_unfile(w, to);
 }
 
-/* A push later that leaves the node in its coarse slot ("Pushing a deadline later" in THE
-   DESIGN): 1 if it may. */
+/* A push later that leaves the node in its slot ("Pushing" in THE DESIGN): 1 if it may. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline) {
     int may = to->state == HWTIMER_PENDING && to->where >= HWTIMER__WHERE_WHEEL + w->geo.width &&
@@ -1443,8 +1432,8 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
     w->notice_upto = upto > w->due_upto ? upto : w->due_upto;
 }
 
-/* The first occupied slot after elapsed's position, in the lowest level that has one (a
-   lower level's slots start first), and its start. */
+/* The first occupied slot after elapsed's position, in the lowest level that has one (its
+   slots start first), and its start. */
 static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     unsigned level;
@@ -1484,7 +1473,7 @@ static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
 }
 
 /* The pass's next step here: the ready nodes, else the next occupied slot up to the target;
-   0 if none (UINT64_MAX is a tick like any other). */
+   0 if none. */
 static int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
     if (!hwtimer__list_empty(&w->ready)) {
         step->runs_ready = 1;
@@ -1501,8 +1490,7 @@ static void hwtimer__wheel_end(hwtimer__wheel *w, int reached) {
     w->collecting = 0;
 }
 
-/* Emptying a slot at elapsed, and how many ticks a coarse one spans (UINT64_MAX: past the
-   last). */
+/* Emptying a slot at elapsed, and how many ticks a coarse one spans. */
 typedef struct hwtimer__collect { hwtimer__wheel *w; uint64_t span; } hwtimer__collect;
 
 /* A node of a level-0 slot is due at its tick (none waits there pushed later): it runs. */
@@ -1512,7 +1500,7 @@ static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
 }
 
 /* A node of a coarse slot: to `ready`, or to a later slot by its deadline, counted as a move
-   down, and as a re-filing too if its tick lies past the slot's end. */
+   down, and as a re-filing if its tick lies past the slot's end. */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__collect *c = (hwtimer__collect *)ctx;
     hwtimer__wheel *w = c->w;
@@ -1534,7 +1522,7 @@ static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step)
     hwtimer__collect c;
     unsigned k, used;
     w->elapsed = step->tick;
-    HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
+    HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0));
     c.w = w;
     /* a sparse slot's nodes are in its first list */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
@@ -1549,7 +1537,6 @@ static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step)
     hwtimer__bits_set(g, hwtimer__level_bits(w, step->level), step->slot, 0);
 }
 
-/* Takes the first ready node out. */
 static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
     hwtimer_timeout *to = hwtimer__node(w->ready.next);
     HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
@@ -1606,7 +1593,6 @@ static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link 
     return walk.visited;
 }
 
-/* Empties the lists a stop hands back. */
 static void hwtimer__init_out(struct hwtimer__link *out) {
     unsigned k;
     for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
@@ -1831,15 +1817,14 @@ static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
    "Waking" in THE DESIGN; the rule: "Waking the loop" at hwtimer_next_expiry.
    ================================================================================= */
 
-/* The last tick whose filing in s may call for a wake-up: 0 while its answer is not armed,
-   else the answer's tick (every tick after an answer of none): hwtimer__note_filing decides. */
+/* The last tick whose filing in s may call for a wake-up (hwtimer__note_filing decides). */
 static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
     if (!s->answer.armed) return 0;
     return s->answer.none ? UINT64_MAX : hwtimer__due_tick(&s->wheel.geo, s->answer.time);
 }
 
 /* Wakes a sleeping worker, or calls wake_fn (no lock held). `counted`: in wakes_running, so
-   that the timer outlives the call (the node's callback may run and destroy it meanwhile). */
+   that the timer outlives the call (a callback may destroy it meanwhile). */
 static void hwtimer__wake(hwtimer *t, int counted) {
     void (*fn)(void *) = NULL;
     void *ctx = NULL;
@@ -1862,10 +1847,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t
     return now && s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
 }
 
-/* A node was filed in s's wheel for `tick` (its lock held), the clock read as `now` (0:
-   not read). Before the wheel's answer, or with the clock past the worker's wake-up (a
-   clock_fn of the user's can outrun the OS's), the answer is spent: a wake-up now without
-   threads, else once the lock is released. */
+/* A node was filed in s for `tick`, the clock read as `now` (0: not read). Before the
+   answer, or with the clock past the worker's wake-up (a clock_fn of the user's can outrun
+   the OS's), the answer is spent: a wake-up now without threads, else once unlocked. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
     if (!s->answer.armed || s->wheel.collecting) return;
     if (!s->answer.none && !hwtimer__clock_past(s, now) &&
@@ -1923,14 +1907,13 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
    In wheel s, its lock held (or no threads).
    ================================================================================= */
 
-/* n nodes stopped pending in a timer of shards with max_pending: their places in the count
-   that all wheels share go back. */
+/* n nodes stopped pending: their places in the count all wheels share go back. */
 static void hwtimer__release_shared(hwtimer *t, size_t n) {
     if (t->shared_limit) HWTIMER__ATOMIC_ADD(&t->shared_pending, -(long)n);
 }
 
-/* Why a node cannot be armed in wheel w now, or HWTIMER_OK, which (with a shared_limit)
-   has taken the node's place in the count all wheels share (lock held). */
+/* Why a node cannot be armed in w now, or HWTIMER_OK, which (with a shared_limit) has taken
+   the node's place in the count all wheels share. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
                                                 const hwtimer_timeout *to) {
     if (HWTIMER__LOAD(&t->stopped)) return HWTIMER_ESTOPPED;
@@ -1943,9 +1926,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
     return HWTIMER_OK;
 }
 
-/* May the node be armed the quick way: IDLE or CANCELLED, with no leeway? One load and one
-   test of the word that holds its state and leeway (on a little-endian machine: the states
-   0 and 3 are the only ones that plus one leave bit 1 clear). */
+/* IDLE or CANCELLED, with no leeway? On a little-endian machine one test of the word: the
+   states 0 and 3 are the only ones that plus one leave bit 1 clear. */
 HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
@@ -1956,7 +1938,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
            (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
 }
 
-/* What an armed node runs, and where: it is counted apart, as it files (lock held). */
+/* What an armed node runs, and where; it is counted apart, as it files. */
 HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__shard *s, hwtimer_timeout *to,
                                               uint64_t period, hwtimer_fn fn, void *arg) {
     to->fn = fn;
@@ -1966,8 +1948,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__shard *s, hwtimer_timeout
 }
 
 
-/* Gives a node pending in wheel s a new deadline. A periodic node inside its own callback is
-   in no list yet: it is filed now, and will not be re-armed by its period. */
+/* Gives a node pending in s a new deadline. A periodic node inside its own callback is in
+   no list yet: it is filed now, and not re-armed by its period. */
 static void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                  uint64_t now, uint64_t deadline) {
     hwtimer__wheel *w = &s->wheel;
@@ -1976,7 +1958,7 @@ static void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout 
     if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
     if (!hwtimer__wheel_push_later(w, to, deadline)) {
         tick = to->state == HWTIMER_PENDING ? hwtimer__wheel_move(w, to, deadline) : 0;
-        if (!tick) { /* not filed, or due at a tick that is noticed: filed anew */
+        if (!tick) { /* not filed, or its tick is noticed */
             if (to->state == HWTIMER_PENDING) hwtimer__wheel_unfile(w, to);
             noticed = hwtimer__wheel_file(w, to, deadline, &tick);
         }
@@ -1989,8 +1971,8 @@ static int hwtimer__running_unfiled(const hwtimer__shard *s, const hwtimer_timeo
     return to && to == s->run.node && s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED;
 }
 
-/* Cancels a periodic node of s inside its own callback (which then is not re-armed), or
-   one not pending there: 1 if it was pending, else 0. */
+/* Cancels a periodic node of s inside its own callback, or one not pending there: 1 if it
+   was pending, else 0. */
 static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard *s,
                                                      hwtimer_timeout *to) {
     if (!hwtimer__running_unfiled(s, to)) return 0;
@@ -2000,10 +1982,9 @@ static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard 
     return 1;
 }
 
-/* Cancels a node if it is pending in wheel s: 1, else 0. The usual case, a filed node, is
-   inline (a node of s changes only under its lock: plain reads). A filed node whose callback
-   runs was armed again (fate REARMED), which its cancel leaves as it is: the callback's
-   return then neither re-arms it nor reads it. */
+/* Cancels a node if it is pending in s: 1, else 0. A filed node, the usual case, is inline
+   (plain reads: a node of s changes only under its lock). A filed node whose callback runs
+   was re-armed (REARMED, left as it is): the callback's return neither re-arms nor reads it. */
 HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
                                                   hwtimer_timeout *to) {
     if (to->wheel == &s->wheel && to->state == HWTIMER_PENDING) {
@@ -2014,8 +1995,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
     return hwtimer__cancel_unusual(t, s, to);
 }
 
-/* The callback of `to` armed it again and returned: a cancel that waits for it cancels that
-   arming now (else a callback that keeps re-arming could outrun the waiter for ever). */
+/* The callback of `to` armed it again and returned: a waiting cancel cancels that arming
+   now (else a callback that keeps re-arming could outrun the waiter for ever). */
 static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to) {
     hwtimer__cancel_wait *waiter;
     for (waiter = s->cancel_waits; waiter; waiter = waiter->next) {
@@ -2026,8 +2007,8 @@ static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_ti
     }
 }
 
-/* When a node pending in s will run: the boundary of its tick; for a periodic node inside
-   its own callback, of the period its re-arm will give it. */
+/* When a node pending in s will run: its tick's boundary; for a periodic node inside its
+   own callback, that of its next period. */
 static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) {
     uint64_t deadline = to->deadline;
     if (hwtimer__running_unfiled(s, to)) {
@@ -2036,8 +2017,8 @@ static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) 
     return hwtimer__tick_time(&s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
 }
 
-/* Cancels every node of wheel s, the running one included, and hands none back (destroy
-   from a callback: the timer's lock and the wheel's held). */
+/* Cancels every node of s, the running one included, handing none back (destroy from a
+   callback: the timer's lock and the wheel's held). */
 static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
@@ -2048,8 +2029,8 @@ static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
 /* =================================================================================
    [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
 
-   Its locks: "Locks" in THE DESIGN. A wheel's pass ends once, under its lock, it has no
-   step left.
+   Locks: "Locks" in THE DESIGN. A wheel's pass ends once, under its lock, it has no step
+   left.
    ================================================================================= */
 
 /* A periodic node's next period (during a pass: nothing to tell the loop). */
@@ -2075,8 +2056,7 @@ static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     t->log.fn(t->log.ctx, msg.text);
 }
 
-/* Runs the first ready node with no lock held; a one-shot node is not touched after: its
-   callback may have freed it. */
+/* Runs the first ready node's callback with no lock held (hwtimer__running). */
 static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now) {
     hwtimer_timeout *to = hwtimer__wheel_take_ready(&s->wheel);
     hwtimer_fn fn = to->fn;
@@ -2093,7 +2073,7 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
     s->run.fate = HWTIMER__UNTOUCHED;
     t->stats.fired++;
     if ((periodic && t->worker.mode) || t->log.slow_ns) started = t->clock_fn(t->clock_ctx);
-    s->run.now = periodic && t->worker.mode ? started : now; /* a worker's: from the run */
+    s->run.now = periodic && t->worker.mode ? started : now;
     hwtimer__unlock_wheel(t, s);
     hwtimer__unlock(t, t->mutex);
     fn(to, arg);
@@ -2109,12 +2089,12 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
     hwtimer__signal(t, s->done_cond, s->waiters);
 }
 
-/* Runs the step of wheel s just found (its lock held since). */
+/* Runs the step of s just found (its lock held since). */
 static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
                                 uint64_t now) {
     hwtimer__wheel *w = &s->wheel;
     size_t ran;
-    if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: exactly the slot's */
+    if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: the slot's */
     for (ran = 0; !HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
         if (step->runs_ready && hwtimer__listed_tick(w, w->ready.next) > step->tick) break;
         hwtimer__run_first_ready(t, s, now);
@@ -2140,7 +2120,7 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
 }
 
 /* Begins a pass up to `now`: 0 if none runs (`now` went back or is before the start, or
-   the timer stopped), else its target. */
+   the timer stopped). */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
@@ -2155,9 +2135,9 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     return 1;
 }
 
-/* One pass up to `now` (the timer's lock held); returns the callbacks it ran. With several
-   wheels another thread may change a wheel between its steps: a step is found again under
-   the wheel's lock, and runs only if it is still the one found. */
+/* One pass up to `now` (the timer's lock held): the callbacks it ran. With several wheels
+   another thread may change one between steps: a step is found again under the wheel's
+   lock, and runs only if it is still the one found. */
 static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     hwtimer__step step[HWTIMER__MAX_SHARDS];
     uint64_t on = 0, target; /* bit i: wheel i has step[i] to run */
@@ -2180,7 +2160,7 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
         hwtimer__lock_wheel(t, s);
         if (t->shards > 1 && !hwtimer__next_step(t, s, &step[i])) {
             on &= ~((uint64_t)1 << i);
-        } else if (step[i].tick == found) { /* else another step came first: found next */
+        } else if (step[i].tick == found) { /* else an earlier step: found next */
             ran += hwtimer__run_step(t, s, &step[i], now);
             if (!hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
         }
@@ -2259,19 +2239,19 @@ static int hwtimer__start_worker(hwtimer *t) {
 /* =================================================================================
    [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
-   One path per operation and mode: inline without threads (one wheel, no lock); out of
-   line with threads: the clock read once, the wheel chosen, lock, body, unlock and wake.
+   Inline without threads (one wheel, no lock); out of line with threads: the clock read
+   once, the wheel chosen, lock, body, unlock and wake.
    ================================================================================= */
 
-/* An arming in s (its lock held): a schedule (fn set), or a reschedule (fn NULL), which
-   moves a node pending here, or arms it again with its last callback, arg and period. */
+/* An arming in s: a schedule (fn set), or a reschedule (fn NULL), which moves a node
+   pending here, or arms it again with its last callback, arg and period. */
 static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                                  uint64_t now, uint64_t deadline, uint64_t period,
                                                  hwtimer_fn fn, void *arg) {
     uint64_t tick;
     int err;
     if (!fn) {
-        if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
+        if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: no callback */
         if (hwtimer__is_pending_in(&s->wheel, to)) {
             hwtimer__move_locked(t, s, to, now, deadline);
             return HWTIMER_OK;
@@ -2291,10 +2271,9 @@ static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, 
     return HWTIMER_OK;
 }
 
-/* Schedule (fn set) or reschedule (fn NULL), the general way: with threads, and without
-   them an arming the inline way leaves. `when` is a delay if `relative`, else the deadline.
-   The clock is read for a delay, and for a worker with a clock_fn of the user's
-   (hwtimer__note_filing). */
+/* Schedule or reschedule the general way: with threads, and without them an arming the
+   inline way leaves. The clock is read for a delay, and for a worker with a clock_fn of the
+   user's (hwtimer__note_filing). */
 static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                    int relative, uint64_t period, hwtimer_fn fn,
                                                    void *arg) {
@@ -2320,11 +2299,9 @@ static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
 /* How hwtimer__arm's `when` counts. */
 enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 
-/* The schedule forms. Without threads the usual arming (below the limit, which is 0 with
-   threads; a node IDLE or CANCELLED, with no leeway; due past notice_upto) is done here with
-   no call but the clock's; the rest goes the general way, before anything is written.
-   Without threads no cancel waits for a callback, so a callback's own node armed here needs
-   no fate (see hwtimer__running). */
+/* The schedule forms. Without threads the usual arming is done here with no call but the
+   clock's; the rest goes the general way, before anything is written. Without threads no
+   cancel waits for a callback, so a callback's own node armed here needs no fate. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         int form, uint64_t period, hwtimer_fn fn, void *arg) {
     hwtimer__shard *s;
@@ -2352,8 +2329,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
     return HWTIMER_OK;
 }
 
-/* The reschedule forms. Without threads, the usual one, an idle connection's timeout pushed
-   later on every read, is one store (hwtimer__wheel_push_later), inline. */
+/* The reschedule forms. Without threads the usual one, an idle timeout pushed later, is one
+   store, inline. */
 HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                int relative) {
     hwtimer__shard *s;
@@ -2367,9 +2344,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
     return hwtimer__arm_locked(t, s, to, 0, when, 0, NULL, NULL);
 }
 
-/* Cancel the general way: with threads, and without them a cancel hwtimer_cancel does not
-   do inline. Like Linux's del_timer_sync it waits for the node's callback running on
-   another thread, and an arming the callback makes meanwhile is cancelled as it returns
+/* Cancel the general way: with threads, and without them one hwtimer_cancel does not do
+   inline. Like Linux's del_timer_sync it waits for the node's callback running on another
+   thread; an arming the callback makes meanwhile is cancelled as it returns
    (hwtimer__cancel_for_waiter) or here. */
 static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *s = hwtimer__shard_of(t, to);
@@ -2378,7 +2355,7 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
     if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
     if (!t->threads) return hwtimer__cancel_locked(t, s, to);
     hwtimer__lock(t, s->mutex);
-    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed elsewhere meanwhile */
+    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed meanwhile */
         hwtimer__unlock(t, s->mutex);
         return HWTIMER_EINVAL;
     }
