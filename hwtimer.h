@@ -1022,7 +1022,7 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    hwtimer__wheel *quick_wheel; /* the one wheel without threads (inline paths), else NULL */
+    hwtimer__wheel *quick_wheel; /* the inline paths': the one wheel, with threads no_wheel */
     size_t arm_limit; /* at this many pending an arming goes the general way (0: always) */
 
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
@@ -2309,8 +2309,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
     uint64_t e;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     s = hwtimer__shard_at(t, 0);
-    w = t->quick_wheel; /* NULL with threads: nothing else is read unlocked */
-    if (!w || w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
+    w = t->quick_wheel; /* with threads, hwtimer__no_wheel: nothing else is read unlocked */
+    if (w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
         (form == HWTIMER__TICKS && when > t->pass.ticks_room)) {
         if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
         return hwtimer__arm_general(t, to, hwtimer__ticks_ahead(t, when), 0, period, fn, arg);
@@ -2898,6 +2898,10 @@ static void hwtimer__free(void *block, void *ctx) {
     HWTIMER_FREE(ctx, block);
 }
 
+/* The quick_wheel of a timer with threads: no node names it, nobody writes it, and its
+   pending count, 0, is at the arm_limit, 0: the inline paths never take it. */
+static hwtimer__wheel hwtimer__no_wheel;
+
 /* Fills a new timer's fields from its checked config. */
 static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned shards) {
     t->clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
@@ -2907,7 +2911,7 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     t->threads = cfg->threads;
     t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
     t->arm_limit = t->threads ? 0 : t->max_pending;
-    t->quick_wheel = t->threads ? NULL : &hwtimer__shard_at(t, 0)->wheel;
+    t->quick_wheel = t->threads ? &hwtimer__no_wheel : &hwtimer__shard_at(t, 0)->wheel;
     if (cfg->max_pending && shards > 1) { /* (shards have threads: no quick way) */
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
     }
@@ -3096,8 +3100,8 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
-    w = t->quick_wheel; /* NULL with threads: nothing else is read unlocked */
-    if (w && to->wheel == w && to->state == HWTIMER_PENDING) {
+    w = t->quick_wheel; /* with threads, one no node names: nothing else is read unlocked */
+    if (HWTIMER__LOAD(&to->wheel) == w && to->state == HWTIMER_PENDING) {
         hwtimer__wheel_uncount(w, to, 1);
         return 1;
     }
