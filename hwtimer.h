@@ -1939,14 +1939,13 @@ HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
 }
 
 /* What an armed node runs, and where; it is counted apart, as it files. */
-HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__shard *s, hwtimer_timeout *to,
+HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__wheel *w, hwtimer_timeout *to,
                                               uint64_t period, hwtimer_fn fn, void *arg) {
     to->fn = fn;
     to->arg = arg;
     to->period = period;
-    HWTIMER__STORE_RELAXED(&to->wheel, &s->wheel); /* read without a lock: hwtimer__shard_of */
+    HWTIMER__STORE_RELAXED(&to->wheel, w); /* read without a lock: hwtimer__shard_of */
 }
-
 
 /* Gives a node pending in s a new deadline. A periodic node inside its own callback is in
    no list yet: it is filed now, and not re-armed by its period. */
@@ -2263,7 +2262,7 @@ static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, 
     err = hwtimer__arm_refusal(t, &s->wheel, to);
     if (err) return err;
     if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
-    hwtimer__arm_fill(s, to, period, fn, arg);
+    hwtimer__arm_fill(&s->wheel, to, period, fn, arg);
     s->wheel.pending++;
     if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
         hwtimer__note_filing(t, s, tick, now);
@@ -2304,11 +2303,9 @@ enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
    cancel waits for a callback, so a callback's own node armed here needs no fate. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         int form, uint64_t period, hwtimer_fn fn, void *arg) {
-    hwtimer__shard *s;
     hwtimer__wheel *w;
     uint64_t e;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
-    s = hwtimer__shard_at(t, 0);
     w = t->quick_wheel; /* with threads, hwtimer__no_wheel: nothing else is read unlocked */
     if (w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
         (form == HWTIMER__TICKS && when > t->pass.ticks_room)) {
@@ -2323,7 +2320,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
         e = hwtimer__due_tick(&w->geo, when);
     }
     if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
-    hwtimer__arm_fill(s, to, period, fn, arg);
+    hwtimer__arm_fill(w, to, period, fn, arg);
     w->pending++;
     hwtimer__wheel_file_past(w, to, when, e); /* last: the slot's marking may be a tail call */
     return HWTIMER_OK;
