@@ -2016,13 +2016,17 @@ static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) 
     return hwtimer__tick_time(&s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
 }
 
-/* Cancels every node of s, the running one included, handing none back (destroy from a
-   callback: the timer's lock and the wheel's held). */
-static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+/* Cancels every node of s, the running one included, the filed ones into `out`: how many
+   those were (t's lock held; s's taken here, a wheel at a time, so that a stop holds two
+   locks at most: an arming in a wheel already emptied finds the timer stopped). */
+static size_t hwtimer__cancel_shard(hwtimer *t, hwtimer__shard *s, struct hwtimer__link *out) {
+    size_t n;
+    hwtimer__lock_wheel(t, s);
     if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
-    hwtimer__init_out(out);
-    hwtimer__release_shared(t, hwtimer__wheel_cancel_all(&s->wheel, out));
+    n = hwtimer__wheel_cancel_all(&s->wheel, out);
+    hwtimer__release_shared(t, n);
+    hwtimer__unlock_wheel(t, s);
+    return n;
 }
 
 /* =================================================================================
@@ -3025,6 +3029,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
 }
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS]; /* (from a callback: handed back to none) */
     unsigned i;
     if (!t) return;
     hwtimer__lock(t, t->mutex);
@@ -3032,9 +3037,8 @@ HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     if (hwtimer__in_own_callback(t)) {
         t->destroy_deferred = 1;
         hwtimer__set_stopped(t);
-        hwtimer__lock_wheels(t);
-        for (i = 0; i < t->shards; i++) hwtimer__drop_all(t, hwtimer__shard_at(t, i));
-        hwtimer__unlock_wheels(t);
+        hwtimer__init_out(out);
+        for (i = 0; i < t->shards; i++) hwtimer__cancel_shard(t, hwtimer__shard_at(t, i), out);
         hwtimer__unlock(t, t->mutex);
         return;
     }
@@ -3106,7 +3110,7 @@ HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
-    return to ? HWTIMER__LOAD(&to->state) : HWTIMER_EINVAL;
+    return to ? (int)HWTIMER__LOAD(&to->state) : (int)HWTIMER_EINVAL;
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
@@ -3241,12 +3245,7 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
     }
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
     hwtimer__init_out(out);
-    hwtimer__lock_wheels(t);
-    for (i = 0; i < t->shards; i++) {
-        n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
-    }
-    hwtimer__release_shared(t, n);
-    hwtimer__unlock_wheels(t);
+    for (i = 0; i < t->shards; i++) n += hwtimer__cancel_shard(t, hwtimer__shard_at(t, i), out);
     hwtimer__unlock(t, t->mutex);
     hwtimer__hand_back(out, unprocessed, ctx);
     return (int64_t)n;
