@@ -21,16 +21,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
-#endif
-#endif
-#ifndef TEST_ASAN
-#define TEST_ASAN 0
-#endif
 #define TEST_WORKER_IN_CHILD !(HWTIMER_TEST_MODE == 3 && TEST_ASAN)
 
 static inline pid_t fork_or_die(void) {

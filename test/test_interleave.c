@@ -1,0 +1,293 @@
+/* test_interleave.c - orders of threads that timing alone seldom gives, made on purpose:
+
+   - hwtimer_advance on a thread while another thread's pass runs a callback: it waits for
+     that pass to end, then runs its own (which runs what the callback scheduled);
+   - hwtimer_cancel of a running callback whose wait on the timer returns before the
+     callback ends (the thread hooks may return early from a wait): it waits again, and
+     returns only once the callback has;
+   - two threads cancel the same running callback, and the one that began waiting first
+     leaves first (the list of waiting cancels is not left in the order it was made);
+   - two threads claim a fresh node for a timer of shards at once: the one that loses the
+     compare-and-swap arms the node in the winner's shard, not in its own.
+
+   The first three run on a backend that wraps this mode's and shapes its waits: it counts
+   them (so that a callback can hold on until the threads it expects wait), makes chosen
+   ones return at once, and makes a chosen one, once woken, give the lock up until told.
+   Every wait here is on a caller-driven timer (no worker), so each counted wait is one of
+   the test's threads. The last one makes the other thread's claim land between this
+   thread's read of the node and its compare-and-swap: the node sits alone on a page that
+   is read-only, so that the compare-and-swap faults, and the fault handler claims the node
+   for the other shard, makes the page writable and lets the compare-and-swap run again
+   (POSIX; not under a sanitizer, which keeps its own fault handler). */
+#include "harness.h"
+#include "fixture.h"
+#include "harness_threads.h"
+
+/* ---- the private parts this file touches ------------------------------------------------- */
+
+/* Shard i of a timer of shards; the timer that holds a node (its owner). */
+static hwtimer *group_shard(hwtimer *t, unsigned i) {
+    const hwtimer__group *group = t->group;
+    return group->shard[i];
+}
+static hwtimer *owner_of(const hwtimer_timeout *to) { return to->owner; }
+static void set_owner(hwtimer_timeout *to, hwtimer *owner) { to->owner = owner; }
+
+/* ---- a backend whose waits the test shapes ------------------------------------------------ */
+
+static struct {
+    const hwtimer_threads *real;
+    unsigned waits;     /* atomic: waits begun so far */
+    unsigned early;     /* atomic: so many more waits return at once */
+    unsigned hold_wait; /* the thread of this wait (1-based), once woken, lets the lock go ... */
+    unsigned gate;      /* atomic: ... until this is set */
+} shape;
+
+static void shaped_cond_wait(void *cond, void *mutex, uint64_t timeout_ns) {
+    unsigned mine = ATOMIC_ADD(&shape.waits, 1u) + 1;
+    if (ATOMIC_GET(&shape.early) > 0) {
+        ATOMIC_SUB(&shape.early, 1u);
+        return; /* at once, as a spurious wake-up would */
+    }
+    shape.real->cond_wait(cond, mutex, timeout_ns);
+    if (mine == shape.hold_wait) {
+        shape.real->mutex_unlock(mutex);
+        while (!ATOMIC_GET(&shape.gate)) sleep_ns(MS);
+        shape.real->mutex_lock(mutex);
+    }
+}
+
+static hwtimer_threads shaped_threads;
+
+/* A caller-driven timer on f's fake clock with the shaping backend, nothing shaped yet. */
+static void open_shaped(fixture *f) {
+    hwtimer_config cfg;
+    memset(&shape, 0, sizeof shape);
+    shape.real = test_threads();
+    shaped_threads = *shape.real;
+    shaped_threads.cond_wait = shaped_cond_wait;
+    fixture_config(f, &cfg, 0, MS, 64);
+    cfg.threads = &shaped_threads;
+    fixture_create(f, &cfg);
+}
+
+static void wait_for_waits(unsigned n) {
+    CHECK(wait_for_count(&shape.waits, n, 10 * SEC));
+}
+
+/* ---- a callback that holds on, and the threads around it --------------------------------- */
+
+typedef struct held {
+    hwtimer_timeout to;
+    fixture *f;
+    unsigned until_waits; /* it returns once this many waits began */
+    unsigned entered, finished; /* atomic */
+    hwtimer_timeout later;      /* scheduled by it, due at once */
+    unsigned later_runs;
+} held;
+
+static void count_run(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    ATOMIC_ADD((unsigned *)arg, 1u);
+}
+
+static void hold_on(hwtimer_timeout *to, void *arg) {
+    held *h = (held *)arg;
+    (void)to;
+    ATOMIC_SET(&h->entered, 1u);
+    CHECK(wait_for_count(&shape.waits, h->until_waits, 10 * SEC));
+    CHECK_EQ(hwtimer_schedule_at(h->f->t, &h->later, 0, count_run, &h->later_runs), HWTIMER_OK);
+    ATOMIC_SET(&h->finished, 1u);
+}
+
+/* Schedules h's callback at tick 1 and starts a thread whose advance runs it; returns once
+   the callback has begun. */
+typedef struct advancer {
+    hwtimer *t;
+    uint64_t now;
+    size_t ran;
+    test_thread thread;
+} advancer;
+
+static void advancer_main(void *arg) {
+    advancer *a = (advancer *)arg;
+    a->ran = hwtimer_advance(a->t, a->now);
+}
+
+static void start_held(fixture *f, held *h, unsigned until_waits, advancer *a) {
+    memset(h, 0, sizeof *h);
+    h->f = f;
+    h->until_waits = until_waits;
+    CHECK_EQ(hwtimer_schedule_at(f->t, &h->to, MS, hold_on, h), HWTIMER_OK);
+    a->t = f->t;
+    a->now = 2 * MS;
+    test_thread_start(&a->thread, advancer_main, a);
+    CHECK(wait_for_count(&h->entered, 1, 10 * SEC));
+}
+
+typedef struct canceller {
+    hwtimer *t;
+    hwtimer_timeout *to;
+    int result;
+    int opens_gate; /* sets shape.gate once its cancel returned */
+    test_thread thread;
+} canceller;
+
+static void canceller_main(void *arg) {
+    canceller *c = (canceller *)arg;
+    c->result = hwtimer_cancel(c->t, c->to);
+    if (c->opens_gate) ATOMIC_SET(&shape.gate, 1u);
+}
+
+/* ---- the orders --------------------------------------------------------------------------- */
+
+/* An advance while another thread's pass runs a callback waits for that pass, then runs
+   its own: the node the callback scheduled, due at once, runs there. */
+static void test_advance_waits_for_pass(void) {
+    fixture f;
+    held h;
+    advancer a;
+    open_shaped(&f);
+    start_held(&f, &h, 1, &a);
+    CHECK_EQ(advance_to(&f, 2 * MS), 1); /* waited (the callback's condition), then ran `later` */
+    CHECK_EQ(ATOMIC_GET(&h.finished), 1);
+    CHECK_EQ(h.later_runs, 1);
+    test_thread_join(&a.thread);
+    CHECK_EQ(a.ran, 1);
+    CHECK_EQ(ATOMIC_GET(&shape.waits), 1);
+    fixture_close(&f);
+}
+
+/* A cancel whose first wait returns at once, while the callback still runs: it waits
+   again, and returns (0: a one-shot that runs is not pending) only after the callback. */
+static void test_cancel_waits_again(void) {
+    fixture f;
+    held h;
+    advancer a;
+    open_shaped(&f);
+    start_held(&f, &h, 2, &a);
+    ATOMIC_SET(&shape.early, 1u);
+    CHECK_EQ(hwtimer_cancel(f.t, &h.to), 0);
+    CHECK_EQ(ATOMIC_GET(&h.finished), 1);
+    CHECK_EQ(ATOMIC_GET(&shape.waits), 2);
+    test_thread_join(&a.thread);
+    CHECK_EQ(a.ran, 1);
+    CHECK_EQ(hwtimer_advance(f.t, 2 * MS), 1); /* `later` */
+    fixture_close(&f);
+}
+
+/* Two cancels wait for one callback; the first to wait is the first to leave (the second is
+   held once woken until the first returned), so it leaves from behind the other in the
+   list of waiting cancels. Both return 0 once the callback has returned. */
+static void test_cancels_leave_first_in_first_out(void) {
+    fixture f;
+    held h;
+    advancer a;
+    canceller first, second;
+    open_shaped(&f);
+    shape.hold_wait = 2;
+    start_held(&f, &h, 2, &a);
+    memset(&first, 0, sizeof first);
+    memset(&second, 0, sizeof second);
+    first.t = second.t = f.t;
+    first.to = second.to = &h.to;
+    first.opens_gate = 1;
+    test_thread_start(&first.thread, canceller_main, &first);
+    wait_for_waits(1);
+    test_thread_start(&second.thread, canceller_main, &second);
+    test_thread_join(&first.thread);
+    CHECK_EQ(ATOMIC_GET(&h.finished), 1);
+    test_thread_join(&second.thread);
+    CHECK_EQ(first.result, 0);
+    CHECK_EQ(second.result, 0);
+    CHECK_EQ(ATOMIC_GET(&shape.waits), 2);
+    test_thread_join(&a.thread);
+    CHECK_EQ(hwtimer_advance(f.t, 2 * MS), 1);
+    fixture_close(&f);
+}
+
+/* ---- two claims of a fresh node at once ----------------------------------------------------- */
+
+#if !defined(_WIN32) && !TEST_TSAN && !TEST_ASAN
+#define TEST_CLAIM_RACE 1
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static struct {
+    char *page;
+    size_t size;
+    hwtimer_timeout *node;
+    hwtimer *winner; /* the other thread's claim, made at the fault; then NULL */
+    unsigned faults;
+} claim;
+
+static void on_claim_fault(int sig, siginfo_t *info, void *context) {
+    char *at = (char *)info->si_addr;
+    (void)context;
+    if (!claim.winner || at < claim.page || at >= claim.page + claim.size) {
+        signal(sig, SIG_DFL); /* not ours: the fault comes again, and ends the program */
+        return;
+    }
+    claim.faults++;
+    mprotect(claim.page, claim.size, PROT_READ | PROT_WRITE);
+    set_owner(claim.node, claim.winner);
+    claim.winner = NULL;
+}
+
+static void test_claim_lost_to_another_shard(void) {
+    fixture f;
+    hwtimer_config cfg;
+    hwtimer_timeout mine_probe = HWTIMER_TIMEOUT_INIT;
+    struct sigaction act, old;
+    hwtimer *mine, *other;
+    unsigned runs = 0;
+    fixture_config(&f, &cfg, 0, MS, 64);
+    cfg.shards = 2;
+    fixture_create(&f, &cfg);
+    /* this thread's shard, seen from a fresh node it arms */
+    CHECK_EQ(hwtimer_schedule_at(f.t, &mine_probe, HOUR, count_run, &runs), HWTIMER_OK);
+    mine = owner_of(&mine_probe);
+    other = mine == group_shard(f.t, 0) ? group_shard(f.t, 1) : group_shard(f.t, 0);
+    claim.size = (size_t)sysconf(_SC_PAGESIZE);
+    {
+        void *page = NULL;
+        CHECK_EQ(posix_memalign(&page, claim.size, claim.size), 0);
+        if (!page) return;
+        claim.page = (char *)page;
+    }
+    claim.node = (hwtimer_timeout *)(void *)claim.page;
+    hwtimer_timeout_init(claim.node);
+    claim.winner = other;
+    memset(&act, 0, sizeof act);
+    act.sa_sigaction = on_claim_fault;
+    act.sa_flags = SA_SIGINFO;
+    sigemptyset(&act.sa_mask);
+    CHECK_EQ(sigaction(SIGSEGV, &act, &old), 0);
+    mprotect(claim.page, claim.size, PROT_READ);
+    CHECK_EQ(hwtimer_schedule_at(f.t, claim.node, 5 * MS, count_run, &runs), HWTIMER_OK);
+    sigaction(SIGSEGV, &old, NULL);
+    CHECK_EQ(claim.faults, 1);
+    CHECK(owner_of(claim.node) == other); /* armed where the other claim put it */
+    CHECK_EQ(hwtimer_is_pending(f.t, claim.node), 1);
+    CHECK_EQ(hwtimer_pending(f.t), 2);
+    CHECK_EQ(advance_to(&f, 5 * MS), 1);
+    CHECK_EQ(runs, 1);
+    CHECK_EQ(hwtimer_cancel(f.t, &mine_probe), 1);
+    fixture_close(&f);
+    free(claim.page);
+}
+#endif
+
+int main(void) {
+    REQUIRE_THREADS("test_interleave");
+    RUN_TEST(test_advance_waits_for_pass);
+    RUN_TEST(test_cancel_waits_again);
+    RUN_TEST(test_cancels_leave_first_in_first_out);
+#ifdef TEST_CLAIM_RACE
+    RUN_TEST(test_claim_lost_to_another_shard);
+#else
+    printf("skipped: the claim race needs fault handling (POSIX, no sanitizer)\n");
+#endif
+    return test_finish();
+}
