@@ -84,6 +84,12 @@ static void at_tick(fixture *f, hwtimer_timeout *to, uint64_t k) {
     CHECK_EQ(hwtimer_schedule_at(f->t, to, k * MS, nothing_fn, NULL), HWTIMER_OK);
 }
 
+/* A timer on f's clock advanced to tick 10 (nothing pending yet). */
+static void open_at_tick_10(fixture *f) {
+    fixture_open(f, 0, MS, WIDTH);
+    CHECK_EQ(advance_to(f, 10 * MS), 0);
+}
+
 /* The check must say `code` now, and 0 once `undo` put things back. */
 #define CHECK_BROKEN(f, code, undo)                                                    \
     do {                                                                               \
@@ -110,9 +116,8 @@ static void test_healthy(void) {
                     far = HWTIMER_TIMEOUT_INIT, farther = HWTIMER_TIMEOUT_INIT,
                     periodic = HWTIMER_TIMEOUT_INIT;
     CHECK_EQ(hwtimer_check(NULL), 0);
-    fixture_open(&f, 0, MS, WIDTH);
+    open_at_tick_10(&f);
     CHECK_EQ(hwtimer_check(f.t), 0);
-    CHECK_EQ(advance_to(&f, 10 * MS), 0);
     at_tick(&f, &due, 5); /* already passed: the due list */
     at_tick(&f, &near, 20);
     at_tick(&f, &far, 5000);
@@ -174,8 +179,7 @@ static void test_node(void) {
 static void test_slot(void) {
     fixture f;
     hwtimer_timeout near = HWTIMER_TIMEOUT_INIT, far = HWTIMER_TIMEOUT_INIT;
-    fixture_open(&f, 0, MS, WIDTH);
-    CHECK_EQ(advance_to(&f, 10 * MS), 0);
+    open_at_tick_10(&f);
     at_tick(&f, &near, 20);
     at_tick(&f, &far, 5000); /* level 1, the slot that starts at tick 9 * 512 = 4608 */
     CHECK_EQ(level_of(f.t, &near), 0);
@@ -193,8 +197,7 @@ static void test_slot(void) {
 /* An occupied slot at or behind its level's position (the pass has gone by it). */
 static void test_behind(void) {
     fixture f;
-    fixture_open(&f, 0, MS, WIDTH);
-    CHECK_EQ(advance_to(&f, 10 * MS), 0);
+    open_at_tick_10(&f);
     CHECK_EQ(bit_layers(f.t), 2);
     *bit_word(f.t, 0, 0, 0) |= (uint64_t)1 << 3;
     *bit_word(f.t, 0, 1, 0) |= 1u; /* the layer above agrees */
@@ -211,8 +214,7 @@ static void test_behind(void) {
 static void test_order(void) {
     fixture f;
     hwtimer_timeout a = HWTIMER_TIMEOUT_INIT, b = HWTIMER_TIMEOUT_INIT;
-    fixture_open(&f, 0, MS, WIDTH);
-    CHECK_EQ(advance_to(&f, 10 * MS), 0);
+    open_at_tick_10(&f);
     at_tick(&f, &b, 6);
     at_tick(&f, &a, 3); /* filed before b */
     CHECK(due_list(f.t)->next == link_of(&a));

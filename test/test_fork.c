@@ -201,6 +201,29 @@ static void test_worker_without_fork_child(void) {
     hwtimer_destroy(t);
 }
 
+/* A stopped worker-mode timer: in the child hwtimer_fork_child succeeds and starts no
+   worker (nothing may run), the timer stays stopped, and destroy there joins nothing. */
+static void test_stopped_worker(void) {
+    probe p;
+    hwtimer *t = worker_timer(MS, 64);
+    pid_t pid;
+    probes_init(&p, 1, NULL);
+    CHECK_EQ(hwtimer_schedule(t, &p.to, HOUR, probe_fn, &p), HWTIMER_OK);
+    CHECK_EQ(hwtimer_stop(t, NULL, NULL), 1);
+    pid = fork_or_die();
+    if (pid == 0) {
+        int before = test__checks_failed;
+        CHECK_EQ(hwtimer_fork_child(t), HWTIMER_OK);
+        CHECK_EQ(hwtimer_schedule(t, &p.to, 0, probe_fn, &p), HWTIMER_ESTOPPED);
+        CHECK_EQ(hwtimer_pending(t), 0);
+        hwtimer_destroy(t);
+        child_exit(before);
+    }
+    check_child(pid);
+    CHECK_EQ(p.runs, 0);
+    hwtimer_destroy(t);
+}
+
 /* A periodic callback that, on its first run, waits until the process it runs in has
    forked: the fork comes while the worker runs it. */
 static unsigned in_callback, forked; /* atomic */
@@ -399,6 +422,7 @@ int main(void) {
     RUN_TEST(test_arguments);
     RUN_TEST(test_caller_driven);
     RUN_TEST(test_worker_without_fork_child);
+    RUN_TEST(test_stopped_worker);
     if (TEST_WORKER_IN_CHILD) {
         RUN_TEST(test_worker);
         RUN_TEST(test_fork_during_periodic_callback);
