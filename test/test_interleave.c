@@ -8,13 +8,17 @@
    - two threads cancel the same running callback, and the one that began waiting first
      leaves first (the list of waiting cancels is not left in the order it was made);
    - two threads claim a fresh node for a timer of shards at once: the one that loses the
-     compare-and-swap arms the node in the winner's shard, not in its own.
+     compare-and-swap arms the node in the winner's shard, not in its own;
+   - a timer of shards with a worker whose callback destroys it while the thread that armed
+     that node is still telling the group so (its shard's wake-up): the worker frees the
+     timer only once that thread is done with it.
 
-   The first three run on a backend that wraps this mode's and shapes its waits: it counts
-   them (so that a callback can hold on until the threads it expects wait), makes chosen
-   ones return at once, and makes a chosen one, once woken, give the lock up until told.
-   Every wait here is on a caller-driven timer (no worker), so each counted wait is one of
-   the test's threads. The last one makes the other thread's claim land between this
+   The others run on a backend that wraps this mode's and shapes its waits and locks: it
+   counts the waits (so that a callback can hold on until the threads it expects wait),
+   makes chosen ones return at once, makes a chosen one, once woken, give the lock up until
+   told, and can hold a chosen thread at its next lock of a chosen mutex. Every timer but
+   the last is caller-driven (no worker), so each counted wait is one of the test's
+   threads. The last one makes the other thread's claim land between this
    thread's read of the node and its compare-and-swap: the node sits alone on a page that
    is read-only, so that the compare-and-swap faults, and the fault handler claims the node
    for the other shard, makes the page writable and lets the compare-and-swap run again
@@ -30,6 +34,9 @@
 #endif
 
 /* ---- the private parts this file touches ------------------------------------------------- */
+
+/* A timer's own mutex (a group's: the group's, not a shard's). */
+static void *timer_mutex(hwtimer *t) { return t->mutex; }
 
 #ifdef TEST_CLAIM_RACE
 /* Shard i of a timer of shards; the timer that holds a node (its owner). */
@@ -49,7 +56,25 @@ static struct {
     unsigned early;     /* atomic: so many more waits return at once */
     unsigned hold_wait; /* the thread of this wait (1-based), once woken, lets the lock go ... */
     unsigned gate;      /* atomic: ... until this is set */
+    void *watched;          /* atomic: a mutex whose locks are watched: */
+    void *pauser;           /* atomic: this thread (a record) waits at its next lock of it ... */
+    unsigned paused;        /* atomic: (it waits) */
+    unsigned resume;        /* atomic: ... until this is set */
+    unsigned watched_locks; /* atomic: the other threads' locks of it */
 } shape;
+
+static void shaped_mutex_lock(void *mutex) {
+    if (mutex == ATOMIC_GET(&shape.watched)) {
+        void *pauser = ATOMIC_GET(&shape.pauser);
+        if (pauser && shape.real->thread_is_self(pauser) && !ATOMIC_GET(&shape.resume)) {
+            ATOMIC_SET(&shape.paused, 1u);
+            while (!ATOMIC_GET(&shape.resume)) sleep_ns(MS);
+        } else {
+            ATOMIC_ADD(&shape.watched_locks, 1u);
+        }
+    }
+    shape.real->mutex_lock(mutex);
+}
 
 static void shaped_cond_wait(void *cond, void *mutex, uint64_t timeout_ns) {
     unsigned mine = ATOMIC_ADD(&shape.waits, 1u) + 1;
@@ -67,15 +92,22 @@ static void shaped_cond_wait(void *cond, void *mutex, uint64_t timeout_ns) {
 
 static hwtimer_threads shaped_threads;
 
-/* A caller-driven timer on f's fake clock with the shaping backend, nothing shaped yet. */
-static void open_shaped(fixture *f) {
-    hwtimer_config cfg;
+/* A config for a timer on f's fake clock and allocator with the shaping backend, nothing
+   shaped yet. */
+static void shaped_config(fixture *f, hwtimer_config *cfg) {
     memset(&shape, 0, sizeof shape);
     shape.real = test_threads();
     shaped_threads = *shape.real;
     shaped_threads.cond_wait = shaped_cond_wait;
-    fixture_config(f, &cfg, 0, MS, 64);
-    cfg.threads = &shaped_threads;
+    shaped_threads.mutex_lock = shaped_mutex_lock;
+    fixture_config(f, cfg, 0, MS, 64);
+    cfg->threads = &shaped_threads;
+}
+
+/* A caller-driven timer made so. */
+static void open_shaped(fixture *f) {
+    hwtimer_config cfg;
+    shaped_config(f, &cfg);
     fixture_create(f, &cfg);
 }
 
@@ -214,6 +246,65 @@ static void test_cancels_leave_first_in_first_out(void) {
     fixture_close(&f);
 }
 
+/* ---- a group destroyed by its worker while a thread still tells it of an arming ----------- */
+
+static struct {
+    hwtimer *t;
+    unsigned done;         /* atomic: the callback destroyed the timer */
+    unsigned locks_before; /* atomic: shape.watched_locks then */
+} destroyer;
+
+static void destroy_own_timer(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    (void)arg;
+    hwtimer_destroy(destroyer.t);
+    ATOMIC_SET(&destroyer.locks_before, ATOMIC_GET(&shape.watched_locks));
+    ATOMIC_SET(&destroyer.done, 1u);
+}
+
+/* Lets the held thread go once the worker, after the callback, has come back for the
+   timer's lock twice: at its pass's end, then in its wait for that thread. */
+static void release_after_destroy(void *arg) {
+    (void)arg;
+    CHECK(wait_for_count(&destroyer.done, 1, 10 * SEC));
+    CHECK(wait_for_count(&shape.watched_locks, ATOMIC_GET(&destroyer.locks_before) + 2, 10 * SEC));
+    CHECK_EQ(ATOMIC_GET(&shape.paused), 1);
+    ATOMIC_SET(&shape.resume, 1u);
+}
+
+/* This thread arms a node due at once on a worker-mode timer of shards, and is held as its
+   shard tells the group (at its lock of the group's mutex), before the worker is woken; the
+   worker wakes for a later node anyway, runs the node, whose callback destroys the timer,
+   and must wait for this thread before it frees anything. Nothing is freed until then. */
+static void test_group_outlives_a_wake_under_way(void) {
+    fixture f;
+    hwtimer_config cfg;
+    hwtimer_timeout later = HWTIMER_TIMEOUT_INIT, now = HWTIMER_TIMEOUT_INIT;
+    unsigned later_runs = 0;
+    test_thread releaser;
+    void *pauser;
+    shaped_config(&f, &cfg);
+    cfg.clock_fn = NULL; /* the worker sleeps on the real clock */
+    cfg.worker = 1;
+    cfg.shards = 2;
+    f.t = create_or_die(&cfg);
+    memset(&destroyer, 0, sizeof destroyer);
+    destroyer.t = f.t;
+    CHECK_EQ(hwtimer_schedule(f.t, &later, 50 * MS, count_run, &later_runs), HWTIMER_OK);
+    wait_for_waits(1); /* the worker sleeps until `later` */
+    pauser = calloc_or_die(1, shape.real->thread_size);
+    shape.real->thread_self(pauser);
+    ATOMIC_SET(&shape.pauser, pauser);
+    ATOMIC_SET(&shape.watched, timer_mutex(f.t));
+    test_thread_start(&releaser, release_after_destroy, NULL);
+    CHECK_EQ(hwtimer_schedule(f.t, &now, 0, destroy_own_timer, NULL), HWTIMER_OK);
+    test_thread_join(&releaser);
+    CHECK(wait_for_count(&f.mem.frees, ATOMIC_GET(&f.mem.allocs), 10 * SEC));
+    CHECK_EQ(later_runs, 0); /* cancelled by the destroy */
+    CHECK_EQ(hwtimer_timeout_state(&later), HWTIMER_CANCELLED);
+    free(pauser);
+}
+
 /* ---- two claims of a fresh node at once ----------------------------------------------------- */
 
 #ifdef TEST_CLAIM_RACE
@@ -291,6 +382,7 @@ int main(void) {
     RUN_TEST(test_advance_waits_for_pass);
     RUN_TEST(test_cancel_waits_again);
     RUN_TEST(test_cancels_leave_first_in_first_out);
+    RUN_TEST(test_group_outlives_a_wake_under_way);
 #ifdef TEST_CLAIM_RACE
     RUN_TEST(test_claim_lost_to_another_shard);
 #else
