@@ -1,4 +1,4 @@
-/* hwtimer.h 1.0.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.1.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -6,16 +6,19 @@
        #define HWTIMER_IMPLEMENTATION
        #include "hwtimer.h"
 
-   It compiles as C99 or later and as C++, in any include order. Under a strict -std=c99 or
-   -std=c11 (which hides POSIX) the implementation file defines _POSIX_C_SOURCE when it comes
-   before any system header; if a system header came first, the build stops at one #error
-   that says what to do. In the compilers' default modes (gnu99 ... gnu17) it defines no
-   feature-test macro, so your file keeps every name its platform gives it.
+   It compiles as C99 or later and as C++. Include order matters only under a strict
+   -std=c99 or -std=c11 (which hides POSIX): there the file that defines
+   HWTIMER_IMPLEMENTATION includes hwtimer.h before any system header (it then defines
+   _POSIX_C_SOURCE 200809L itself) or is compiled with -D_POSIX_C_SOURCE=200809L; if a
+   system header came first, the build stops at one #error that says so. In the default
+   modes (gnu99 ... gnu17, C++) any order works and hwtimer.h defines no feature-test
+   macro: your file sees the names it would see without it. Names your C library hides
+   behind a macro of its own stay hidden (glibc's accept4, pipe2, ... need _GNU_SOURCE):
+   define it before your first #include.
 
 QUICK START
 
-   A connection's idle timeout, driven by a poll loop. The node lives in your own struct,
-   so nothing is allocated per timeout.
+   A connection's idle timeout, driven by a poll loop.
 
        #define HWTIMER_IMPLEMENTATION
        #include "hwtimer.h"
@@ -51,195 +54,154 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    QUICK START                  the program above
    WHAT IT IS                   what it is for, what it costs
    TIME                         deadlines, ticks and when a callback runs
-   EVENT LOOPS                  driving it from your loop: tick, clock, wake-ups, cached time
+   EVENT LOOPS                  driving it from your loop: sleeping, wake-ups, cached time
    CLOCKS                       the default clock, your own, and suspended machines
-   THREADS                      no threads, locks, or a worker; shards for many producers
+   THREADS                      no threads, locks, or a worker; your own locks; shards
    OPTIONS                      the macros to define before including
    VERSIONS                     the version macros and what 1.x promises
    the declarations             types, then each function with its rules and error codes
    the implementation           THE DESIGN (for maintainers), then the sections:
-     [hwtimer:portability]      bit scans and shifts, compiler hints, atomics, thread-locals
-     [hwtimer:data]             where a node is, levels, waiting cancels, the timer itself
-     [hwtimer:group]            a timer of shards, 1: the group's data, and the hooks an
-                                ordinary timer calls as a shard
+     [hwtimer:portability]      bit scans, compiler hints, atomics, thread-locals, sentences
+     [hwtimer:data]             the geometry, a wheel, a wheel's shard, the timer
      [hwtimer:ticks]            deadlines to ticks and back, leeway, the slot of a tick
-     [hwtimer:wake]             which filings must wake the loop (wake_fn)
-     [hwtimer:wheel]            the wheel without locks: lists, the bit tree, filing, walks,
-                                expiry, cancelling every node
-     [hwtimer:memory]           the config's check, the one allocation and its layout, the
-                                thread objects, the last free
-     [hwtimer:locking]          locking, waking the worker, the running-node rules
-     [hwtimer:check]            the invariant check (hwtimer_check)
-     [hwtimer:nodes]            arming, moving and cancelling one node, lock held
-     [hwtimer:pass]             advancing to a tick and running callbacks, the answer to the
-                                loop
-     [hwtimer:group-pass]       a timer of shards, 2: its pass and its answers; the pass and
-                                the answer of any timer
+     [hwtimer:wheel]            a wheel: lists, bit trees, filing, a pass's steps, walks
+     [hwtimer:check]            a wheel's invariants (hwtimer_check)
+     [hwtimer:locking]          the lock order, and which wheel holds a node
+     [hwtimer:loop]             the front end, 1: the loop's answers and wake_fn
+     [hwtimer:nodes]            the front end, 2: arming, moving, cancelling a node
+     [hwtimer:pass]             the front end, 3: the pass and its callbacks
      [hwtimer:worker]           the worker thread
-     [hwtimer:arming]           the entry points' paths of one timer: schedule, reschedule,
-                                cancel, and the map of every path
-     [hwtimer:group-arming]     a timer of shards, 3: which shard an entry point works on,
-                                and the group's schedule, reschedule and cancel
-     [hwtimer:entries]          the inline entries of schedule and reschedule
-     [hwtimer:platform]         the clock, then the POSIX (with fork), C11 and Win32 thread
-                                backends
-     [hwtimer:create]           creating a timer
-     [hwtimer:lifecycle]        one timer's stop, stats, fork_child and check
-     [hwtimer:group-create]     a timer of shards, 4: creating a group, and its part of the
-                                public functions
+     [hwtimer:entries]          schedule, reschedule and cancel, without and with threads
+     [hwtimer:platform]         the clock; POSIX (with fork), C11 and Win32 threads
+     [hwtimer:lifecycle]        the config's check, create, stop, destroy, fork, check
      [hwtimer:public]           the public functions, in the order they are declared
      [hwtimer:license]          the license
      [hwtimer:history]          the version history, newest first
 
 WHAT IT IS
 
-   A timer for many timeouts that are mostly cancelled or pushed back before they fire: RPC
-   deadlines, retries with backoff, heartbeats, lease renewal, idle connections. It is
-   Netty's HashedWheelTimer made hierarchical, like Kafka's and the Linux kernel's wheels:
-   - Schedule, reschedule and cancel are O(1) and never allocate: the node
-     (hwtimer_timeout, at most 64 bytes) lives inside your own struct. Only hwtimer_create
-     allocates, once: one block whose size the configuration fixes (hwtimer_stats.bytes).
-   - Empty ticks cost nothing: finding the next tick with work is a few bit scans, so a
-     fine tick (1 ms) is free while nothing is due, and a loop or a worker sleeps until the
-     next tick that has work instead of waking every tick.
-   - Exact to the tick: a timeout runs at the first tick boundary at or after its deadline,
-     never earlier, whatever level of the wheel it waited in.
-   - Caller-driven (your event loop calls hwtimer_poll and sleeps for
-     hwtimer_poll_timeout_ms) or with a worker thread that runs the callbacks (like Netty's).
-     Threads come through a table of hooks: POSIX threads, C11 <threads.h> and Win32 are
-     built in, or fill your own.
-   One timer holds millions of timeouts. A timer per connection or per object is the usual
-   mistake with wheel timers: share one (cfg.log_fn hears of the 65th timer with a worker).
+   A timer for many timeouts that are mostly cancelled or pushed back before they fire (RPC
+   deadlines, retries, heartbeats, leases, idle connections): Netty's HashedWheelTimer made
+   hierarchical, like Kafka's and Linux's. Schedule, reschedule and cancel are O(1) and
+   never allocate: the node (hwtimer_timeout) lives in your own struct; only
+   hwtimer_create allocates, one block (hwtimer_stats.bytes). Empty ticks cost nothing: a
+   loop or a worker sleeps until the next tick with work, so a 1 ms tick is free while
+   nothing is due. Exact to the tick, never early (TIME); caller-driven or with a worker
+   thread (THREADS). One timer holds millions of timeouts: share one, not one per
+   connection (cfg.log_fn hears of the 65th timer with a worker).
 
 TIME
 
-   Every time is in nanoseconds of the timer's clock (cfg.clock_fn; by default the platform's
-   monotonic clock, see CLOCKS). hwtimer_create reads the clock once: that reading is the
-   timer's start S, and the tick boundaries lie at S + k*tick_ns. A timeout scheduled at
-   clock time N with delay d has the deadline D = N + d, clamped to UINT64_MAX on overflow
-   (such a timeout is never early, and in practice never runs); the _at forms take D itself.
+   Every time is in nanoseconds of the timer's clock (CLOCKS). hwtimer_create reads it
+   once: that is the timer's start S; tick boundaries lie at S + k*tick_ns. A timeout
+   scheduled at clock time N with delay d has the deadline D = N + d (UINT64_MAX on
+   overflow: never early, in practice never run); the _at forms take D itself. Its callback
+   runs once, at the first tick boundary B >= D, never before D (with a leeway, at a
+   boundary in [B, B + leeway]: hwtimer_timeout_set_leeway). So it runs up to one tick
+   late (the default tick is 100 ms). In which order: hwtimer_advance, and THREADS.
 
-   Its callback runs once, at the first tick boundary B >= D, never before D (with a leeway,
-   at a boundary the timer picks in [B, B + leeway]: hwtimer_timeout_set_leeway). So a
-   timeout runs up to one tick late: the default tick is 100 ms (Netty's); set
-   cfg.tick_ns = HWTIMER_MS(1) where that matters. Caller-driven, hwtimer_advance(t, now)
-   runs every timeout whose B <= now in order of B (ties in any order); a timeout
-   scheduled from a callback runs in a later advance, never in the same pass, and one call
-   may cover a nanosecond or years of ticks. With a worker, callbacks run on the worker
-   thread at B, or as soon after as the OS allows.
+EVENT LOOPS
 
-EVENT LOOPS (what users trip on)
-
-   - Sleep for hwtimer_poll_timeout_ms (poll, epoll_wait) or until hwtimer_next_expiry (an
-     absolute time on the timer's clock: a TFD_TIMER_ABSTIME timerfd, IORING_TIMEOUT_ABS,
-     clock_nanosleep), then call hwtimer_poll. UINT64_MAX / -1 mean: nothing pending.
-   - Early wake-ups. hwtimer_next_expiry is never later than the next boundary with work,
-     but may be earlier: where the first timeouts must first move from a coarse level of the
-     wheel to a finer one, or where a timeout was pushed to a later deadline (it is re-filed
-     when its old place is reached). A wake-up there may run nothing, and always makes
-     progress; hwtimer_next_expiry says how many there can be.
-   - The callback's time. A callback runs during advance(now), maybe well after its deadline
-     if the loop was busy. One that needs its own time reads hwtimer_timeout_deadline(to),
-     not the clock: re-arming at that + interval with hwtimer_schedule_at does not drift.
-   - Cached time. A loop that keeps its own time (libuv's uv_now, a frame time) calls
-     hwtimer_advance(t, now) and the _at forms: the timer then reads no clock. That time must
-     be the timer's clock, or a rounded-down reading of it: a time ahead of the clock runs
-     timeouts early. A deadline built from it for something newer than the loop's pass (a
-     connection accepted late in a burst) starts that much early: schedule that one with a
-     form that reads the clock.
+   - Sleep for hwtimer_poll_timeout_ms (poll, epoll_wait) or until hwtimer_next_expiry
+     (absolute: a TFD_TIMER_ABSTIME timerfd, IORING_TIMEOUT_ABS, clock_nanosleep), then
+     call hwtimer_poll. A wake-up may run nothing (see hwtimer_next_expiry).
+   - A callback may run well after its deadline if the loop was busy (its own time:
+     hwtimer_timeout_deadline).
+   - Cached time (libuv's uv_now, a frame time): pass it to hwtimer_advance and the _at
+     forms, or count in ticks from it (hwtimer_schedule_ticks), and the timer reads no
+     clock. It must be the timer's clock or a rounded-down
+     reading of it: a time ahead runs timeouts early. A deadline built from it for
+     something newer than the loop's pass (a connection accepted late in a burst) starts
+     that much early: schedule that one with a form that reads the clock.
    - A loop that sleeps in a library (libevent, libuv) keeps one library timer at
-     hwtimer_next_expiry, and sets cfg.wake_fn so that a schedule made where the loop does
-     not re-arm that timer (another thread, a library callback) wakes it. It asks
-     hwtimer_next_expiry once before its first sleep: wake_fn answers only an answer (see
-     "Waking the loop" at hwtimer_next_expiry).
-   Recipes that run as they are, for poll, epoll + timerfd, io_uring, libevent, libuv, and
-   threads waking a sleeping loop, come with the project (test/examples/loop_*.c).
+     hwtimer_next_expiry and sets cfg.wake_fn, so that a schedule the loop does not see
+     (another thread, a library callback) wakes it. It asks hwtimer_next_expiry once
+     before its first sleep: wake_fn is called only when a schedule makes the loop's last
+     answer too late, so never before the first answer ("Waking the loop" at
+     hwtimer_next_expiry).
+   Recipes that run: test/examples/loop_*.c (poll, epoll + timerfd, io_uring, libevent,
+   libuv, a worker beside your loop).
 
 CLOCKS
 
-   The timer's clock is cfg.clock_fn: any clock in nanoseconds. NULL: CLOCK_MONOTONIC through
-   clock_gettime on POSIX, QueryPerformanceCounter on Windows. A clock of your own makes
-   tests exact (a fake clock that you move, then hwtimer_advance) or shares the loop's time
-   (libuv's uv_hrtime). A clock that steps back runs nothing early: advance with a time
-   below the last one does nothing.
+   The timer's clock is cfg.clock_fn, any clock in nanoseconds; NULL: CLOCK_MONOTONIC on
+   POSIX, QueryPerformanceCounter on Windows. Your own makes tests exact (a fake clock you
+   move, then hwtimer_advance) or shares the loop's time (libuv's uv_hrtime). A clock that
+   steps back runs nothing early (hwtimer_advance).
 
-   A clock that counts time suspended (Linux's CLOCK_BOOTTIME), so that a 30 s timeout means
-   30 s of real time across a laptop's sleep: caller-driven, drive the timer from a
-   CLOCK_BOOTTIME timerfd set to hwtimer_next_expiry with TFD_TIMER_ABSTIME (it fires at
-   resume when that time passed during the suspend). A worker sleeps in the OS on
-   CLOCK_MONOTONIC (POSIX threads), which does not count a suspend: a timeout can then be
-   late by what the worker still had to sleep when the machine suspended. Any schedule or
-   reschedule after resume wakes it, when the timer's clock is a clock_fn of your own that
-   has passed its wake-up time.
+   Suspend. With a clock that counts it (Linux's CLOCK_BOOTTIME), a caller-driven loop
+   sleeps on a CLOCK_BOOTTIME timerfd set to hwtimer_next_expiry with TFD_TIMER_ABSTIME
+   (it fires at resume if that time passed meanwhile). A worker sleeps on CLOCK_MONOTONIC
+   (POSIX threads), which does not count a suspend: a timeout can be late by what the
+   worker still had to sleep at the suspend. With a clock_fn of your own that counts it,
+   the first schedule or reschedule after resume sees that clock past the worker's wake-up
+   time and wakes the worker at once; with the default clock nothing wakes it early.
 
 THREADS
 
-   - No threads (cfg.threads NULL, the default): one thread makes every call, no lock is
-     taken, and your loop runs the callbacks through hwtimer_poll or hwtimer_advance.
-   - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop still
-     runs the callbacks, and cfg.wake_fn tells it when another thread needs it earlier.
+   - No threads (cfg.threads NULL, the default): one thread makes every call; no lock.
+   - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop runs
+     the callbacks (cfg.wake_fn: EVENT LOOPS).
    - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
-     callbacks. It starts at hwtimer_start or at the first schedule, sleeps until the next
-     boundary that has work, and is woken at once by an earlier schedule and by stop.
-   With threads, every function may be called from any thread and from callbacks, except
-   hwtimer_stop of the callback's own timer (it returns HWTIMER_EWORKER there; destroy is
-   allowed, see hwtimer_destroy). Callbacks run with no
-   lock held; a callback that blocks delays every later timeout of its timer (cfg.log_fn
-   hears of a worker's callback that ran longer than max(100 ms, tick)). hwtimer_cancel
-   waits for a callback that runs on another thread: read it for what that forbids.
+     callbacks at B or as soon after as the OS allows, sleeps until the next boundary with
+     work, and is woken at once by an earlier schedule.
+   With threads, any function may be called from any thread and from callbacks (but see
+   hwtimer_stop and hwtimer_cancel). Callbacks run with no lock held; one that blocks
+   delays every later timeout of its timer.
 
-   Many producers: shards. A timer has one lock that every call takes; two threads that
-   schedule and cancel on one timer at once pass its lines back and forth and get less done
-   in all than one thread alone. cfg.shards = n (2 .. 64) makes a timer of shards, called a
-   group here: one timer of n wheels (its shards), each with its own lock, still one timer
-   to its users: one pending count, one next_expiry, one worker (or one loop's advance)
-   that runs every shard's callbacks in order of B, the same rules. A thread arms a node
-   this group has not held yet in its own shard (threads are numbered in the order they
-   first arm on any group; thread k uses shard k mod n), and a node stays in that shard for
-   every later call, from any thread. Use as
-   many shards as threads that arm at once. What it costs: a thread alone is a little
-   slower; the memory is n wheels; hwtimer_pending, _next_expiry, _poll_timeout_ms,
-   _foreach, _stop and a pass take every shard's lock; with max_pending every arming also
-   writes one count that all shards share (leave max_pending 0 where producers must scale).
-   Nodes armed from a callback go to the shard of the thread that runs the callbacks.
+   A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c): a
+   one-shot is no longer pending once its callback is claimed, so another thread may arm it
+   again before the callback gets your lock; the callback then asks hwtimer_is_pending
+   under your lock. Never call hwtimer_cancel holding that lock (it waits for the callback,
+   which waits for the lock). hwtimer_schedule and hwtimer_reschedule never wait for a
+   callback (they take only the timer's own locks, which no callback holds), so they may
+   be called holding it. A callback may free the struct of its node once it has cancelled
+   the struct's other nodes and no other thread can reach it.
+
+   Many producers: shards. Every call takes the timer's one lock: two threads that schedule
+   and cancel at once get less done than one alone. cfg.shards = n (2 .. 64) gives the
+   timer n wheels, each with its own lock, under the same rules: one pending count, one
+   next_expiry, one worker (or loop) that runs every wheel's callbacks in order of B. A
+   thread arms a node the timer has not held yet in its own wheel (threads are numbered as
+   they first arm on any timer of shards; thread k uses wheel k mod n), where it stays for
+   every later call from any thread. Use as many as threads that arm at once. The cost: a
+   thread alone is a little slower; memory for n wheels; hwtimer_pending, _next_expiry,
+   _poll_timeout_ms, _foreach, _stop and a pass take every wheel's lock; with max_pending
+   each arming also writes a count all wheels share (leave it 0 where producers must
+   scale).
 
 OPTIONS (define before including, in the implementation file unless noted)
 
    HWTIMER_STATIC        every function static to the including file (all files)
-   HWTIMER_NO_THREADS    no thread code at all: caller-driven from one thread (all files)
+   HWTIMER_NO_THREADS    no thread code: caller-driven from one thread (all files)
    HWTIMER_NO_PTHREADS   leave the POSIX threads backend out
    HWTIMER_PTHREADS      build the POSIX threads backend on _WIN32 too (mingw winpthreads)
    HWTIMER_C11_THREADS   build the C11 <threads.h> backend
    HWTIMER_NO_DEFAULT_CLOCK  no platform clock: hwtimer_config.clock_fn is required
    HWTIMER_ASSERT(x)     internal invariant checks (default: assert(x))
-   HWTIMER_MALLOC(ctx,size), HWTIMER_FREE(ctx,ptr)  the allocator used when the config
-                         has none (default malloc/free); the config's alloc_fn wins.
+   HWTIMER_MALLOC(ctx,size), HWTIMER_FREE(ctx,ptr)  malloc/free unless cfg.alloc_fn is set
    HWTIMER_SLOT_LISTS    lists per slot, a power of two (default 4): 1 saves 3/4 of the
-                         timer's memory and makes expiring big timers several times slower
-   HWTIMER_LOCK_SPINS    tries of a taken lock before sleeping on it, with exponential
-                         backoff, POSIX and C11 backends (default 30; 0: sleep at once)
-   HWTIMER_C11_MAX_WAIT_NS  longest single wait of the C11 backend (default 15 s): C11
-                         waits on the wall clock, so a wall clock stepped back delays a
-                         wake-up by at most this much. Nothing ever fires early.
+                         memory and makes expiring big timers several times slower
+   HWTIMER_LOCK_SPINS    tries of a taken lock, with exponential backoff, before sleeping
+                         on it; POSIX and C11 backends (default 30; 0: sleep at once)
+   HWTIMER_C11_MAX_WAIT_NS  longest single wait of the C11 backend (default 15 s): it
+                         waits on the wall clock, and one stepped back delays a wake-up
+                         by at most this much.
 
 VERSIONS
 
-   HWTIMER_VERSION "1.0.0", and HWTIMER_VERSION_MAJOR, _MINOR, _PATCH. Semantic versioning:
-   every name, signature and rule documented in this file holds for all 1.x releases; a
-   1.x release may add functions, config fields (a zero-filled field keeps the behaviour of
-   a config filled before it existed) and counters, and may make things faster. The
-   history is at the end of the file ([hwtimer:history]).
+   Semantic versioning (HWTIMER_VERSION, _MAJOR, _MINOR, _PATCH): every name, signature
+   and rule documented here holds for all 1.x releases; a 1.x release may add functions,
+   config fields (zero keeps the behaviour of a config filled before the field existed)
+   and counters, and may make things faster.
 
 LICENSE: see the end of the file ([hwtimer:license]).
 */
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
 
-/* Feature-test macros: only where the compiler is in a strict standard mode (-std=c99,
-   -std=c11: __STRICT_ANSI__), which hides POSIX, and the file set none itself. In the
-   default modes (gnu99/gnu11/gnu17, or no -std) the platform's defaults already declare
-   what the implementation needs, and defining _POSIX_C_SOURCE there would take names away
-   from the rest of the file (MAP_ANONYMOUS, usleep, ...). */
+/* Only under a strict -std (which hides POSIX) and if the file set none: elsewhere a
+   feature-test macro would hide names (MAP_ANONYMOUS, usleep). */
 #if defined(HWTIMER_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&   \
     !defined(__APPLE__) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&       \
     !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
@@ -249,24 +211,20 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #include <stddef.h>
 #include <stdint.h>
 
-/* The version (see VERSIONS above; the history is at the end of the file). */
+/* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
-#define HWTIMER_VERSION_MINOR 0
+#define HWTIMER_VERSION_MINOR 1
 #define HWTIMER_VERSION_PATCH 0
-#define HWTIMER_VERSION "1.0.0"
+#define HWTIMER_VERSION "1.1.0"
 
-/* Durations in the timer's unit, nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
+/* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
 #define HWTIMER_MS(x) ((uint64_t)(x) * 1000000u)
 #define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
 
-/* The struct that embeds a node: HWTIMER_CONTAINER_OF(to, struct conn, idle) turns the
-   hwtimer_timeout *to a callback receives back into the struct conn * whose member `idle`
-   it is (the kernel's container_of). It uses offsetof, which C++ defines only for
-   standard-layout types: for a C++ class that is not one (a std::string member, virtual
-   functions, base classes with data), g++ and clang++ warn (-Winvalid-offsetof) and the
-   result is not guaranteed. There, pass the object as the callback's arg
-   (hwtimer_schedule(t, &obj->idle, d, fn, obj)) and use arg instead. */
+/* HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
+   *to. In C++ only for standard-layout classes (offsetof); for others pass the object as
+   the callback's arg. */
 #define HWTIMER_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -284,9 +242,7 @@ LICENSE: see the end of the file ([hwtimer:license]).
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------------------------
-   Types
-   --------------------------------------------------------------------------------- */
+/* ---- Types ---- */
 
 typedef struct hwtimer hwtimer;                 /* opaque */
 typedef struct hwtimer_timeout hwtimer_timeout; /* embed it in your own struct */
@@ -298,111 +254,97 @@ typedef void (*hwtimer_fn)(hwtimer_timeout *to, void *arg);
 /* Timeout states (hwtimer_timeout_state). */
 enum { HWTIMER_IDLE = 0, HWTIMER_PENDING, HWTIMER_EXPIRED, HWTIMER_CANCELLED };
 
-/* Error codes: every function that can fail returns one of these (negative). */
+/* Error codes (negative): every function that can fail returns one. */
 enum {
     HWTIMER_OK = 0,
-    HWTIMER_EINVAL = -1,   /* bad argument (NULL, zero tick, out-of-range wheel, overflow) */
+    HWTIMER_EINVAL = -1,   /* bad argument */
     HWTIMER_ENOMEM = -2,   /* allocation failed (only hwtimer_create allocates) */
-    HWTIMER_EFULL = -3,    /* max_pending reached (Netty: RejectedExecutionException) */
-    HWTIMER_ESTOPPED = -4, /* the timer was stopped (Netty: IllegalStateException) */
+    HWTIMER_EFULL = -3,    /* max_pending reached */
+    HWTIMER_ESTOPPED = -4, /* the timer was stopped */
     HWTIMER_EBUSY = -5,    /* the timeout is already pending */
     HWTIMER_EWORKER = -6,  /* not allowed from this timer's own callback (stop) */
     HWTIMER_ETHREAD = -7   /* the thread backend failed */
 };
 
-/* A list link. Private: only the timer touches it. */
+/* Private. */
+struct hwtimer__wheel;
 struct hwtimer__link {
     struct hwtimer__link *next, *prev;
 };
 
-/* A timeout node. Put one in your own struct; a zero-filled node is a valid idle one.
-   Every field is private to the timer: read them with hwtimer_timeout_state(),
-   _deadline(), _arg() and _period(). At most 64 bytes on 64-bit targets. */
+/* A timeout node: put one in your own struct; zero-filled, it is idle. Its fields are
+   private (read them with hwtimer_timeout_state, _deadline, _arg, _period). At most 64
+   bytes on 64-bit targets; fields in the order a cancel reads them. */
 struct hwtimer_timeout {
-    /* What a cancel and a re-filing read come first, what only arming and running read
-       last: in an array that malloc aligned to 16 bytes a node spans two cache lines,
-       and then a cancel touches only the first (bench scenario 1 measures it). */
     struct hwtimer__link link; /* first: a link converts to its node */
-    uint32_t where;            /* which list holds it while pending (see HWTIMER__WHERE_*);
-                                  stale otherwise */
+    uint32_t where;            /* which list holds it while pending (HWTIMER__WHERE_*) */
     uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_CANCELLED */
-    uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns (rounded down) */
+    uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns */
     uint16_t leeway_digits;
     uint64_t deadline;         /* D of the last scheduling */
-    hwtimer *owner;            /* the timer it was last scheduled on */
+    struct hwtimer__wheel *wheel; /* the wheel it was last scheduled in */
     uint64_t period;           /* 0: one-shot */
     hwtimer_fn fn;
     void *arg;
 };
 
-/* A static initializer equal to a zero-filled (idle) node. */
+/* A static initializer: a zero-filled (idle) node. */
 #define HWTIMER_TIMEOUT_INIT {{NULL, NULL}, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL}
 
-/* The thread hooks. Fill one to run the timer on another threading library; the built-in
-   backends are hwtimer_threads_pthread(), _c11() and _win32(). Every hook is required.
-   The timer allocates mutex_size, cond_size and thread_size bytes (aligned for any type)
-   for each mutex, condition variable and thread handle it needs, inside hwtimer_create's
-   one allocation. */
+/* Thread hooks for another threading library; every hook is required. The timer's one
+   allocation holds mutex_size, cond_size and thread_size bytes (aligned for any type) for
+   each mutex, condition variable and thread handle. */
 struct hwtimer_threads {
     const char *name;
     size_t mutex_size, cond_size, thread_size;
-    int (*mutex_init)(void *mutex); /* 0 on success */
+    int (*mutex_init)(void *mutex); /* 0 on success, as cond_init and thread_start */
     void (*mutex_destroy)(void *mutex);
     void (*mutex_lock)(void *mutex);
     void (*mutex_unlock)(void *mutex);
-    int (*cond_init)(void *cond); /* 0 on success */
+    int (*cond_init)(void *cond);
     void (*cond_destroy)(void *cond);
     void (*cond_broadcast)(void *cond);
     /* Waits on cond (mutex held) until a broadcast or about timeout_ns have passed
        (UINT64_MAX: no limit). It may return early: the timer re-checks its clock. */
     void (*cond_wait)(void *cond, void *mutex, uint64_t timeout_ns);
-    int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg); /* 0 on success */
+    int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg);
     void (*thread_join)(void *thread);
     void (*thread_detach)(void *thread);
     void (*thread_self)(void *thread);          /* record the calling thread in *thread */
     int (*thread_is_self)(const void *thread);  /* nonzero: the caller is that thread */
 };
 
-/* What hwtimer_create needs. Start from hwtimer_config_default(). A zero in any field but
-   tick_ns and ticks_per_wheel means the default or "none", so a config filled before a
-   field was added keeps its behaviour. */
+/* What hwtimer_create needs; start from hwtimer_config_default(). A zero in any field but
+   tick_ns and ticks_per_wheel means the default, or none. */
 typedef struct hwtimer_config {
-    uint64_t tick_ns;         /* default 100 ms (Netty's default); HWTIMER_MS(1) for 1 ms */
-    uint32_t ticks_per_wheel; /* default 512; rounded up to a power of two; 1 .. 2^30 */
+    uint64_t tick_ns;         /* default 100 ms */
+    uint32_t ticks_per_wheel; /* default 512; rounded up to a power of two */
     size_t max_pending;       /* 0: unlimited */
-    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock, in ns
-                                              (CLOCK_MONOTONIC; a clock that counts suspend
-                                              time, CLOCK_BOOTTIME: see CLOCKS) */
+    uint64_t (*clock_fn)(void *clock_ctx); /* NULL: the platform's monotonic clock (CLOCKS) */
     void *clock_ctx;
     const hwtimer_threads *threads; /* NULL: no locks, use from one thread only */
-    int worker;                     /* nonzero: a background worker thread runs the callbacks
-                                       (needs threads); zero: the caller drives with advance/poll */
+    int worker; /* nonzero: a worker thread runs the callbacks (needs threads) */
     void *(*alloc_fn)(size_t size, void *alloc_ctx); /* NULL: malloc */
     void (*free_fn)(void *ptr, void *alloc_ctx);     /* NULL: free */
     void *alloc_ctx;
-    void (*wake_fn)(void *wake_ctx); /* caller-driven mode: wake the loop (see "Waking the
-                                        loop" above hwtimer_next_expiry); NULL: never */
+    void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
-    /* Sentences for a program that wants them: hwtimer never prints. NULL: silent. With
-       log_fn set, each of these is said once per occurrence, in one English sentence (with
-       no lock of the timer held; the message lives only during the call):
-       - every refusal by hwtimer_create: the field and the rule it broke ("hwtimer_create:
-         tick_ns is 0: it must be at least 1 ns ..."), a failed allocation and its size, a
-         threads backend that could not make its lock;
-       - a worker's callback that ran longer than max(100 ms, tick_ns): how long, and that
-         every timeout due meanwhile ran late; at most once a second per timer (the worker
-         reads the clock before and after each callback for it);
-       - a timer created while more than 64 timers with a worker are alive in the process
-         (each is a thread; Netty warns at the same count): share one timer.
-       Errors stay return codes; hwtimer_strerror names them. */
+    /* log_fn (NULL: silent; hwtimer never prints) hears, once each time, an English
+       sentence valid during the call only, with no lock of the timer held:
+       - a refusal by hwtimer_create: the field and the rule, a failed allocation and its
+         size, a threads backend that could not make a lock;
+       - a worker's callback that ran longer than max(100 ms, tick_ns), making every
+         timeout due meanwhile late; at most once a second per timer (the worker then
+         reads the clock around each callback);
+       - a timer with a worker created while 64 or more others are alive in the process
+         (each is a thread): share one timer. */
     void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
-    unsigned shards; /* 0 or 1: one wheel and one lock. 2 .. 64: that many wheels, each with
-                        its own lock, so that threads that schedule and cancel at once do not
-                        share one (see "Many producers: shards" in THREADS); needs threads */
+    unsigned shards; /* 0 or 1: one wheel; 2 .. 64: that many, each with its own lock
+                        (THREADS: shards); needs threads */
 } hwtimer_config;
 
-/* Counters, for tests, benchmarks and monitoring (hwtimer_stats_get). */
+/* Counters (hwtimer_stats_get). */
 typedef struct hwtimer_stats {
     uint64_t wakeups;  /* times the worker returned from its wait */
     uint64_t passes;   /* advance passes run (by advance/poll or the worker) */
@@ -410,271 +352,206 @@ typedef struct hwtimer_stats {
     uint64_t cascaded; /* timeouts moved down a level */
     size_t pending;    /* same as hwtimer_pending */
     size_t bytes;      /* memory hwtimer_create allocated */
-    uint64_t refiled;  /* timeouts a pass filed again because they had been pushed past the
-                          end of the coarse slot where they waited (see "Pushing a deadline
-                          later" in THE DESIGN; never more than such pushes) */
+    uint64_t refiled;  /* pushed later, then filed again by a pass (at most once a push) */
 } hwtimer_stats;
 
-/* ---------------------------------------------------------------------------------
-   Creating and destroying
-   --------------------------------------------------------------------------------- */
+/* ---- Creating and destroying ---- */
 
-/* Fills *cfg with the defaults: 100 ms tick (coarse: an event loop usually wants
-   HWTIMER_MS(1)), 512 slots, unlimited, platform clock, no threads, caller-driven,
-   malloc/free, no wake_fn, no log_fn. */
+/* Fills *cfg with the defaults (each field names its own). */
 HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 
-/* Creates a timer (cfg NULL: the defaults) and stores it in *out. Reads the clock once:
-   that is the timer's start S, and tick boundaries lie at S + k*tick_ns. The only call
-   that allocates: one block for the timer, its levels, bitmaps and thread objects.
-   HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0 or > 2^30, tick_ns times the
-   rounded wheel size overflows 64 bits, worker without threads, an incomplete threads
-   table, threads under HWTIMER_NO_THREADS, alloc_fn without free_fn (or the reverse), no
-   clock under HWTIMER_NO_DEFAULT_CLOCK. HWTIMER_ENOMEM: the allocation failed.
-   HWTIMER_ETHREAD: a mutex or condition variable could not be made. With cfg.shards > 1
-   (see "Many producers: shards" in THREADS) it allocates one block per shard and one for
-   the timer, all on the start S read once; HWTIMER_EINVAL also for shards > 64, or
-   shards > 1 without threads or with a compiler that has neither GCC's atomics nor MSVC's
-   (a thread-local variable and a compare-and-swap). On error *out is NULL, and cfg.log_fn,
-   if set, hears one sentence naming the field and the rule it broke. */
+/* Creates a timer (cfg NULL: the defaults) in *out; its start S is now (TIME). The only
+   call that allocates (one block). HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0
+   or > 2^30, tick_ns times the rounded wheel size overflows 64 bits, worker without
+   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, only one of
+   alloc_fn and free_fn, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1
+   without threads or without GCC's or MSVC's atomics and thread-locals. HWTIMER_ENOMEM:
+   the allocation failed. HWTIMER_ETHREAD: a mutex or condition variable could not be
+   made. On error *out is NULL (cfg.log_fn hears why). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
-/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; afterwards the
-   timer refers to none of the nodes it held. NULL is a no-op. Called from one of the
-   timer's own callbacks, the timer stops at once and every pending node is cancelled
-   before destroy returns (so they may be freed then); the timer's memory is freed when
-   the callback's advance (or the worker) returns. */
+/* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; then it refers to
+   none of its nodes. NULL: no-op. From one of its callbacks: every pending node is
+   cancelled before destroy returns (free them then); the memory is freed when the
+   callback's advance (or the worker) returns. */
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t);
 
-/* Thread backends: the table, or NULL when that backend is not compiled in.
-   _default prefers POSIX threads, then Win32, then C11. */
+/* The built-in thread backends, or NULL for one not compiled in. _default prefers POSIX
+   threads, then Win32, then C11. */
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void);
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
 
-/* ---------------------------------------------------------------------------------
-   Timeouts
-   --------------------------------------------------------------------------------- */
+/* ---- Timeouts ---- */
 
-/* Makes *to a fresh idle node (the same as zero-filling it or HWTIMER_TIMEOUT_INIT). Never
-   call it on a pending node. */
+/* Makes *to a fresh idle node (as zero-filling it). Never on a pending node. */
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 
-/* Schedules fn(to, arg) to run once at the first tick boundary at or after D = now +
-   delay_ns (the timer's clock; clamped to UINT64_MAX on overflow). O(1), no allocation.
-   Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL), HWTIMER_ESTOPPED
-   (after stop), HWTIMER_EBUSY (to is pending, here or on another timer), HWTIMER_EFULL
-   (max_pending timeouts are pending), HWTIMER_ETHREAD (worker mode: the worker could not
-   be started). A node may be scheduled again from its own callback, and on another timer
-   once it is not pending. */
+/* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1), no
+   allocation. Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL),
+   HWTIMER_ESTOPPED (after stop), HWTIMER_EBUSY (to is pending, here or on another timer),
+   HWTIMER_EFULL (max_pending reached), HWTIMER_ETHREAD (the worker could not start). A
+   node may be scheduled again from its own callback, and on another timer once not pending. */
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg);
 
-/* Like hwtimer_schedule, but with the deadline D itself, on the timer's clock, instead of
-   now + delay; same errors, same O(1). It reads no clock, so a loop that keeps a cached
-   time (libuv's uv_now, a game loop's frame time) pays no clock read. The one exception:
-   in worker mode with a clock_fn of your own it reads it once, to know whether the
-   sleeping worker must wake (see CLOCKS). */
+/* hwtimer_schedule with the deadline D itself; same errors. It reads no clock (for a
+   cached time: EVENT LOOPS), except once in worker mode with a clock_fn of your own, to
+   know whether the sleeping worker must wake (CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
+/* hwtimer_schedule with D = T + ticks * tick_ns (at most UINT64_MAX), T the timer's time:
+   the `now` of the last hwtimer_advance (from a callback, of the pass under way; with a
+   worker, of its last pass; S before any), as libuv's uv_timer_start counts from uv_now.
+   It reads no clock: the cheapest arming. A timeout for something newer than T starts
+   that much early (Cached time in EVENT LOOPS). Errors as hwtimer_schedule. */
+HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
+                                       hwtimer_fn fn, void *arg);
 
-/* Schedules fn at D = now + delay_ns, then at D+p, D+2p, ... (fixed rate, no drift). After a
-   run for deadline D in advance(t, now) (worker: now = the clock when the run started), the
-   next deadline is the first D + k*p, k >= 1, strictly after now: missed periods are
-   skipped, not run in a burst. It stays pending until cancelled, even while its callback
-   runs. period_ns 0 is HWTIMER_EINVAL; other errors as hwtimer_schedule. */
+/* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift): after a run
+   for D in advance(t, now) (a worker: now = the clock when the run started), the next
+   deadline is the first D + k*p after now; missed periods are skipped, not run in a
+   burst. It stays pending until cancelled, even while its callback runs. period_ns 0:
+   HWTIMER_EINVAL; other errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
-/* hwtimer_schedule_periodic with its first deadline D given on the timer's clock (no clock
-   read, as hwtimer_schedule_at). */
+/* hwtimer_schedule_periodic with its first deadline D given (as hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg);
 
-/* Pending timeout: sets its deadline to now + delay_ns (same callback, period and pending
-   count; O(1)). A push to a later deadline of a timeout that waits in a coarse level (as
-   one due a rotation of the finest level or more ahead does: 512 ms with 512 slots of
-   1 ms) only stores the deadline: the timeout stays where it is filed, and the pass files
-   it by its new deadline when it reaches that slot (lazy re-filing: see "Pushing a
-   deadline later" in THE DESIGN). All a caller can see of it is hwtimer_next_expiry,
-   which may then be that slot's start, earlier than the next boundary; the timeout runs
-   at the boundary of its newest deadline, never early. Any other move files it at once
-   (no list is touched if it stays in its slot), and a move earlier wakes the loop
-   (cfg.wake_fn) or the worker as a schedule does; a move later wakes neither. Not
-   pending: schedules it again with its last callback, arg and period. HWTIMER_EINVAL: t
-   or to NULL, or to was never scheduled. HWTIMER_EBUSY: pending on another timer.
-   Otherwise as schedule. */
+/* A pending timeout gets the deadline now + delay_ns (same callback, arg and period; O(1))
+   and runs at its boundary, never early. Pushed later while due ticks_per_wheel ticks or
+   more ahead, it only stores the deadline (the one sign: an early hwtimer_next_expiry).
+   Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
+   pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
+   NULL, or to never scheduled (the first arming, a schedule, names the callback).
+   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
-/* hwtimer_reschedule with the new deadline D given on the timer's clock (no clock read, as
-   hwtimer_schedule_at): a push later is then a store and a few comparisons, what a loop
-   that pushes a connection's idle timeout to its cached time + T on every read pays. */
+/* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns);
 
-/* Returns 1 if the timeout was pending on t and now will never run, 0 if it was not pending
-   (never scheduled, cancelled, already run or running), HWTIMER_EINVAL for NULL t or to, or
-   for a node pending on another timer. A periodic timeout is pending even while its
-   callback runs: cancelling it there returns 1 and it is not re-armed.
-   Synchronous: when it returns on any thread but the one running this timeout's callback,
-   the timer no longer refers to `to` and its callback is not running (it waits for a
-   running callback to return, like Linux's del_timer_sync), so you may free `to` at once.
-   As with del_timer_sync, do not cancel from a callback a timeout whose callback might at
-   that moment be waiting on a lock you hold, or cancel across two timers in a cycle.
-   A node moved to another timer by its own callback: if the callback, running on timer A,
-   schedules its node on timer B, a cancel on B does not wait for A's callback to return
-   (B cannot know of it). So once another thread may cancel the node on B and free it,
-   the callback must not touch the node after that schedule.
-   A one-shot callback may free its own node, or reuse it anywhere: after calling a
-   one-shot callback the timer never touches that node again, unless it is scheduled
-   again. */
+/* 1 if the timeout was pending on t and now will never run; 0 if not (never scheduled,
+   cancelled, run or running); HWTIMER_EINVAL for NULL t or to, or a node pending on
+   another timer. A periodic timeout is pending while its callback runs: cancelled there,
+   it returns 1 and is not re-armed.
+   Synchronous: on any thread but the one running the timeout's callback, it waits for that
+   callback to return (as Linux's del_timer_sync); then the timer no longer refers to `to`,
+   which you may free. So never cancel while holding a lock that callback may wait for,
+   nor across two timers in a cycle. A callback on timer A that schedules its node on
+   timer B must not touch the node once another thread may cancel it on B and free it:
+   that cancel does not wait for A's callback.
+   Once a one-shot's callback is called, the timer never touches the node unless it is
+   scheduled again: the callback may free or reuse it. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
 
 /* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
-   HWTIMER_EXPIRED (its callback was claimed to run: set before the callback is called; a
-   periodic node is PENDING again once re-armed), or HWTIMER_CANCELLED (cancelled, or
-   cancelled by stop or destroy: a node handed back by stop is CANCELLED). NULL gives
-   HWTIMER_EINVAL. */
+   HWTIMER_EXPIRED (its callback was claimed, before it is called; a periodic node is
+   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy);
+   HWTIMER_EINVAL for NULL. Safe to ask at any moment. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
-/* The deadline D of the last scheduling (0 for a never scheduled node or NULL).
-   It, hwtimer_timeout_arg and hwtimer_timeout_period read the node without the timer's
-   lock: ask them about a node that no other thread is scheduling at that moment. A one-shot
-   is idle once its callback begins, so another thread may schedule it again while the
-   callback still runs: the callback reads what it needs of its node before it lets that
-   happen. (hwtimer_timeout_state may be asked at any moment.) */
+/* The deadline D of the last scheduling (0 if never scheduled, or NULL): a callback's own
+   time (re-arming at D + interval with hwtimer_schedule_at does not drift). It, _arg and
+   _period read the node without a lock: only for a node no other thread is scheduling (a
+   one-shot may be armed again once its callback begins: the callback reads it first). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
-/* 1 while `to` is pending on t in the sense of hwtimer_pending (scheduled, not yet run, not
-   cancelled; a periodic timeout inside its own callback included), else 0 (also for NULL).
-   Unlike hwtimer_timeout_state it answers "will it run?" for a periodic timeout inside its
-   own callback too (libuv's uv_is_active, Linux's timer_pending). It may be called from a
-   hwtimer_foreach visitor, about any node. */
+/* 1 while `to` is pending on t as hwtimer_pending counts it (a periodic timeout inside
+   its own callback too), else 0 (also for NULL). */
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
 
-/* The arg and the period (0: one-shot) the last scheduling gave; NULL / 0 for a node never
-   scheduled, or NULL. A hwtimer_stop hand-back callback gets the stop's ctx as its arg:
-   it finds the node's own arg here. Read without the timer's lock: see
-   hwtimer_timeout_deadline. */
+/* The arg and the period (0: one-shot) of the last scheduling; NULL / 0 if never
+   scheduled, or NULL (a hwtimer_stop hand-back gets the stop's ctx: the node's arg is
+   here). No lock: see hwtimer_timeout_deadline. */
 HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to);
 HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to);
 
 /* The time from now (the timer's clock) to the boundary at which `to` will run (the one
-   its leeway let the timer choose; for a periodic timeout inside its own callback, the
-   boundary of its next period): 0 once that boundary has passed, UINT64_MAX when `to` is
-   not pending on t (or t or to is NULL), or its boundary is UINT64_MAX or lies past it.
-   It may be called from a hwtimer_foreach visitor, about any node. */
+   its leeway chose; inside a periodic's own callback, its next period's): 0 once it has
+   passed; UINT64_MAX if `to` is not pending on t, t or to is NULL, or the boundary is at
+   or past UINT64_MAX. */
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to);
 
-/* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of exactly at its first
-   boundary B at or after its deadline D (never before D). The timer uses that freedom to
-   run timeouts with nearby deadlines in one pass, so a worker or a loop wakes less often
-   (Apple's dispatch leeway, Linux's timer slack); and a timeout whose leeway covers the
-   slot width of a level runs from a slot of that level without moving below it (see
-   Leeway in THE DESIGN, for maintainers). The rule, so that you can predict it: with
-   B = tick e and n = floor(leeway_ns / tick_ns), the timer picks the first tick at or
-   after e that is a multiple of 2^k, the largest power of two <= n + 1 (so it is in
-   e .. e + n; if it lies
-   past the last tick a deadline can have, that last tick). With a 1 ms tick: 10 ms
-   rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. For ordering, the timeout
-   counts as due at the boundary chosen. The node keeps its leeway until it is set again,
-   through any number of schedulings (hwtimer_timeout_init and a zero-filled node mean 0).
-   Stored as up to 65535 times a power of ten ns, rounded down: 1 us, 10 ms, 1.5 s and any
-   value of four significant digits are kept exactly, others lose at most 1 part in 5000,
-   never gain. A leeway costs a scheduling a few instructions (an add and a mask), none to
-   a node without one, nothing to cancel. HWTIMER_EBUSY: `to` is pending (a periodic
-   inside its own callback too); HWTIMER_EINVAL: to NULL. */
+/* Lets `to` run at any tick boundary in [B, B + leeway_ns] instead of at B (never before
+   D), so that nearby deadlines share a pass and a worker or loop wakes less often (Apple's
+   dispatch leeway, Linux's timer slack): with B = tick e and n = floor(leeway_ns /
+   tick_ns), at the first tick at or after e that is a multiple of 2^k, the largest power
+   of two <= n + 1 (so in e .. e + n; past the last tick a deadline can have, that tick).
+   With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. It
+   counts as due at that tick for ordering, and stays through any number of schedulings
+   until set again (zero-filled: 0). Stored as up to 65535 times a power of ten ns,
+   rounded down: four significant digits are exact, others lose at most 1 part in 5000.
+   HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too); HWTIMER_EINVAL:
+   to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
-/* ---------------------------------------------------------------------------------
-   Time and driving
-   --------------------------------------------------------------------------------- */
+/* ---- Time and driving ---- */
 
-/* How many timeouts are pending: scheduled, not yet run, not cancelled. Exact at all times
-   (a group holds every shard's lock to add them up). A cancelled timeout, or a
-   one-shot whose callback was claimed to run, frees its place under cfg.max_pending at
-   once. 0 for NULL. */
+/* How many timeouts are pending (scheduled, not yet run, not cancelled), exact at all
+   times: a cancel, or a one-shot's callback claimed, frees a place under cfg.max_pending
+   at once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
-/* Calls visit(to, ctx) once for every timeout pending on t (exactly those hwtimer_pending
-   counts, in no set order) and returns how many (timeout.c's TIMEOUTS_FOREACH, libuv's
-   uv_walk). O(pending + occupied slots). The visitor may read nodes with the accessors
-   that take no timer (hwtimer_timeout_arg, _deadline, _period, _state) and may call
-   hwtimer_is_pending(t, node) and hwtimer_timeout_due_in(t, node) about any node, on the
-   thread that called foreach: they answer as outside and never deadlock. It must not call
-   any other function of t. With threads the walk holds t's lock (a group: every
-   shard's), so it is one moment of the timer: other threads' calls wait for it to end.
-   NULL t or visit: 0. (On a compiler without thread-local variables, which neither GCC,
-   clang nor MSVC is, the visitor of a timer with threads must not call the two either.) */
+/* Calls visit(to, ctx) once for each timeout hwtimer_pending counts, in no set order, and
+   returns how many; O(pending + occupied slots). The visitor may call the accessors that
+   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t (they never
+   deadlock; with threads, given thread-locals as in GCC, clang and MSVC); no other
+   function of t. With threads the walk holds t's locks: it sees one moment, and other
+   threads' calls wait. NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
-/* The timer's clock, in ns (cfg.clock_fn, by default CLOCK_MONOTONIC; 0 for NULL). */
+/* The timer's clock, in ns (0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
-/* Caller-driven mode: runs, before it returns, every pending timeout whose boundary B <= now,
-   in order of B (ties in any order), and returns how many callbacks it ran. Any gap works,
-   from a nanosecond to years, at the cost of the occupied slots only. A now below the
-   previous one is a no-op. Timeouts scheduled or rescheduled from a callback run in a later
-   call, never in the same pass. From one of the timer's callbacks it returns 0. With
-   threads, a call while another thread is advancing waits for that pass to finish first.
-   Worker mode, NULL t: does nothing and returns 0. */
+/* Caller-driven mode: runs every pending timeout whose boundary B <= now, in order of B
+   (ties in any order), and returns how many callbacks ran. Any gap works (a nanosecond to
+   years) at the cost of the occupied slots only; a now below the previous one does
+   nothing. What a callback schedules or reschedules runs in a later call. From the
+   timer's callback, in worker mode, or NULL t: 0. With threads, a call during another
+   thread's pass waits for it to end. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
 HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 
-/* When to call advance next, on the timer's clock (by default CLOCK_MONOTONIC in ns: an
-   absolute time for a TFD_TIMER_ABSTIME timerfd, clock_nanosleep or IORING_TIMEOUT_ABS).
-   UINT64_MAX when nothing is pending, else a time never later than the next boundary B
-   that has work. It is earlier only when the first occupied slot is a coarse one whose
-   timeouts must still move to a finer level, or were pushed later than it (a reschedule
-   that only stored a later deadline: see hwtimer_reschedule) and must be re-filed, so a
-   loop that sleeps until it and calls advance makes progress on every wake-up. Coarse
-   slots start only at multiples of ticks_per_wheel ticks, so such a wake-up that runs
-   nothing comes at most once per coarse slot a timeout passes through (one per level it
-   moves down, plus one per re-filing after a push) and, whatever the number of timeouts,
-   at most once per rotation of the finest level (ticks_per_wheel ticks: 512 ms with 512
-   slots of 1 ms). It can be UINT64_MAX while timeouts are pending, once the next one's
-   boundary lies at or past UINT64_MAX (it never runs); and for NULL.
+/* When to call advance next, an absolute time on the timer's clock: UINT64_MAX when
+   nothing is pending (or the next boundary is at or past UINT64_MAX, or t is NULL), else
+   never later than the next boundary B with work. Earlier only where the first timeouts
+   must still move to a finer level or were pushed later: such a wake-up runs nothing but
+   makes progress, at most once per ticks_per_wheel ticks, whatever their number.
 
-   Waking the loop (cfg.wake_fn, caller-driven mode). A loop sleeps until the time that
-   hwtimer_next_expiry or hwtimer_poll_timeout_ms last answered. When a timeout is then
-   scheduled or rescheduled (any form, from any thread, outside advance) with a boundary
-   earlier than that answer, or while that answer said nothing was pending, the timer
-   calls wake_fn(wake_ctx) so that the loop can be woken: write an eventfd, call
-   uv_async_send, activate a libevent event, signal a condition variable.
-   - At most once per answer: after a call, no other until the loop asks again. So it is
-     never called before the loop's first answer: a loop must ask once before it first
-     sleeps.
-   - Never from inside advance (a schedule from a callback, or from another thread while a
-     pass is under way): the loop asks again after advance anyway.
-   - Never in worker mode: the worker is woken internally.
-   - With threads it is called after the timer's lock is released, on the scheduling
-     thread; without threads inside the scheduling call, once the node is filed. Either
-     way it may call the timer's functions, e.g. hwtimer_next_expiry to re-arm the loop's
-     timer at once (which is a new answer).
-   A cancel never calls it: a loop then wakes for nothing, and asks again. */
+   Waking the loop (cfg.wake_fn, caller-driven). A schedule or reschedule (any form, any
+   thread, outside advance) whose boundary is before the last answer of
+   hwtimer_next_expiry or hwtimer_poll_timeout_ms, or made while it was "nothing pending",
+   calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send):
+   - at most once per answer: then none until the loop asks again;
+   - never inside advance (a callback's schedule, or another thread's during a pass): the
+     loop asks again after advance anyway; never with a worker;
+   - with threads, on the scheduling thread once the timer's lock is released; without,
+     in the scheduling call once the node is filed. It may call the timer's functions
+     (hwtimer_next_expiry to re-arm the loop's timer: a new answer).
+   A cancel never calls it: the loop wakes for nothing and asks again. */
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
    and only then (not for deadlines that never come), else milliseconds rounded up (0 when
-   due), at most INT_MAX. It is an answer for wake_fn as hwtimer_next_expiry is. -1 for
-   NULL. */
+   due), at most INT_MAX. An answer for wake_fn too. -1 for NULL. */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
-/* Worker mode: starts the worker thread now instead of at the first schedule. Returns
-   HWTIMER_OK (also when already running, and in caller-driven mode, where there is nothing
-   to start), HWTIMER_ESTOPPED after stop, HWTIMER_ETHREAD if the thread could not start,
-   HWTIMER_EINVAL for NULL. */
+/* Worker mode: starts the worker now rather than at the first schedule. HWTIMER_OK (also
+   when running, and caller-driven), HWTIMER_ESTOPPED after stop, HWTIMER_ETHREAD if the
+   thread could not start, HWTIMER_EINVAL for NULL. */
 HWTIMER_DEF int hwtimer_start(hwtimer *t);
 
-/* Stops the timer for good: wakes and joins the worker (or waits for another thread's
-   advance to finish its current callback), cancels every pending timeout and, if
-   `unprocessed` is not NULL, hands each to it (no lock held: it may free the node), then
-   returns how many there were. Later schedules get HWTIMER_ESTOPPED. A second stop returns
-   0. From one of this timer's callbacks it returns HWTIMER_EWORKER and changes nothing.
-   HWTIMER_EINVAL for NULL. */
+/* Stops the timer for good: joins the worker (or waits for another thread's advance to
+   finish its callback), cancels every pending timeout, hands each to `unprocessed` if not
+   NULL (no lock held: it may free the node), and returns how many. Then schedules get
+   HWTIMER_ESTOPPED; a second stop returns 0. From one of the timer's callbacks:
+   HWTIMER_EWORKER, nothing changes. HWTIMER_EINVAL for NULL. */
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx);
 
 /* A short English description of an error code ("unknown error" for others). */
@@ -683,32 +560,20 @@ HWTIMER_DEF const char *hwtimer_strerror(int err);
 /* Fills *out with the timer's counters (zeroes for NULL t). */
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
 
-/* Call in the child after fork(): re-creates t's lock and condition variables and, in
-   worker mode, starts a new worker that runs the timeouts the child inherited (the
-   parent's worker thread does not exist in the child). Nothing pending is lost. If the
-   worker was running a callback at the moment of the fork, the child treats that run as
-   done (a periodic timeout is re-armed for its next period). As with any lock, it is for
-   a child forked while no other thread of the parent was inside a call to t (a lock held
-   by that thread would stay held in the child): fork from the thread that uses t, or
-   under your own lock around the calls. The worker may be anywhere at the fork: where the
-   POSIX thread backend is compiled in, fork() waits while a worker holds its timer's lock
-   (pthread_atfork handlers; so do not fork from a hwtimer_foreach visitor of a timer with
-   a worker, which runs under that lock). Called in a callback that the worker runs, the
-   thread that forked goes on as the child's worker. Without threads it has nothing to do.
-   The parent is unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: the lock, a condition
-   variable or the worker could not be made. */
+/* Call in the child after fork(): re-creates t's locks and condition variables and, with a
+   worker, starts a new one for the inherited timeouts; nothing pending is lost, and a
+   callback the worker was running at the fork counts as done (a periodic one is
+   re-armed). Fork while no other thread is inside a call to t; the worker may be anywhere
+   (with the POSIX backend fork() waits while it holds a lock of t: so never fork from the
+   foreach visitor of a timer with a worker). Forked in a worker's callback, that thread
+   goes on as the child's worker. Without threads: nothing to do. The parent is
+   unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition variable or the
+   worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
-/* Checks every internal invariant of t's wheel (like timeout.c's timeouts_check): each
-   level's occupancy bit tree matches its lists, every filed node is pending on t and in
-   the slot its due tick names (or, pushed later, in a coarse slot that starts at or
-   before that tick), no slot at or behind a level's position holds a node, the list of
-   due nodes is in order, and the nodes filed (plus a periodic inside its own callback)
-   are exactly hwtimer_pending, and a schedule that must go to the due list or wake the
-   loop (cfg.wake_fn) takes the way that does. O(pending + occupied slots + bitmap
-   words): for tests and debugging. Returns 0, or the first broken invariant:
-   HWTIMER_CHECK_LINKS, _BITMAP, _SLOT, _BEHIND, _ORDER, _NODE, _COUNT, _NEAR. During a pass
-   (from a callback) only the count is checked. 0 for NULL. */
+/* Checks every internal invariant of t's wheels, for tests and debugging (O(pending +
+   occupied slots + bitmap words)): 0, or the first one broken (below). From a callback
+   only the count is checked. 0 for NULL. */
 enum {
     HWTIMER_CHECK_LINKS = -101,  /* a list's next/prev links disagree */
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
@@ -717,8 +582,7 @@ enum {
     HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is out of order */
     HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
     HWTIMER_CHECK_COUNT = -107,  /* the nodes filed are not hwtimer_pending */
-    HWTIMER_CHECK_NEAR = -108    /* a schedule that needs the due list or a wake-up would
-                                    go straight to the wheel */
+    HWTIMER_CHECK_NEAR = -108    /* a filing owed `due` or a wake-up would skip it */
 };
 HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
@@ -731,27 +595,43 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
    IMPLEMENTATION
    =================================================================================
 
-THE DESIGN (for maintainers: read this before the code)
+THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
+   The structure. The geometry (the tick and the levels, fixed at create); a wheel
+   (hwtimer__wheel: slots and bit trees, the lists `due` and `ready`, a pending count; no
+   lock, thread, clock, callback, wake_fn or log); the timer (struct hwtimer), the front
+   end over 1 .. 64 wheels: config, clock, threads, worker, the loop's answers, log,
+   counters. A shard (hwtimer__shard) is a wheel and what its lock guards: its node's
+   running callback, the cancels waiting for it, the timer's last answer. One wheel's lock
+   is the timer's; with cfg.shards each has its own, a thread arms a fresh node in its own
+   wheel, and the node stays there while armed (`wheel` names it): one lock orders every
+   call on it.
 
-   Time is counted in ticks from the timer's start S (the clock when it was created): tick k
-   is the boundary S + k*tick_ns. A timeout with deadline D is due at tick e = ceil((D-S)/
-   tick_ns): the first boundary at or after D. `elapsed` is the tick up to which the wheel
-   has been processed.
+   Locks. The timer's, then its wheels' in order. Schedule, reschedule and cancel take only
+   the node's wheel's; a pass, an answer, pending, foreach, stop and check take the timer's,
+   then every wheel's. A pass holds the timer's lock except while a callback runs (then
+   none) and runs the wheels' steps in tick order, each under its wheel's lock, so that
+   callbacks run in order of B across wheels. A thread holding a wheel's lock takes the
+   timer's only after releasing it.
 
-   There are L levels of W = ticks_per_wheel slots each (W rounded up to a power of two,
-   at least 2; b = log2 W bits of the tick number per level). L is just enough for the
-   largest tick any uint64_t deadline can have, so every deadline has a place. A timeout
-   due at tick e goes to the level of the highest bit in which e and `elapsed` differ,
-   divided by b, and to the slot given by e's digit at that level. So level 0 holds the
+   Waking. The loop (or the worker) was last told a time, the earliest next work of every
+   wheel, found with all their locks held. Each wheel keeps a copy; a filing before it
+   marks the wheel, and once the wheel's lock is released the timer's decides: a sleeping
+   worker is woken, or wake_fn is called, once per answer, never during a pass. Only
+   filings at a tick up to notice_upto (or into `due`) are compared at all.
+
+   Time is counted in ticks from the timer's start S: tick k is the boundary S + k*tick_ns.
+   Deadline D is due at tick e = ceil((D-S)/tick_ns). `elapsed` is the tick up to which the
+   wheel has been processed.
+
+   There are L levels of W = ticks_per_wheel slots (rounded up to a power of two >= 2;
+   b = log2 W bits of the tick per level), L just enough for the largest tick a uint64_t
+   deadline can have. A timeout due at tick e goes to level (the highest bit in which e and
+   `elapsed` differ) / b, in the slot of e's digit at that level: level 0 holds the
    timeouts due in the current rotation of W ticks, level 1 those due in the current
    rotation of W*W ticks but not this one, and so on: everything in a lower level is due
-   before anything in a higher one.
-
-   The levels of the default configurations. With W = 512 (b = 9), a slot of level k is
-   512^k ticks wide and the level spans 512^(k+1) ticks. The largest tick is about
-   UINT64_MAX ns / tick_ns: 45 bits with a 1 ms tick, 38 bits with 100 ms, so both need
-   L = ceil(bits / 9) = 5 levels.
+   before anything in a higher one. With W = 512 (b = 9) a slot of level k is 512^k ticks
+   wide; the largest tick has 45 bits with a 1 ms tick, 38 with 100 ms: L = 5 for both.
 
                    512 slots x 1 ms              512 slots x 100 ms
        level    slot width   level span       slot width   level span
@@ -761,101 +641,58 @@ THE DESIGN (for maintainers: read this before the code)
          3      37.3 h       2.2 years        155 days     218 years
          4      2.2 years    1115 years       218 years    111,000 years
 
-   A timeout due less than a level's span ahead sits in that level or a lower one, or in
-   the next one up when its tick lies past the end of the current rotation of that span.
-   uint64_t time ends 584 years after the clock's zero, so the top level is only partly
-   used.
+   (uint64_t time ends 584 years after the clock's zero: the top level is partly used.)
 
    To advance to tick `target`, repeat: find the first occupied slot after elapsed's
    position in the lowest non-empty level (bitmap search); if it starts after target, stop;
-   else set elapsed to its start and empty it: a level-0 slot holds exactly the timeouts due
-   now, which run; the timeouts of a higher slot are due at or after its start, and are
-   re-filed relative to the new elapsed, which puts them in a lower level (or runs them
-   if due exactly now). Every occupied slot between the old and new elapsed is visited
-   once, in time order, and no empty one is. The start of a coarse slot is a multiple of W
-   ticks: that is when timeouts move down (or, pushed later, are re-filed: see below), and
-   the only time hwtimer_next_expiry may name with nothing to run (see EVENT LOOPS at the
-   top).
+   else set elapsed to its start and empty it: a level-0 slot's timeouts run; a higher
+   slot's are re-filed relative to the new elapsed, into a lower level (or run, if due
+   now). Every occupied slot is visited once, in time order, and no empty one is. A coarse
+   slot starts at a multiple of W ticks: the only ticks where timeouts move down (or are
+   re-filed after a push) and that hwtimer_next_expiry may name with nothing to run.
 
-   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the slot's first list
-   while that is empty, else to the lists in turn, 1024 filings to a list before the next:
-   a sparse slot keeps its nodes in one place, a busy one spreads them, and nodes filed one
-   after another (often neighbours in memory) stay neighbours in a list, so that a cancel's
-   writes to its neighbours mostly hit lines the cache already has. Emptying a slot walks
-   all its lists in step, each from both ends, and prefetches the next nodes: a big
-   timer's nodes are scattered over memory and a list walk is a chain of cache misses, so
-   eight independent chains let the CPU wait for eight misses at a time instead of one
-   (bench scenario 2 measures it). A node is 64 bytes but need not sit on one cache line
-   (malloc aligns to 16): its fields come in the order a cancel and a re-filing read them,
-   so a cancel touches one of its lines, and a walk prefetches both.
+   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the first while it is
+   empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
+   place, a busy one spreads, and neighbours in memory stay neighbours in a list, so a
+   cancel's writes mostly hit cached lines. Emptying a slot walks its lists in step, each
+   from both ends, prefetching: eight chains of cache misses overlap instead of one. A
+   node's fields come in the order a cancel and a re-filing read them, so a cancel touches
+   one of its (up to two) cache lines.
 
-   Leeway. A node with a leeway may run at any tick of its window e .. e + n, n =
-   floor(leeway / tick_ns), and the timer picks the first tick at or after e on the grid
-   of 2^k ticks, 2^k the largest power of two <= n + 1: (e + 2^k - 1) & ~(2^k - 1), one
-   add and one and. Every window of n + 1 ticks holds a point of that grid, so nodes with
-   one leeway run only on it: at most one pass per 2^k > (n + 1) / 2 ticks, a wake-up rate
-   of at most twice span / leeway; and a grid of 2^k ticks is also every coarser one's, so
-   nodes with different leeways share passes too. A node whose 2^k is at least the slot
-   width of a level lands on the start of a slot of that level, so it runs straight from
-   that slot and never moves below it. The mask 2^k - 1 (a division and a bit scan) is
-   remembered for the last leeway the timer saw, as a program uses one or two. The rule
-   is the grid and not the roundest tick of the window (the one with the most trailing
-   zero bits, which batches a little more across different leeways): finding that takes a
-   bit scan on the path from the deadline to the slot (bench scenario 9 measures it).
+   Leeway (the rule: hwtimer_timeout_set_leeway). The grid point is (e + 2^k - 1) &
+   ~(2^k - 1): one add and one and. Every window of n + 1 ticks holds one, so nodes of one
+   leeway need at most one pass per 2^k > (n + 1) / 2 ticks; a grid is also every coarser
+   one's, so different leeways share passes. A node whose 2^k is at least a level's slot
+   width lands on a slot start there and never moves below it. The mask (a division and a
+   bit scan) is remembered for the last leeway seen. Not the roundest tick of the window:
+   finding it costs a bit scan on every filing.
 
-   Pushing a deadline later. A server pushes each connection's idle timeout back on every
-   read, so most reschedules move a pending timeout later. When the timeout waits in a
-   coarse level (level 1 or up: due past the end of level 0's current rotation, as one
-   due W ticks or more ahead always is) and no pass is under way, such a reschedule only
-   stores the new deadline: no list, no bitmap, no division, no wake-up. The timeout stays
-   in the coarse slot its earlier deadline chose, which starts at or before its new
-   boundary, and when the pass reaches that slot it files the timeout by its exact
-   deadline, as it files every timeout of a coarse slot (lazy re-filing: HAProxy requeues
-   a task whose expiry moved later when it is woken, Go's runtime fixes a timer moved
-   later when it reaches the top of its heap, Linux's mod_timer only writes the expiry
-   while the bucket stays the same). Every other move re-files at once: a move earlier
-   (which may have to wake the loop or the worker), a move of a timeout in level 0 or in
-   `due`, and a move during a pass (the new deadline might be due in the pass under way,
-   and must then wait for the next one). What a caller sees of it: hwtimer_next_expiry may
-   be the start of a coarse slot where only pushed timeouts wait, earlier than the next
-   boundary with work; a wake-up there re-files them and runs nothing, and the next answer
-   is later. Never early, at the boundary of the newest deadline, in order of B, the
-   counts, due_in, foreach and stop's hand-back: all as if it had been re-filed at once.
-   What it costs, from the wheel's geometry:
-   - Wake-ups. Coarse slots start only at multiples of W ticks, where timeouts move down
-     too: still at most one wake-up for nothing per rotation of level 0 (W ticks: 512 ms
-     with 512 slots of 1 ms), whatever the number of timeouts pushed or moving down. That
-     is why a timeout in level 0 is moved at once: left in its slot, a single tick, it
-     could wake a loop or the worker for nothing at every tick.
-   - Re-filings (hwtimer_stats.refiled). A timeout is re-filed only when the pass reaches
-     the coarse slot where it waits and its deadline lies past that slot's end: only if it
-     was pushed since it was filed there, so never more often than it is pushed. For a
-     timeout of length T pushed to now + T at least every g, that slot is at most w = W^k
-     ticks wide, W^k <= T / tick_ns < W^(k+1), and starts less than w before the tick of
-     the deadline it was filed for, which lay at least T - g after the last re-filing: so
-     its re-filings are more than T - g - w apart. With 512 slots of 1 ms, a 30 s idle
-     timeout read at least once a second is re-filed at most once per 28.4 s, once per
-     idle period; a timeout that is never pushed is never re-filed.
+   Pushing a deadline later (lazy re-filing). Most reschedules push an idle timeout later.
+   When the node waits in a coarse level (level 1 or up, as one due W ticks or more ahead
+   always does) and no pass is under way, the reschedule only stores the new deadline: its
+   coarse slot starts at or before the new boundary, and the pass files every node of a
+   coarse slot by its deadline anyway (as HAProxy and Go's runtime do). Every other move
+   files at once: earlier (it may have to wake), from level 0 or `due`, or during a pass
+   (it must wait for the next one). The cost: a wake-up that runs nothing at a coarse
+   slot where only pushed timeouts wait, at most one per rotation of level 0 (so a level-0
+   node is moved at once); a re-filing (stats.refiled) only when a pass reaches a coarse
+   slot a node was pushed past: never more often than pushes, about once per idle period.
 
-   Trade-offs. Memory is L*W*HWTIMER_SLOT_LISTS list heads (16 bytes) plus bitmaps:
-   161 KiB for the default 512 slots (5 levels with a 1 ms or a 100 ms tick), 41 KiB with
-   one list per slot; it is allocated once, by hwtimer_create. A timeout moves down at
-   most L-1 times (and is re-filed once more each time the pass reaches a coarse slot it
-   was pushed past), and re-filing needs its due tick, which is recomputed from its
-   deadline (one multiply-high division, since the 64-byte node has no room to cache it).
-   Timeouts scheduled while the timer is running callbacks for tick T, or scheduled with a
-   deadline at or before the last tick advanced to, wait in a short `due` list sorted by
-   deadline and run at the start of the next advance: this keeps "never run in the same
-   pass" simple and exact. Inserting into that list walks from its tail, which is O(1) for
-   any clock that does not go backwards.
+   Trade-offs. Memory: L*W*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps, 161 KiB
+   for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A timeout
+   moves down at most L-1 times (plus its re-filings), each time with its due tick
+   recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
+   Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
+   `due`, sorted by deadline (inserted from the tail: O(1) for a clock that does not go
+   backwards), and run at the start of the next advance: "never in the same pass" stays
+   simple and exact.
 
-   Invariants. hwtimer_check tests each of them (the randomized model test calls it after
-   its operations), and HWTIMER_ASSERT states them where they are relied on:
+   Invariants (hwtimer_check tests each; HWTIMER_ASSERT where they are relied on):
    - a level's occupancy bits are set exactly for its slots whose lists hold a node;
    - a filed node is pending on this timer and sits in the slot that its due tick names, at
      the level of the highest digit in which that tick and `elapsed` differ, or, pushed
      later since it was filed, in a coarse slot that starts at or before that tick;
-   - no slot at or behind a level's current position holds a node: passing a slot empties it;
+   - no slot at or behind a level's current position holds a node;
    - the `due` list is sorted by deadline;
    - the nodes filed, plus a periodic node inside its own callback, are exactly `pending`;
    - a node due at or before the last tick advanced to (or, during a pass, up to its
@@ -891,8 +728,6 @@ THE DESIGN (for maintainers: read this before the code)
 #define HWTIMER__HAVE_THREADS 0
 #else
 #define HWTIMER__HAVE_THREADS 1
-#endif
-#if !defined(HWTIMER_NO_THREADS)
 #if defined(_WIN32)
 #define HWTIMER__WIN32 1
 #endif
@@ -922,13 +757,11 @@ THE DESIGN (for maintainers: read this before the code)
 /* =================================================================================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
 
-   Also the shifts by up to 127 bits, the saturating add, the prefetch hint, and the store
-   of a node's state, which other threads read.
+   Also wide shifts, a saturating add, and the log's sentences.
    ================================================================================= */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
-/* <windows.h> defines min, max, near and far as macros: keep them out of the including file
-   unless it had them already. */
+/* <windows.h> defines min, max, near and far: keep them from a file that had none. */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -953,7 +786,30 @@ THE DESIGN (for maintainers: read this before the code)
 extern "C" {
 #endif
 
-#if defined(_MSC_VER) && !defined(__clang__)
+/* What the compiler offers: GCC and Clang, MSVC, or neither. HWTIMER__NOINLINE keeps a
+   slow path from costing its caller registers; HWTIMER__LOAD and _STORE are for a node's
+   fields read without its lock; HWTIMER__ATOMIC_ADD, for counters kept without one, is a
+   plain add without builtins. Shards need HWTIMER__THREAD_LOCAL and HWTIMER__CAS_PTR
+   (HWTIMER__HAVE_THREAD_LOCAL), else hwtimer_create refuses them. */
+
+#if defined(__GNUC__) || defined(__clang__)
+static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
+static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#define HWTIMER__ALWAYS_INLINE static inline __attribute__((always_inline))
+#define HWTIMER__NOINLINE __attribute__((noinline))
+#define HWTIMER__PREFETCH_NODE(p)                                                          \
+    (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
+#define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#define HWTIMER__HAVE_THREAD_LOCAL 1
+#define HWTIMER__THREAD_LOCAL __thread
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
+                                __ATOMIC_ACQUIRE)
+#elif defined(_MSC_VER)
 #include <intrin.h>
 static unsigned hwtimer__ctz64(uint64_t x) {
     unsigned long i;
@@ -965,47 +821,45 @@ static unsigned hwtimer__msb64(uint64_t x) {
     _BitScanReverse64(&i, x);
     return (unsigned)i;
 }
-#elif defined(__GNUC__) || defined(__clang__)
-static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
-static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#define HWTIMER__ALWAYS_INLINE static __forceinline
+#define HWTIMER__NOINLINE __declspec(noinline)
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
+#define HWTIMER__HAVE_THREAD_LOCAL 1
+#define HWTIMER__THREAD_LOCAL __declspec(thread)
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
+     (void *)(expected))
 #else
-static unsigned hwtimer__ctz64(uint64_t x) {
-    unsigned n = 0;
-    while (!(x & 1u)) { x >>= 1; n++; }
-    return n;
-}
 static unsigned hwtimer__msb64(uint64_t x) {
     unsigned n = 0;
     while (x >>= 1) n++;
     return n;
 }
-#endif
-
-/* For the few helpers on the schedule/cancel path that compilers leave out of line. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__ALWAYS_INLINE static inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define HWTIMER__ALWAYS_INLINE static __forceinline
-#else
+static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1)); } /* lowest bit */
 #define HWTIMER__ALWAYS_INLINE static
-#endif
-
-/* Keeps a slow path out of its caller, so the fast path saves fewer registers. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__NOINLINE __attribute__((noinline))
-#elif defined(_MSC_VER)
-#define HWTIMER__NOINLINE __declspec(noinline)
-#else
 #define HWTIMER__NOINLINE
-#endif
-
-/* Asks for the cache lines of a node that is needed soon: its first byte and its last, as
-   a node need not be aligned to a line (a hint: nothing happens without the builtin). */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__PREFETCH_NODE(p)                                                          \
-    (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
-#else
 #define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
+#define HWTIMER__HAVE_THREAD_LOCAL 0
+#define HWTIMER__THREAD_LOCAL
+#define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
+#endif
+/* A 64-bit load or store is atomic only where pointers are 64 bits. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
+#define HWTIMER__STORE64(p, v) HWTIMER__STORE(p, v)
+#else
+#define HWTIMER__LOAD64(p) (*(p))
+#define HWTIMER__STORE64(p, v) (*(p) = (v))
 #endif
 
 /* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
@@ -1016,933 +870,12 @@ static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* State and deadline are read without the owner's lock (the owner may be gone), so they
-   are written and read atomically where the compiler offers it. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#else
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
-#endif
-#if UINTPTR_MAX > 0xFFFFFFFFu
-#define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
-#define HWTIMER__STORE64(p, v) HWTIMER__STORE(p, v)
-#else
-#define HWTIMER__LOAD64(p) (*(p))
-#define HWTIMER__STORE64(p, v) (*(p) = (v))
-#endif
-
-/* Process-wide counters (hwtimer__live_workers): no lock, and none on any hot path. Without
-   GCC/Clang builtins or MSVC intrinsics the count is a plain add (then only a warning's
-   accuracy is at stake). */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
-#elif defined(_MSC_VER)
-#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
-#else
-#define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
-#endif
-
-/* Shards (hwtimer_config.shards) need two things of the compiler: a thread-local variable,
-   so that each thread keeps to its own shard, and a compare-and-swap on a pointer, so that
-   two threads that arm the same fresh node at once cannot put it in two shards. Without
-   them hwtimer_create refuses shards (HWTIMER__CAN_SHARD 0). */
-#if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__CAN_SHARD 1
-#define HWTIMER__THREAD_LOCAL __thread
-#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
-    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
-                                __ATOMIC_ACQUIRE)
-#elif defined(_MSC_VER)
-#define HWTIMER__CAN_SHARD 1
-#define HWTIMER__THREAD_LOCAL __declspec(thread)
-#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
-    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
-     (void *)(expected))
-#else
-#define HWTIMER__CAN_SHARD 0
-#define HWTIMER__THREAD_LOCAL
-#define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
-#endif
-
-/* Is there a platform clock (hwtimer_config.clock_fn may be NULL)? */
-#if defined(HWTIMER_NO_DEFAULT_CLOCK)
-#define HWTIMER__HAVE_DEFAULT_CLOCK 0
-#else
-#define HWTIMER__HAVE_DEFAULT_CLOCK 1
-#endif
-
 static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
 }
 
-/* =================================================================================
-   [hwtimer:data] Data: where a node is, levels, waiting cancels, the timer itself
-   ================================================================================= */
-
-/* Where a node is while pending (struct hwtimer_timeout.where). 0 must mean "nowhere" so a
-   zero-filled node is idle. */
-enum {
-    HWTIMER__WHERE_NONE = 0,
-    HWTIMER__WHERE_LIST = 1, /* t->due or t->ready: a plain list, no bitmap */
-    HWTIMER__WHERE_WHEEL = 2 /* + level * width + slot */
-};
-
-#define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
-
-/* A worker's callback that runs longer than this (or than a tick, if that is longer) makes
-   every timeout due meanwhile late: cfg.log_fn hears of it, at most once a second. */
-#define HWTIMER__SLOW_CALLBACK_NS 100000000u
-#define HWTIMER__SLOW_REPORT_EVERY_NS 1000000000u
-
-#ifndef HWTIMER_SLOT_LISTS
-#define HWTIMER_SLOT_LISTS 4
-#endif
-/* A power of two, so that choosing a list is a mask (a negative array size stops the build). */
-typedef char hwtimer__slot_lists_is_a_power_of_two
-    [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
-
-/* One level: `width` slots of HWTIMER_SLOT_LISTS lists each, and a bit tree that says
-   which slots are occupied. Layer 0 of the tree has a bit per slot; each word of layer k
-   has its bit in layer k+1, set while the word is nonzero. The geometry (layers, offsets)
-   is the same for every level and lives in the timer. */
-typedef struct hwtimer__level {
-    struct hwtimer__link *lists; /* slot i: lists[i * HWTIMER_SLOT_LISTS ...] */
-    uint64_t *occupied;
-} hwtimer__level;
-
-/* A cancel that waits for a running callback, on the canceller's stack. If the callback arms
-   its node again, the pass cancels that arming for the waiter and sets `hit`. */
-typedef struct hwtimer__cancel_wait {
-    hwtimer_timeout *to;
-    int hit;
-    struct hwtimer__cancel_wait *next;
-} hwtimer__cancel_wait;
-
-struct hwtimer {
-    /* geometry, fixed at create */
-    uint64_t tick_ns;
-    uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
-    uint64_t start;    /* S: the clock at create */
-    uint32_t width;    /* slots per level, a power of two >= 2 */
-    uint32_t mask;     /* width - 1 */
-    unsigned bits;     /* log2(width) */
-    unsigned levels;
-    unsigned bit_layers;
-    /* by the highest bit in which a tick differs from elapsed (tables: division is slow) */
-    uint8_t shift_of_bit[64]; /* the shift of its level's digit: level * bits */
-    uint32_t where_of_bit[64]; /* HWTIMER__WHERE_WHEEL + level * width */
-    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
-    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
-    hwtimer__level *level;
-    struct hwtimer__link *lists; /* every level's slot lists, level after level */
-    size_t max_pending; /* SIZE_MAX: no limit */
-    uint64_t (*clock_fn)(void *);
-    void *clock_ctx;
-    int own_clock;      /* clock_fn is the user's, not the platform clock the OS waits on */
-    void (*free_fn)(void *, void *);
-    void *alloc_ctx;
-    size_t bytes;
-
-    /* the wheel */
-    uint64_t elapsed;  /* processed up to this tick */
-    uint64_t due_upto; /* ticks <= due_upto go to `due`: the target of the pass under way */
-    uint64_t notice_upto; /* a filing at a tick <= this is noticed: it may go to `due` or call
-                             wake_fn (hwtimer__file_noticed). The greater of due_upto and
-                             hwtimer__wake_upto (hwtimer__set_notice_upto) */
-    uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
-    uint32_t leeway_key;   /* memo of the last leeway turned into ticks (hwtimer__leeway_key) */
-    uint64_t leeway_mask;  /* ... 2^k - 1, 2^k the largest power of two <= its ticks + 1 */
-    uint64_t leeway_room;  /* ... the last e whose e + leeway_mask is <= max_tick */
-    uint64_t last_now; /* the `now` of the last advance */
-    uint32_t next_list; /* which list of a busy slot gets the next node, in turn */
-    struct hwtimer__link due;   /* sorted by deadline */
-    struct hwtimer__link ready; /* to run in this pass, in order */
-    size_t pending;
-
-    /* Running callbacks. The pass claims a due node N: N leaves `ready` as EXPIRED, a
-       one-shot N stops counting as pending at once, a periodic one keeps counting; then
-       running = N, touched = rearmed = 0, and the callback runs with the lock released.
-       What each event does while it runs, and when it returns:
-
-         event during the callback    one-shot N                  periodic N
-         is N pending?                no (until armed again)      yes: EXPIRED + period,
-                                                                  until cancelled
-         hwtimer_cancel(N)            0, nothing changes          1: CANCELLED, pending--,
-                                      (1 if armed again)          touched, not rearmed
-         schedule/reschedule N on t   armed: PENDING, filed;      schedule: EBUSY; reschedule:
-                                      touched, rearmed            filed now; touched, rearmed
-         schedule N on another timer  allowed (not pending)       EBUSY (pending here)
-         a cancel on another thread   returns 0 at once           cancels (as above), then
-                                      (once the callback ends)    waits for the callback
-
-         when the callback returns    rearmed: a cancel waiting on another thread cancels
-                                      that arming too (hwtimer__cancel_for_waiter);
-                                      periodic and untouched: re-armed for the first period
-                                      after running_now; otherwise N is never touched again
-                                      (a one-shot callback may have freed it). */
-    hwtimer_timeout *running;  /* the node whose callback runs now, or NULL */
-    int running_touched;       /* it was cancelled or scheduled during its callback */
-    int running_rearmed;       /* it is pending again, armed during its callback */
-    int running_periodic;      /* it is periodic (read without touching the node) */
-    uint64_t running_now;      /* the `now` its periodic re-arm counts from */
-    struct hwtimer__cancel_wait *cancel_waits; /* cancels waiting for a running callback */
-    int in_pass;
-    int stopped;
-    int destroy_deferred;      /* hwtimer_destroy was called from a callback */
-    hwtimer_stats stats;
-
-    /* threads (all NULL without) */
-    const hwtimer_threads *threads;
-    void *mutex;
-    void *wake_cond;   /* the worker sleeps on it */
-    void *done_cond;   /* cancel/stop/advance wait on it for a callback or pass to end */
-    void *worker_thread;
-    void *pass_thread; /* the thread running the pass under way */
-    unsigned waiters;  /* threads waiting on done_cond */
-    int worker_mode;
-    int rearm_reads_clock;   /* a periodic node re-arms from the clock when its run started
-                                (worker mode), not from the pass's `now` */
-    int worker_running;
-    uint64_t worker_wake_at; /* when the sleeping worker wakes; 0 while it is awake */
-    uint64_t worker_wake_tick; /* ... and the tick of that time (no division per schedule) */
-    int counted_worker;      /* counted in hwtimer__live_workers */
-
-    /* the loop that drives a caller-driven timer (cfg.wake_fn) */
-    void (*wake_fn)(void *);
-    void *wake_ctx;
-    uint64_t reported;  /* the time next_expiry / poll_timeout_ms last answered */
-    int reported_none;  /* ... and that answer said nothing was pending */
-    int wake_armed;     /* an answer is out that no wake_fn call has answered yet */
-    int wake_now;       /* call wake_fn as soon as the lock is released */
-    void (*log_fn)(void *, const char *);
-    void *log_ctx;
-    uint64_t slow_ns;          /* worker mode with log_fn: a callback that runs longer is
-                                  reported (max(HWTIMER__SLOW_CALLBACK_NS, tick)); 0: never */
-    uint64_t slow_quiet_until; /* no report before this time: at most one a second */
-
-    /* a timer of shards (cfg.shards > 1): the layer [hwtimer:group] */
-    struct hwtimer__group *group;    /* a group: its shards; NULL: an ordinary timer or a shard */
-    struct hwtimer__group *in_group; /* a shard: the group it belongs to; else NULL */
-    hwtimer *fork_next; /* the next timer whose locks fork() takes (hwtimer__fork_list) */
-};
-
-/* =================================================================================
-   [hwtimer:group] A timer of shards, 1: the group, and what its shards share with it
-
-   A group (cfg.shards > 1) is a timer that keeps no node itself: its nodes live in its
-   shards, ordinary caller-driven timers with locks, on its clock and start, whose wake_fn is
-   hwtimer__shard_woke. Its own lock serializes its passes and answers, and its worker. The
-   layer comes in parts, each where what it needs is defined: here its data and the hooks an
-   ordinary timer calls as a shard (a pending place, a wake-up under way, the quiet time of
-   slow-callback reports); [hwtimer:group-pass] its pass and answers; [hwtimer:group-arming]
-   which shard an entry point works on; [hwtimer:group-create] its creation and its part
-   of the public functions. A public entry point tests t->group where a group differs and
-   goes to the layer (a pass and an answer through hwtimer__run_pass and
-   hwtimer__answer_loop). Elsewhere the code knows a group only as t->in_group and these
-   hooks, and as t->group where a group's shards are freed (hwtimer__finish_destroy) or
-   locked for fork() (hwtimer__fork_prepare).
-   ================================================================================= */
-
-#define HWTIMER__MAX_SHARDS 64
-
-typedef struct hwtimer__group {
-    hwtimer *timer;                      /* the group itself (its lock, worker, answers) */
-    unsigned shards;
-    hwtimer *shard[HWTIMER__MAX_SHARDS];
-    long max_pending;   /* cfg.max_pending (at most LONG_MAX), 0: no limit ... */
-    long pending;       /* ... else the nodes pending in all the shards */
-    long wakes_running; /* calls of hwtimer__shard_woke under way (the group is not freed
-                           before they end) */
-    uint64_t slow_quiet_until; /* the shards' callbacks run on the group's worker: no report
-                                  of a slow one before this time, at most one a second */
-} hwtimer__group;
-
-/* A shard of a group with max_pending reserves a place in the group's pending count before
-   a node becomes pending, and releases it as the node stops pending (cancel, run, stop): a
-   count that every shard writes, exact under any interleaving. Returns 0 if the count was
-   at the group's max_pending. */
-static int hwtimer__group_reserve(hwtimer__group *group) {
-    if (!group->max_pending || HWTIMER__ATOMIC_ADD(&group->pending, 1) <= group->max_pending) return 1;
-    HWTIMER__ATOMIC_ADD(&group->pending, -1);
-    return 0;
-}
-
-/* n nodes of t stopped pending: a shard gives their places back. */
-static void hwtimer__release_pending(hwtimer *t, size_t n) {
-    if (t->in_group && t->in_group->max_pending) {
-        HWTIMER__ATOMIC_ADD(&t->in_group->pending, -(long)n);
-    }
-}
-
-/* A shard's wake_fn is about to be called with no lock held (hwtimer__unlock_and_wake): count
-   the call, under the shard's lock, so that the group outlives it (hwtimer__shard_woke). */
-static void hwtimer__group_wake_begins(hwtimer__group *group) {
-    HWTIMER__ATOMIC_ADD_SYNC(&group->wakes_running, 1);
-}
-
-/* Where t's reports of slow callbacks note their quiet time: a shard's is its group's. */
-static uint64_t *hwtimer__slow_quiet(hwtimer *t) {
-    return t->in_group ? &t->in_group->slow_quiet_until : &t->slow_quiet_until;
-}
-
-/* =================================================================================
-   [hwtimer:ticks] Ticks: deadlines to ticks and back, leeway, the slot of a tick
-
-   Arithmetic; its one write is the timer's memo of the last leeway.
-   ================================================================================= */
-
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 hwtimer__u128;
-#endif
-
-/* n / tick_ns. With 128-bit products, by multiply-high with tick_inv = floor((2^64-1)/tick):
-   the estimate is floor(n/tick) or one less, and one comparison corrects it. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer *t, uint64_t n, uint64_t *rem) {
-#if defined(__SIZEOF_INT128__)
-    uint64_t q = (uint64_t)(((hwtimer__u128)n * t->tick_inv) >> 64);
-    uint64_t r = n - q * t->tick_ns;
-    if (r >= t->tick_ns) {
-        q++;
-        r -= t->tick_ns;
-    }
-    *rem = r;
-    return q;
-#else
-    *rem = n % t->tick_ns;
-    return n / t->tick_ns;
-#endif
-}
-
-/* The tick a deadline is due at: the first boundary at or after it. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer *t, uint64_t deadline) {
-    uint64_t q, r;
-    if (deadline <= t->start) return 0;
-    q = hwtimer__div_tick(t, deadline - t->start, &r);
-    return q + (r != 0);
-}
-
-/* A node's leeway in ns: up to 65535 decimal digits times a power of ten, so that the
-   round numbers people write (10 ms, 1.5 s) are kept exactly (hwtimer_timeout_set_leeway). */
-static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
-    uint64_t v = to->leeway_digits;
-    unsigned e;
-    for (e = 0; e < to->leeway_exp; e++) v *= 10u;
-    return v;
-}
-
-/* The node's state and leeway share a 4-byte word (the build stops if they do not). */
-typedef char hwtimer__state_and_leeway_share_a_word
-    [offsetof(hwtimer_timeout, leeway_exp) == offsetof(hwtimer_timeout, state) + 1 &&
-     offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 ? 1 : -1];
-
-/* The bits of that word that are not the state byte, its first byte in memory (a constant
-   the compiler folds: the low byte on a little-endian machine, the high one otherwise). */
-static uint32_t hwtimer__leeway_bits(void) {
-    const uint32_t one = 1;
-    unsigned char first;
-    memcpy(&first, &one, 1);
-    return first ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
-}
-
-/* A leeway's key in the timer's memo: the node's exponent and digits as they lie in
-   memory, nonzero for any leeway; one load and one and, where reading the two fields and
-   joining them took five instructions. Read it before storing the node's state: a load
-   that spans a store just made waits until that store is done (bench scenario 9 measures
-   a schedule with a leeway against one without). */
-static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
-    uint32_t word;
-    memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
-    return word & hwtimer__leeway_bits();
-}
-
-/* A program uses one or two leeways: the timer remembers the last one as its mask. */
-static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer *t, const hwtimer_timeout *to) {
-    uint64_t rem, n = hwtimer__div_tick(t, hwtimer__leeway(to), &rem);
-    uint64_t mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
-                                    : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
-    t->leeway_mask = mask;
-    t->leeway_room = mask < t->max_tick ? t->max_tick - mask : 0;
-    t->leeway_key = hwtimer__leeway_key(to);
-}
-
-/* The grid tick of a window that may end past max_tick: that tick if it does not. */
-static HWTIMER__NOINLINE uint64_t hwtimer__leeway_tick_at_end(const hwtimer *t, uint64_t e) {
-    uint64_t up = e + t->leeway_mask;
-    if (up < e || (up & ~t->leeway_mask) > t->max_tick) return t->max_tick;
-    return up & ~t->leeway_mask;
-}
-
-/* The tick a node with a leeway runs at, for its due tick e (see Leeway in THE DESIGN):
-   the first multiple of 2^k at or after e. Inline and without a bit scan: an add and a
-   mask once the memo holds this leeway's mask. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer *t, const hwtimer_timeout *to,
-                                                     uint64_t e) {
-    if (hwtimer__leeway_key(to) != t->leeway_key) hwtimer__set_leeway_memo(t, to);
-    if (e > t->leeway_room) return hwtimer__leeway_tick_at_end(t, e);
-    return (e + t->leeway_mask) & ~t->leeway_mask;
-}
-
-/* The tick a node runs at, for a deadline: its due tick, or its leeway's grid tick. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer *t, const hwtimer_timeout *to,
-                                                   uint64_t deadline) {
-    uint64_t e = hwtimer__due_tick(t, deadline);
-    if (hwtimer__leeway_key(to)) return hwtimer__leeway_tick(t, to, e);
-    return e;
-}
-
-/* Fixed rate: the first d + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
-static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
-    uint64_t k = now >= d ? (now - d) / p + 1 : 1;
-    return k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
-}
-
-/* The time of a tick boundary, UINT64_MAX if it lies beyond. */
-static uint64_t hwtimer__tick_time(const hwtimer *t, uint64_t tick) {
-    if (tick > (UINT64_MAX - t->start) / t->tick_ns) return UINT64_MAX;
-    return t->start + tick * t->tick_ns;
-}
-
-/* The level and slot for a tick after elapsed: the level of the highest bit in which they
-   differ, and the tick's digit there (level * bits <= that bit <= 63: the shift is safe). */
-HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer *t, uint64_t tick) {
-    unsigned bit = hwtimer__msb64(tick ^ t->elapsed);
-    uint32_t slot = (uint32_t)(tick >> t->shift_of_bit[bit]) & t->mask;
-    HWTIMER_ASSERT(tick > t->elapsed && bit / t->bits < t->levels);
-    return t->where_of_bit[bit] + slot;
-}
-
-/* =================================================================================
-   [hwtimer:wake] Waking the loop: which filings must call wake_fn
-
-   The loop that drives a caller-driven timer was last told a time (hwtimer__answer_loop in
-   [hwtimer:pass]). A node filed to run before it must wake the loop, once per answer:
-   wake_fn is called at once without threads, and with threads once the lock is released
-   (hwtimer__unlock_and_wake in [hwtimer:locking]). Lock held, or no threads.
-   ================================================================================= */
-
-/* The last tick whose filing may have to wake the loop: none (0) unless an answer is out
-   that no wake_fn call has answered; then the tick of the time it told the loop (a tick
-   whose boundary is before that time runs before the loop would wake), or every tick
-   when it told the loop that nothing was pending. An upper bound: hwtimer__note_arming
-   decides exactly. */
-static uint64_t hwtimer__wake_upto(const hwtimer *t) {
-    if (!t->wake_armed) return 0;
-    return t->reported_none ? UINT64_MAX : hwtimer__due_tick(t, t->reported);
-}
-
-/* Call after due_upto, wake_armed or the answer changes: filings at the ticks that need a
-   look take the out-of-line way (hwtimer__file_noticed), every other filing one comparison. */
-static void hwtimer__set_notice_upto(hwtimer *t) {
-    uint64_t wake_upto = hwtimer__wake_upto(t);
-    t->notice_upto = wake_upto > t->due_upto ? wake_upto : t->due_upto;
-}
-
-/* A node was armed or moved to run at `tick`, outside a pass. If the loop that drives this
-   timer was last told a later time, or that nothing was pending, it must be woken: once per
-   answer (see "Waking the loop" at hwtimer_next_expiry). Without threads wake_fn is called
-   at once; with threads once the lock is released (hwtimer__unlock_and_wake). */
-static void hwtimer__note_arming(hwtimer *t, uint64_t tick) {
-    if (t->in_pass) return; /* the loop is in advance, and asks again when it returns */
-    if (!t->reported_none && hwtimer__tick_time(t, tick) >= t->reported) return;
-    t->wake_armed = 0;
-    hwtimer__set_notice_upto(t);
-    if (t->threads) {
-        t->wake_now = 1;
-    } else {
-        t->wake_fn(t->wake_ctx);
-    }
-}
-
-/* =================================================================================
-   [hwtimer:wheel] The wheel without locks: lists, the bit tree, filing, walks, expiry
-
-   Everything here runs with the timer's lock held (or without threads; the hand-back of
-   cancelled nodes with none) and knows nothing of threads, callbacks or the clock: the
-   unit the model test and the checker look at. A filing the loop must hear of goes to
-   [hwtimer:wake]. Last, the walks over every node: cancelling them all (stop, destroy),
-   handing them back, visiting them (foreach).
-   ================================================================================= */
-
-/* Doubly linked circular lists with a sentinel head. */
-static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
-static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
-/* Appends n: with the head known, one load fewer than inserting after its last node. */
-static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
-    struct hwtimer__link *last = head->prev;
-    n->prev = last;
-    n->next = head;
-    last->next = n;
-    head->prev = n;
-}
-static void hwtimer__list_insert_after(struct hwtimer__link *pos, struct hwtimer__link *n) {
-    n->prev = pos;
-    n->next = pos->next;
-    pos->next->prev = n;
-    pos->next = n;
-}
-/* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
-static void hwtimer__list_unlink(struct hwtimer__link *n) {
-    n->prev->next = n->next;
-    n->next->prev = n->prev;
-}
-/* Moves every node of `from` to the end of `to`. */
-static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link *from) {
-    if (hwtimer__list_empty(from)) return;
-    from->next->prev = to->prev;
-    to->prev->next = from->next;
-    from->prev->next = to;
-    to->prev = from->prev;
-    hwtimer__list_init(from);
-}
-static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
-    return (hwtimer_timeout *)(void *)link;
-}
-
-/* Marks slot i occupied, climbing only while words were empty. */
-static void hwtimer__level_mark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
-    unsigned layer;
-    uint64_t pos = i;
-    for (layer = 0; layer < t->bit_layers; layer++) {
-        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
-        uint64_t was = *word;
-        *word = was | ((uint64_t)1 << (pos & 63));
-        if (was) break;
-        pos >>= 6;
-    }
-}
-
-/* Clears slot i, climbing only while words become empty. */
-static void hwtimer__level_unmark(const hwtimer *t, hwtimer__level *lv, uint32_t i) {
-    unsigned layer;
-    uint64_t pos = i;
-    for (layer = 0; layer < t->bit_layers; layer++) {
-        uint64_t *word = &lv->occupied[t->layer_offset[layer] + (pos >> 6)];
-        *word &= ~((uint64_t)1 << (pos & 63));
-        if (*word) break;
-        pos >>= 6;
-    }
-}
-
-/* The first occupied slot at index >= from, or t->width if none (no wrap-around: slots
-   behind the level's position are empty by construction). */
-static uint32_t hwtimer__level_next_occupied(const hwtimer *t, const hwtimer__level *lv,
-                                             uint32_t from) {
-    unsigned layer = 0;
-    uint64_t pos = from;
-    for (;;) {
-        uint64_t w = pos >> 6;
-        if (w < t->layer_words[layer]) {
-            uint64_t word = lv->occupied[t->layer_offset[layer] + w] & (UINT64_MAX << (pos & 63));
-            if (word) {
-                pos = (w << 6) | hwtimer__ctz64(word);
-                break;
-            }
-        }
-        if (++layer == t->bit_layers) return t->width;
-        pos = w + 1;
-    }
-    while (layer-- > 0) {
-        pos = (pos << 6) | hwtimer__ctz64(lv->occupied[t->layer_offset[layer] + pos]);
-    }
-    return (uint32_t)pos;
-}
-
-HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot(const hwtimer__level *lv, uint32_t i) {
-    return &lv->lists[(size_t)i * HWTIMER_SLOT_LISTS];
-}
-
-/* Are the lists from `lists` to the end of its slot all empty? (All of a slot's lists from
-   its first.) One branch: a mispredicted branch per list would cost more than the loads. */
-HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *lists,
-                                                    unsigned first) {
-    unsigned k;
-    int occupied = 0;
-    for (k = first; k < HWTIMER_SLOT_LISTS; k++) occupied |= !hwtimer__list_empty(&lists[k]);
-    return !occupied;
-}
-
-/* Visiting every node of a few lists. A list of a big timer is a chain of cache misses, as
-   its nodes are scattered over memory; walking HWTIMER_SLOT_LISTS lists in step, each
-   from both ends, with the next nodes prefetched, makes that many independent chains, and
-   the CPU waits for all their misses at once (see THE DESIGN). */
-typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
-
-/* One list being walked: `front` and `back` are the next nodes to visit; front == end when
-   it is done. */
-typedef struct hwtimer__walk {
-    struct hwtimer__link *front, *back, *end;
-} hwtimer__walk;
-
-/* Visits the next one or two nodes of a walk; 0 once it is done. Both neighbours are read
-   before either node is visited, as a visit may re-link or free its node, and fetched at
-   once: the visits to the other lists until this one's next turn hide the wait. Both ends
-   of each are fetched: a node in an array that malloc aligned to 16 bytes spans two cache
-   lines, and its visit reads the second (the leeway, to re-file it) as well as the first
-   (bench scenario 2 measures what that saves). */
-HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
-                                              void *ctx) {
-    struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
-    if (front == w->end) return 0;
-    next = front->next;
-    prev = back->prev;
-    HWTIMER__PREFETCH_NODE(next);
-    HWTIMER__PREFETCH_NODE(prev);
-    visit(ctx, hwtimer__node(front));
-    if (front != back) visit(ctx, hwtimer__node(back));
-    if (front == back || next == back) {
-        w->front = w->end;
-    } else {
-        w->front = next;
-        w->back = prev;
-    }
-    return 1;
-}
-
-/* Visits every node of lists[0 .. n), n <= HWTIMER_SLOT_LISTS, and leaves the heads as they
-   were: the caller empties or splices them. */
-HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
-                                                hwtimer__visit_fn visit, void *ctx) {
-    hwtimer__walk walk[HWTIMER_SLOT_LISTS];
-    unsigned k, walks = 0;
-    int more;
-    for (k = 0; k < n; k++) {
-        if (hwtimer__list_empty(&lists[k])) continue;
-        walk[walks].front = lists[k].next;
-        walk[walks].back = lists[k].prev;
-        walk[walks].end = &lists[k];
-        walks++;
-    }
-    if (walks == 1) { /* a copy the compiler keeps in registers */
-        hwtimer__walk one = walk[0];
-        while (hwtimer__walk_step(&one, visit, ctx)) continue;
-        return;
-    }
-    do {
-        more = 0;
-        for (k = 0; k < walks; k++) more |= hwtimer__walk_step(&walk[k], visit, ctx);
-    } while (more);
-}
-
-/* Marks the slot with wheel index id (level * width + slot) occupied. */
-static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer *t, uint32_t id) {
-    hwtimer__level_mark(t, &t->level[id >> t->bits], id & t->mask);
-}
-
-/* Files a node in the wheel slot `where`: in its first list while that is empty, so a
-   sparse slot keeps its one or two nodes where emptying it looks first (which list holds
-   them would otherwise be a coin toss, and a mispredicted branch costs more than the
-   walk); else in the slot's lists in turn, a run of 2^HWTIMER__LIST_RUN_BITS filings per
-   list: nodes filed one after another are often neighbours in memory (an array of
-   connections), and as neighbours in a list too, a cancel's neighbour writes hit lines
-   the cache already has (one list each in turn spread them ~30 KB apart). A slot whose
-   first list is empty may still be occupied: marking twice is harmless. */
-#define HWTIMER__LIST_RUN_BITS 10
-HWTIMER__ALWAYS_INLINE void hwtimer__file_in_wheel(hwtimer *t, hwtimer_timeout *to,
-                                                   uint32_t where) {
-    uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    struct hwtimer__link *head = &t->lists[(size_t)id * HWTIMER_SLOT_LISTS];
-    to->where = where;
-    if (hwtimer__list_empty(head)) {
-        hwtimer__mark_slot(t, id);
-    } else {
-        head += (t->next_list++ >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
-    }
-    hwtimer__list_append(head, &to->link);
-}
-
-/* Keeps `due` in order of due tick (ties in any order), walking from its tail: O(1) unless
-   the clock stepped back across ticks, as nodes are filed here in time order. */
-static void hwtimer__file_in_due(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
-    struct hwtimer__link *pos = t->due.prev;
-    while (pos != &t->due &&
-           hwtimer__node_tick(t, hwtimer__node(pos), hwtimer__node(pos)->deadline) > tick) {
-        pos = pos->prev;
-    }
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_insert_after(pos, &to->link);
-}
-
-/* Files a node at a tick <= notice_upto: due in the pass under way or already passed (to
-   `due`), or in the wheel but maybe before the loop's wake-up. */
-static HWTIMER__NOINLINE void hwtimer__file_noticed(hwtimer *t, hwtimer_timeout *to,
-                                                    uint64_t tick) {
-    if (tick <= t->due_upto) {
-        hwtimer__file_in_due(t, to, tick);
-    } else {
-        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-    }
-    if (t->wake_armed) hwtimer__note_arming(t, tick);
-}
-
-/* Files a pending node due at `tick` (hwtimer__node_tick of its deadline). Most filings are
-   for a tick past notice_upto: one comparison, then the wheel. */
-HWTIMER__ALWAYS_INLINE void hwtimer__file_at(hwtimer *t, hwtimer_timeout *to, uint64_t tick) {
-    if (tick <= t->notice_upto) {
-        hwtimer__file_noticed(t, to, tick);
-    } else {
-        hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-    }
-}
-
-/* Makes a node in no list PENDING at `deadline` and files it; returns the tick it will run
-   at. Its tick is found before its state is stored (see hwtimer__leeway_key). */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__file_pending(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t deadline) {
-    uint64_t tick = hwtimer__node_tick(t, to, deadline);
-    HWTIMER__STORE64(&to->deadline, deadline);
-    hwtimer__set_state(to, HWTIMER_PENDING);
-    hwtimer__file_at(t, to, tick);
-    return tick;
-}
-
-/* A node alone in one of the lists of slot `where` was taken out: clears the slot's bit if
-   its other lists are empty too. Out of line, so that a cancel needs few registers. */
-static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer *t, uint32_t where) {
-    uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    hwtimer__level *lv = &t->level[id >> t->bits];
-    if (hwtimer__slot_empty_from(hwtimer__slot(lv, id & t->mask), 0)) {
-        hwtimer__level_unmark(t, lv, id & t->mask);
-    }
-}
-
-/* Takes a pending node out of its list. Its slot can only have become empty if the node was
-   alone in its list (both its links point at the list's head). `where` keeps its stale
-   value: it is only read while the node is pending. */
-HWTIMER__ALWAYS_INLINE void hwtimer__unfile(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__list_unlink(&to->link);
-    if (to->where >= HWTIMER__WHERE_WHEEL && to->link.next == to->link.prev) {
-        hwtimer__unmark_if_empty(t, to->where);
-    }
-}
-
-/* A pending node pushed later may stay where it is filed (see "Pushing a deadline later" in
-   THE DESIGN) if it waits in a coarse slot (level 1 or up: not in `due` or `ready`, whose
-   order and pass are exact, nor in a level-0 slot, a single tick where a loop would wake
-   for nothing), its new deadline is not earlier (so its slot still starts at or before
-   its new tick: the pass reaches the slot first and files it by that deadline), and no
-   pass of this wheel is under way (whose target the new deadline might not pass: it would
-   then run in the same pass, and must go to `due`; a shard whose pass has ended while its
-   timer's goes on has no slot left before that target). Then only the deadline is
-   written: no list, no bitmap, no division, and no wake-up, as the boundary only moves
-   later. Returns 1 if so. */
-HWTIMER__ALWAYS_INLINE int hwtimer__push_later(const hwtimer *t, hwtimer_timeout *to,
-                                               uint64_t deadline) {
-    if (to->state != HWTIMER_PENDING || to->where < HWTIMER__WHERE_WHEEL + t->width ||
-        deadline < to->deadline || t->in_pass) {
-        return 0;
-    }
-    HWTIMER__STORE64(&to->deadline, deadline);
-    return 1;
-}
-
-/* Gives a filed node a new deadline that is due in the wheel past notice_upto: moves it to
-   its new slot, or leaves it where it is if the slot is the same (a slot does not care
-   about the exact deadline). Returns the tick it will run at (> 0, as it is past
-   notice_upto); 0 for a tick <= notice_upto (lock held): the caller unfiles the node and files
-   it again, which looks at that tick. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__move_in_wheel(hwtimer *t, hwtimer_timeout *to,
-                                                       uint64_t deadline) {
-    uint64_t tick = hwtimer__node_tick(t, to, deadline);
-    uint32_t where;
-    if (tick <= t->notice_upto) return 0;
-    where = hwtimer__wheel_where(t, tick);
-    HWTIMER__STORE64(&to->deadline, deadline);
-    if (where != to->where) {
-        hwtimer__unfile(t, to);
-        hwtimer__file_in_wheel(t, to, where);
-    }
-    return tick;
-}
-
-/* The tick at which slot `slot` of a level starts (the level's digit at bit `shift`: level
-   * bits), for a slot after elapsed's position (in elapsed's rotation of that level). */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer *t, unsigned shift,
-                                                    uint32_t slot) {
-    return hwtimer__shl(hwtimer__shr(t->elapsed, shift + t->bits), shift + t->bits) |
-           hwtimer__shl(slot, shift);
-}
-
-/* The first occupied slot after elapsed's position, in the lowest level that has one (every
-   slot of a lower level starts before any of a higher one), and the tick it starts at. */
-static int hwtimer__next_slot(const hwtimer *t, unsigned *level_out, uint32_t *slot_out,
-                              uint64_t *start_out) {
-    unsigned level;
-    for (level = 0; level < t->levels; level++) {
-        unsigned shift = level * t->bits;
-        uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, shift) & t->mask);
-        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[level], pos + 1);
-        if (slot < t->width) {
-            *level_out = level;
-            *slot_out = slot;
-            *start_out = hwtimer__slot_start(t, shift, slot);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static void hwtimer__to_ready(hwtimer *t, hwtimer_timeout *to) {
-    to->where = HWTIMER__WHERE_LIST;
-    hwtimer__list_append(&t->ready, &to->link);
-}
-
-/* Emptying a slot that starts at elapsed (a coarse one: and how many ticks it spans,
-   UINT64_MAX for one that reaches past the last tick). */
-typedef struct hwtimer__refiling {
-    hwtimer *t;
-    uint64_t span;
-} hwtimer__refiling;
-
-/* A node of a level-0 slot is due at its tick (none waits there pushed later: see
-   hwtimer__push_later): it runs. */
-static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
-    hwtimer__to_ready(((hwtimer__refiling *)ctx)->t, to);
-}
-
-/* A node of a coarse slot: due now, to `ready`; else filed by its deadline in a later slot.
-   Counted as a move down a level (stats.cascaded), and apart as a re-filing if the node was
-   pushed later than the slot where it waited, which its tick past the slot's end shows
-   (hwtimer_stats_get reports cascaded without those). */
-static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
-    hwtimer__refiling *refiling = (hwtimer__refiling *)ctx;
-    hwtimer *t = refiling->t;
-    uint64_t tick = hwtimer__node_tick(t, to, to->deadline);
-    if (tick <= t->elapsed) {
-        hwtimer__to_ready(t, to);
-        return;
-    }
-    if (tick - t->elapsed >= refiling->span) t->stats.refiled++;
-    hwtimer__file_in_wheel(t, to, hwtimer__wheel_where(t, tick));
-    t->stats.cascaded++;
-}
-
-/* Empties a slot that starts at elapsed: what is due now goes to `ready`, the rest of a
-   coarse slot is re-filed by its deadline, which puts it in a later slot, never back in
-   this one (so the walk never meets a node it re-filed). Order within a slot does not
-   matter: its nodes are re-filed by their own deadlines. */
-static void hwtimer__expire_slot(hwtimer *t, unsigned level, uint32_t slot) {
-    hwtimer__level *lv = &t->level[level];
-    struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-    hwtimer__refiling refiling;
-    unsigned k, used;
-    HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
-    refiling.t = t;
-    /* a sparse slot has its nodes in its first list (see hwtimer__file_in_wheel) */
-    used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
-    if (level == 0) {
-        hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &refiling);
-    } else {
-        refiling.span = level * t->bits < 64 ? (uint64_t)1 << (level * t->bits) : UINT64_MAX;
-        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &refiling);
-    }
-    for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
-    hwtimer__level_unmark(t, lv, slot);
-}
-
-/* Calls slot_fn(ctx, level, slot) for every occupied slot of every level. */
-static void hwtimer__for_each_slot(hwtimer *t, void (*slot_fn)(void *, unsigned, uint32_t),
-                                   void *ctx) {
-    unsigned l;
-    for (l = 0; l < t->levels; l++) {
-        uint32_t slot = hwtimer__level_next_occupied(t, &t->level[l], 0);
-        while (slot < t->width) {
-            slot_fn(ctx, l, slot);
-            slot = hwtimer__level_next_occupied(t, &t->level[l], slot + 1);
-        }
-    }
-}
-
-/* A walk over a timer's nodes, with the visitor of hwtimer_foreach or the hand-back of
-   hwtimer_stop, or cancelling them all (hwtimer__cancel_all). */
-typedef struct hwtimer__nodes_walk {
-    hwtimer *t;
-    hwtimer_fn fn;
-    void *ctx;
-    size_t visited;
-    struct hwtimer__link *out; /* cancelling: where the slots' lists go */
-} hwtimer__nodes_walk;
-
-/* Hands a node to the walk's function (the user's) and counts it. */
-static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
-    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    walk->fn(to, walk->ctx);
-    walk->visited++;
-}
-
-static void hwtimer__visit_cancel(void *ctx, hwtimer_timeout *to) {
-    hwtimer__set_state(to, HWTIMER_CANCELLED);
-    ++((hwtimer__nodes_walk *)ctx)->visited;
-}
-
-/* Cancels every node of an occupied slot and moves its lists to the walk's `out`. */
-static void hwtimer__cancel_slot(void *ctx, unsigned level, uint32_t slot) {
-    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    struct hwtimer__link *lists = hwtimer__slot(&walk->t->level[level], slot);
-    unsigned k;
-    hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_cancel, walk);
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_splice(&walk->out[k], &lists[k]);
-}
-
-/* Cancels every pending node and moves it to one of the HWTIMER_SLOT_LISTS lists of `out`,
-   list k of each slot to out[k], so that handing them back can walk them in step too (lock
-   held, no pass under way). */
-static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
-    unsigned l;
-    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
-    hwtimer__nodes_walk walk;
-    memset(&walk, 0, sizeof walk);
-    walk.t = t;
-    walk.out = out;
-    hwtimer__list_splice(&out[0], &t->due);
-    hwtimer__list_splice(&out[0], &t->ready);
-    hwtimer__walk_lists(out, 1, hwtimer__visit_cancel, &walk);
-    hwtimer__for_each_slot(t, hwtimer__cancel_slot, &walk);
-    for (l = 0; l < t->levels; l++) memset(t->level[l].occupied, 0, words_per_level * sizeof(uint64_t));
-    HWTIMER_ASSERT(walk.visited == t->pending);
-    t->pending = 0;
-    hwtimer__release_pending(t, walk.visited);
-    return walk.visited;
-}
-
-/* Hands each cancelled node to fn (no lock held: fn may free the node). */
-static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
-    hwtimer__nodes_walk walk;
-    if (!fn) return;
-    memset(&walk, 0, sizeof walk);
-    walk.fn = fn;
-    walk.ctx = ctx;
-    hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
-}
-
-/* Visits every node of an occupied slot with hwtimer__visit_node. */
-static void hwtimer__visit_slot(void *ctx, unsigned level, uint32_t slot) {
-    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    hwtimer__walk_lists(hwtimer__slot(&walk->t->level[level], slot), HWTIMER_SLOT_LISTS,
-                        hwtimer__visit_node, walk);
-}
-
-/* Empties the lists a stop hands back. */
-static void hwtimer__init_out(struct hwtimer__link *out) {
-    unsigned k;
-    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
-}
-
-/* =================================================================================
-   [hwtimer:memory] Memory and lifecycle: the one allocation, its layout, the thread objects
-
-   First the config's check (and the sentences that tell log_fn what it refused); last,
-   freeing a timer (and a group's shards) once it is stopped.
-   ================================================================================= */
-
-/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale, no format
-   strings to get wrong): text and decimal numbers appended in turn, cut at its size. */
+/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale), cut at its
+   size. */
 typedef struct hwtimer__sentence {
     char text[256];
     size_t len;
@@ -1964,713 +897,78 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
     hwtimer__say(msg, digits + n);
 }
 
-/* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
-static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
-                                  const uint64_t *value, const char *rule) {
-    hwtimer__sentence msg;
-    if (!cfg || !cfg->log_fn) return;
-    msg.len = 0;
-    hwtimer__say(&msg, "hwtimer_create: ");
-    hwtimer__say(&msg, what);
-    if (value) hwtimer__say_number(&msg, *value);
-    hwtimer__say(&msg, rule);
-    cfg->log_fn(cfg->log_ctx, msg.text);
-}
-
-/* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
-static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
-    if (!th->mutex_size) return "mutex_size";
-    if (!th->cond_size) return "cond_size";
-    if (!th->thread_size) return "thread_size";
-    if (!th->mutex_init) return "mutex_init";
-    if (!th->mutex_destroy) return "mutex_destroy";
-    if (!th->mutex_lock) return "mutex_lock";
-    if (!th->mutex_unlock) return "mutex_unlock";
-    if (!th->cond_init) return "cond_init";
-    if (!th->cond_destroy) return "cond_destroy";
-    if (!th->cond_broadcast) return "cond_broadcast";
-    if (!th->cond_wait) return "cond_wait";
-    if (!th->thread_start) return "thread_start";
-    if (!th->thread_join) return "thread_join";
-    if (!th->thread_detach) return "thread_detach";
-    if (!th->thread_self) return "thread_self";
-    if (!th->thread_is_self) return "thread_is_self";
-    return NULL;
-}
-
-/* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn which field broke which rule. */
-static int hwtimer__check_config(const hwtimer_config *cfg) {
-    uint64_t width = 2, value;
-    const char *missing;
-    if (cfg->tick_ns == 0) {
-        hwtimer__tell_refusal(cfg, "tick_ns is 0: it must be at least 1 ns (start from "
-                              "hwtimer_config_default, which sets 100 ms)", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->ticks_per_wheel == 0 || cfg->ticks_per_wheel > ((uint32_t)1 << 30)) {
-        value = cfg->ticks_per_wheel;
-        hwtimer__tell_refusal(cfg, "ticks_per_wheel is ", &value,
-                              ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)");
-        return HWTIMER_EINVAL;
-    }
-    while (width < cfg->ticks_per_wheel) width <<= 1;
-    if (cfg->tick_ns > UINT64_MAX / width) { /* Netty checks this too */
-        hwtimer__tell_refusal(cfg, "tick_ns is ", &cfg->tick_ns,
-                              ": times the wheel's slots (ticks_per_wheel rounded up to a power "
-                              "of two) that overflows 64 bits of nanoseconds; make either smaller");
-        return HWTIMER_EINVAL;
-    }
-    if (!cfg->alloc_fn != !cfg->free_fn) {
-        hwtimer__tell_refusal(cfg, cfg->alloc_fn ? "alloc_fn is set but free_fn is NULL"
-                                                 : "free_fn is set but alloc_fn is NULL",
-                              NULL, ": set both or neither");
-        return HWTIMER_EINVAL;
-    }
-    if (!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK) {
-        hwtimer__tell_refusal(cfg, "clock_fn is NULL and this build has no platform clock "
-                              "(HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->worker && !cfg->threads) {
-        hwtimer__tell_refusal(cfg, "worker is set but threads is NULL: a worker needs a threads "
-                              "backend (cfg.threads = hwtimer_threads_default())", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->threads && !HWTIMER__HAVE_THREADS) {
-        hwtimer__tell_refusal(cfg, "threads is set but this build has no thread code "
-                              "(HWTIMER_NO_THREADS): set threads to NULL", NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
-    if (missing) {
-        hwtimer__sentence msg;
-        msg.len = 0;
-        hwtimer__say(&msg, "threads is a table whose ");
-        hwtimer__say(&msg, missing);
-        hwtimer__say(&msg, " is missing (NULL or 0): every hook and size is required");
-        hwtimer__tell_refusal(cfg, msg.text, NULL, "");
-        return HWTIMER_EINVAL;
-    }
-    value = cfg->shards;
-    if (cfg->shards > HWTIMER__MAX_SHARDS) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value, ": it must be at most 64");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->shards > 1 && !cfg->threads) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value,
-                              " but threads is NULL: shards need a threads backend");
-        return HWTIMER_EINVAL;
-    }
-    if (cfg->shards > 1 && !HWTIMER__CAN_SHARD) {
-        hwtimer__tell_refusal(cfg, "shards is ", &value,
-                              " but this compiler has neither GCC's nor MSVC's atomics and "
-                              "thread-local variables, which shards need: use 0");
-        return HWTIMER_EINVAL;
-    }
-    return HWTIMER_OK;
-}
-
-/* Fills the geometry: width, levels, bit-tree layers. */
-static void hwtimer__set_geometry(hwtimer *t, uint32_t ticks_per_wheel) {
-    uint64_t max_tick;
-    unsigned tick_bits, layer;
-    uint32_t words, offset = 0;
-    t->width = 2;
-    t->bits = 1;
-    while (t->width < ticks_per_wheel) {
-        t->width <<= 1;
-        t->bits++;
-    }
-    t->mask = t->width - 1;
-    /* enough levels for the tick of the latest representable deadline */
-    max_tick = hwtimer__due_tick(t, UINT64_MAX);
-    t->max_tick = max_tick;
-    tick_bits = max_tick ? hwtimer__msb64(max_tick) + 1 : 1;
-    t->levels = (tick_bits + t->bits - 1) / t->bits;
-    for (layer = 0; layer < 64; layer++) {
-        unsigned level = layer / t->bits;
-        t->shift_of_bit[layer] = (uint8_t)(level * t->bits);
-        t->where_of_bit[layer] = HWTIMER__WHERE_WHEEL + ((uint32_t)level << t->bits);
-    }
-    words = (t->width + 63) / 64;
-    for (layer = 0;; layer++) {
-        t->layer_words[layer] = words;
-        t->layer_offset[layer] = offset;
-        offset += words;
-        if (words == 1) break;
-        words = (words + 63) / 64;
-    }
-    t->bit_layers = layer + 1;
-}
-
-static size_t hwtimer__align(size_t n) { return (n + 15u) & ~(size_t)15u; }
-
-/* Adds n bytes to *total, failing on overflow. */
-static int hwtimer__add_size(size_t *total, size_t n) {
-    if (n > SIZE_MAX - *total - 16u) return 0;
-    *total = hwtimer__align(*total + n);
-    return 1;
-}
-
-/* Lays out the one allocation: the timer, levels, slots, bitmaps, thread objects, and
-   `extra` bytes for a layer over the timer (a group's data). Returns 0 when its size does
-   not fit a size_t. */
-static int hwtimer__layout(const hwtimer *t, const hwtimer_threads *th, size_t extra,
-                           size_t *offsets, size_t *total) {
-    uint64_t slots64 = (uint64_t)t->levels * t->width * HWTIMER_SLOT_LISTS;
-    size_t slots = (size_t)slots64;
-    size_t words = (size_t)t->levels * (t->layer_offset[t->bit_layers - 1] + 1);
-    *total = 0;
-    offsets[0] = 0;
-    if (!hwtimer__add_size(total, sizeof(hwtimer))) return 0;
-    offsets[1] = *total;
-    if (!hwtimer__add_size(total, t->levels * sizeof(hwtimer__level))) return 0;
-    offsets[2] = *total;
-    if (slots64 > SIZE_MAX / sizeof(struct hwtimer__link)) return 0;
-    if (!hwtimer__add_size(total, slots * sizeof(struct hwtimer__link))) return 0;
-    offsets[3] = *total;
-    if (!hwtimer__add_size(total, words * sizeof(uint64_t))) return 0;
-    offsets[4] = *total;
-    if (th) {
-        if (!hwtimer__add_size(total, th->mutex_size) || !hwtimer__add_size(total, th->cond_size) ||
-            !hwtimer__add_size(total, th->cond_size) || !hwtimer__add_size(total, th->thread_size) ||
-            !hwtimer__add_size(total, th->thread_size)) {
-            return 0;
-        }
-    }
-    offsets[5] = *total;
-    return !extra || hwtimer__add_size(total, extra);
-}
-
-/* Points the timer's levels and thread objects into its block and empties the wheel. */
-static void hwtimer__carve(hwtimer *t, char *block, const size_t *offsets) {
-    unsigned l;
-    size_t i;
-    size_t words_per_level = t->layer_offset[t->bit_layers - 1] + 1;
-    t->level = (hwtimer__level *)(void *)(block + offsets[1]);
-    t->lists = (struct hwtimer__link *)(void *)(block + offsets[2]);
-    for (l = 0; l < t->levels; l++) {
-        hwtimer__level *lv = &t->level[l];
-        lv->lists = t->lists + (size_t)l * t->width * HWTIMER_SLOT_LISTS;
-        lv->occupied = (uint64_t *)(void *)(block + offsets[3]) + l * words_per_level;
-        for (i = 0; i < (size_t)t->width * HWTIMER_SLOT_LISTS; i++) hwtimer__list_init(&lv->lists[i]);
-        memset(lv->occupied, 0, words_per_level * sizeof(uint64_t));
-    }
-    if (t->threads) {
-        const hwtimer_threads *th = t->threads;
-        char *p = block + offsets[4];
-        t->mutex = p;
-        p += hwtimer__align(th->mutex_size);
-        t->wake_cond = p;
-        p += hwtimer__align(th->cond_size);
-        t->done_cond = p;
-        p += hwtimer__align(th->cond_size);
-        t->worker_thread = p;
-        p += hwtimer__align(th->thread_size);
-        t->pass_thread = p;
-    }
-}
-
-static void *hwtimer__alloc(const hwtimer_config *cfg, size_t size) {
-    if (cfg->alloc_fn) return cfg->alloc_fn(size, cfg->alloc_ctx);
-    return HWTIMER_MALLOC(cfg->alloc_ctx, size);
-}
-
-static void hwtimer__free_block(hwtimer *t) {
-    void (*free_fn)(void *, void *) = t->free_fn;
-    void *ctx = t->alloc_ctx;
-    if (free_fn) {
-        free_fn(t, ctx);
-    } else {
-        HWTIMER_FREE(ctx, t);
-    }
-}
-
-/* Makes the mutex and condition variables; undoes what it made on failure. */
-static int hwtimer__init_thread_objects(hwtimer *t) {
-    const hwtimer_threads *th = t->threads;
-    if (!th) return HWTIMER_OK;
-    if (th->mutex_init(t->mutex)) return HWTIMER_ETHREAD;
-    if (th->cond_init(t->wake_cond)) {
-        th->mutex_destroy(t->mutex);
-        return HWTIMER_ETHREAD;
-    }
-    if (th->cond_init(t->done_cond)) {
-        th->cond_destroy(t->wake_cond);
-        th->mutex_destroy(t->mutex);
-        return HWTIMER_ETHREAD;
-    }
-    return HWTIMER_OK;
-}
-
-/* Timers with a worker alive in this process (in this file under HWTIMER_STATIC): each is a
-   thread, and more than HWTIMER__MANY_WORKERS is likely a timer per object instead of one
-   shared timer (Netty warns at the same count). */
-#define HWTIMER__MANY_WORKERS 64
-static long hwtimer__live_workers;
-
-static void hwtimer__count_worker(hwtimer *t) {
-    t->counted_worker = 1;
-    if (HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, 1) > HWTIMER__MANY_WORKERS && t->log_fn) {
-        t->log_fn(t->log_ctx, "hwtimer: this timer was created while more than 64 timers with a "
-                              "worker thread are alive (each is a thread); share one timer "
-                              "among many timeouts instead");
-    }
-}
-
-static void hwtimer__fini_thread_objects(hwtimer *t) {
-    if (!t->threads) return;
-    t->threads->cond_destroy(t->done_cond);
-    t->threads->cond_destroy(t->wake_cond);
-    t->threads->mutex_destroy(t->mutex);
-}
-
-static void hwtimer__fork_list_remove(hwtimer *t); /* [hwtimer:platform] */
-
-/* Frees a stopped timer whose worker and passes are over. */
-static void hwtimer__finish_destroy(hwtimer *t) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    unsigned i;
-    hwtimer__fork_list_remove(t);
-    if (t->group) { /* its shards, once no call of hwtimer__shard_woke is under way */
-        while (HWTIMER__ATOMIC_ADD_SYNC(&t->group->wakes_running, 0) != 0) {
-            t->threads->mutex_lock(t->mutex); /* (waits while one holds the lock) */
-            t->threads->mutex_unlock(t->mutex);
-        }
-        for (i = 0; i < t->group->shards; i++) hwtimer__finish_destroy(t->group->shard[i]);
-    }
-    hwtimer__init_out(out);
-    hwtimer__cancel_all(t, out); /* a destroy from a callback only set `stopped` */
-    if (t->counted_worker) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
-    hwtimer__fini_thread_objects(t);
-    hwtimer__free_block(t);
-}
-
 /* =================================================================================
-   [hwtimer:locking] Locking and the running-node rules
+   [hwtimer:data] Data: a node's place, the geometry, a wheel, its shard, the timer
 
-   The lock, the waits for a running callback, waking a sleeping worker, and the rules for
-   a node whose callback runs (the table at struct hwtimer): whether a node is pending,
-   when it will run, and which nodes foreach visits.
+   The three layers of "The structure" in THE DESIGN, each a type.
    ================================================================================= */
 
-HWTIMER__ALWAYS_INLINE void hwtimer__lock(hwtimer *t) {
-    if (t->threads) t->threads->mutex_lock(t->mutex);
-}
-HWTIMER__ALWAYS_INLINE void hwtimer__unlock(hwtimer *t) {
-    if (t->threads) t->threads->mutex_unlock(t->mutex);
-}
+/* hwtimer_timeout.where: 0, so that a zero-filled node is nowhere. */
+enum {
+    HWTIMER__WHERE_NONE = 0,
+    HWTIMER__WHERE_LIST = 1, /* `due` or `ready`: a plain list, no bit tree */
+    HWTIMER__WHERE_WHEEL = 2 /* + (level << bits) + slot: a slot of the wheel */
+};
 
-/* The timer whose hwtimer_foreach visitor this thread is running, or NULL. foreach holds
-   that timer's locks (every shard's) while its visitor runs, and the visitor may ask
-   hwtimer_is_pending and hwtimer_timeout_due_in, which then read without locking: only
-   this thread can be asking, since another would wait for the locks. Thread-local wherever
-   the compiler has thread-locals (HWTIMER__CAN_SHARD); elsewhere never set, and the
-   visitor must not ask. */
-static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
+#define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
+#define HWTIMER__MAX_SHARDS 64    /* a bit each in a pass's mask of wheels */
+#define HWTIMER__LINE 64          /* each part of a timer's block starts a cache line */
 
-/* Takes t's lock unless this thread is inside the foreach visitor of `asked` (the timer the
-   caller named: t, or the group t is a shard of; see hwtimer__visiting), which holds it
-   already. Returns whether it took it. */
-static int hwtimer__lock_unless_visiting(const hwtimer *asked, hwtimer *t) {
-    if (HWTIMER__CAN_SHARD && hwtimer__visiting == asked) return 0;
-    hwtimer__lock(t);
-    return 1;
-}
+/* The slow worker callback that cfg.log_fn hears of, and how often. */
+#define HWTIMER__SLOW_CALLBACK_NS 100000000u
+#define HWTIMER__SLOW_REPORT_EVERY_NS 1000000000u
 
-/* Unlocks, then calls wake_fn if an arming under the lock asked for it (no lock held). The
-   call reads nothing of t: the arming's callback may have destroyed it meanwhile, on the
-   worker. A shard counts the call in its group first (hwtimer__group_wake_begins). */
-static void hwtimer__unlock_and_wake(hwtimer *t) {
-    int wake = t->wake_now;
-    void (*wake_fn)(void *) = t->wake_fn;
-    void *wake_ctx = t->wake_ctx;
-    if (wake && t->in_group) hwtimer__group_wake_begins(t->in_group);
-    t->wake_now = 0;
-    hwtimer__unlock(t);
-    if (wake) wake_fn(wake_ctx);
-}
+#ifndef HWTIMER_SLOT_LISTS
+#define HWTIMER_SLOT_LISTS 4
+#endif
+/* A power of two: choosing a list is a mask. */
+typedef char hwtimer__slot_lists_is_a_power_of_two
+    [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
 
-/* Is the caller the thread running this timer's callbacks right now? Without threads,
-   anything that runs during a pass runs inside a callback. */
-static int hwtimer__in_own_callback(const hwtimer *t) {
-    if (!t->in_pass) return 0;
-    return !t->threads || t->threads->thread_is_self(t->pass_thread);
-}
+/* The tick and the levels, fixed at create. */
+typedef struct hwtimer__geometry {
+    uint64_t tick_ns;
+    uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
+    uint64_t start;    /* S: the clock at create */
+    uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
+    uint32_t width;    /* slots per level, a power of two >= 2 */
+    uint32_t mask;     /* width - 1 */
+    unsigned bits;     /* log2(width) */
+    unsigned levels;
+    unsigned bit_layers;  /* of a level's bit tree: a bit per slot, then a bit per word */
+    size_t level_words;   /* of one level's bit tree */
+    /* by the highest bit in which a tick differs from elapsed: the `where` of the level's
+       slot 0, and above bit 32 the shift of its digit (level * bits). No division. */
+    uint64_t level_of_bit[64];
+    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
+    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
+} hwtimer__geometry;
 
-/* Waits (lock held) until a callback or a pass ends. */
-static void hwtimer__wait_done(hwtimer *t) {
-    t->waiters++;
-    t->threads->cond_wait(t->done_cond, t->mutex, UINT64_MAX);
-    t->waiters--;
-}
+/* The last leeway a wheel turned into ticks (hwtimer__leeway_tick). */
+typedef struct hwtimer__leeway_memo {
+    uint32_t key;  /* hwtimer__leeway_key, 0: none yet */
+    uint64_t mask; /* 2^k - 1 */
+} hwtimer__leeway_memo;
 
-static void hwtimer__signal_done(hwtimer *t) {
-    if (t->waiters) t->threads->cond_broadcast(t->done_cond);
-}
+/* A wheel. A pass comes to it in steps: begin (a target), collect each step, end. */
+typedef struct hwtimer__wheel {
+    hwtimer__geometry geo; /* the timer's, copied: an offset, not a pointer, per filing */
+    struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS] */
+    uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words] */
+    uint64_t elapsed;     /* processed up to this tick */
+    uint64_t notice_upto; /* a filing at a tick <= this is noticed: the greater of the two */
+    uint64_t due_upto;    /* ... goes to `due`: a pass's target, or elapsed */
+    uint64_t watch_upto;  /* ... is reported to the filer (the front end's) */
+    size_t pending;       /* armed here: filed, or held out of the lists by the front end */
+    int collecting;       /* between hwtimer__wheel_begin and _end */
+    hwtimer__leeway_memo memo;
+    struct hwtimer__link due;   /* sorted by due tick: filed at or before the target */
+    struct hwtimer__link ready; /* to run in the step under way, in order */
+    uint64_t cascaded;          /* nodes moved down a level, re-filings included */
+    uint64_t refiled;           /* ... of which re-filings after a push later */
+} hwtimer__wheel;
 
-/* A node was filed to run at `tick` when the clock read `now` (0: not read). Wake a sleeping
-   worker if the node is due before it wakes, or if the clock already passed its wake-up:
-   the worker waits in OS time, and a clock_fn that jumps (a test clock, a suspend) can
-   leave it asleep past what is due. */
-static void hwtimer__wake_worker_for(hwtimer *t, uint64_t tick, uint64_t now) {
-    if (t->worker_running && t->worker_wake_at &&
-        (now >= t->worker_wake_at || tick < t->worker_wake_tick)) {
-        t->threads->cond_broadcast(t->wake_cond);
-        t->worker_wake_at = 0; /* it is awake now: no more broadcasts until it sleeps again */
-    }
-}
-
-/* Armed on some timer, its owner (pending there; hwtimer_is_pending asks about one timer):
-   filed (PENDING), or a periodic node inside its own callback that the callback did not
-   touch. Such a node is EXPIRED exactly then: a cancel makes it
-   CANCELLED, an arming PENDING, and the owner re-arms it when the callback returns. So the
-   answer needs no lock of the owner, whichever timer asks. */
-static int hwtimer__is_armed(const hwtimer_timeout *to) {
-    int state = HWTIMER__LOAD(&to->state);
-    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
-}
-
-/* Pending on t (what hwtimer_is_pending answers), or armed on another timer. */
-static int hwtimer__is_pending_on(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner == t && hwtimer__is_armed(to);
-}
-
-static int hwtimer__is_pending_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
-    return to->owner != t && hwtimer__is_armed(to);
-}
-
-/* Is `to` a periodic node inside its own callback on t, pending but in no list? Decided
-   from the timer alone: a one-shot callback may have freed its node. */
-static int hwtimer__running_unfiled(const hwtimer *t, const hwtimer_timeout *to) {
-    return to && to == t->running && t->running_periodic && !t->running_touched;
-}
-
-/* Must cancel wait for this node's callback, which runs on another thread? */
-static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer_timeout *to) {
-    return t->running == to && t->threads && !t->threads->thread_is_self(t->pass_thread);
-}
-
-/* When a node pending on t will run (lock held): the boundary of its tick; for a periodic
-   node inside its own callback, of the period its re-arm will give it. */
-static uint64_t hwtimer__run_time(hwtimer *t, const hwtimer_timeout *to) {
-    uint64_t deadline = to->deadline;
-    if (hwtimer__running_unfiled(t, to)) {
-        deadline = hwtimer__next_period(deadline, to->period, t->running_now);
-    }
-    return hwtimer__tick_time(t, hwtimer__node_tick(t, to, deadline));
-}
-
-/* Visits every node pending on t, one wheel (its lock held). */
-static void hwtimer__visit_pending(hwtimer *t, hwtimer__nodes_walk *walk) {
-    size_t before = walk->visited;
-    walk->t = t;
-    hwtimer__walk_lists(&t->due, 1, hwtimer__visit_node, walk);
-    hwtimer__walk_lists(&t->ready, 1, hwtimer__visit_node, walk);
-    if (hwtimer__running_unfiled(t, t->running)) hwtimer__visit_node(walk, t->running);
-    hwtimer__for_each_slot(t, hwtimer__visit_slot, walk);
-    HWTIMER_ASSERT(walk->visited - before == t->pending);
-    (void)before;
-}
-
-/* hwtimer_foreach on `asked`: visits the wheels that hold its nodes (their locks held), as
-   its visitor (see hwtimer__visiting). */
-static void hwtimer__visit_as(const hwtimer *asked, hwtimer *const *wheels, unsigned n,
-                              hwtimer__nodes_walk *walk) {
-    const hwtimer *outer = hwtimer__visiting;
-    unsigned i;
-    if (HWTIMER__CAN_SHARD) hwtimer__visiting = asked; /* (a thread-local only there) */
-    for (i = 0; i < n; i++) hwtimer__visit_pending(wheels[i], walk);
-    if (HWTIMER__CAN_SHARD) hwtimer__visiting = outer;
-}
-
-/* =================================================================================
-   [hwtimer:check] The invariant check: one timer's wheel against THE DESIGN's invariants
-
-   What hwtimer_check runs on each timer (a group: on each shard), lock held. It reads the
-   wheel and the running-node rules (a periodic node inside its callback is pending but in
-   no list), and changes nothing.
-   ================================================================================= */
-
-/* May a node due at `tick` wait in wheel slot `slot_where`? In the slot its tick names; or,
-   pushed later, in a coarse slot an earlier deadline named, which starts at or before its
-   tick (so the pass reaches the slot first). Returns 0 if so. (The slot starts after
-   elapsed: hwtimer__check_level checks that no slot at or behind it is occupied.) */
-static int hwtimer__check_slot(const hwtimer *t, uint32_t slot_where, uint64_t tick) {
-    uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
-    if (tick <= t->elapsed) return 1;
-    if (hwtimer__wheel_where(t, tick) == slot_where) return 0;
-    return id < t->width || hwtimer__slot_start(t, (id >> t->bits) * t->bits, id & t->mask) > tick;
-}
-
-/* Checks a list's links and its nodes (lock held); counts them into *n. `slot_where` is
-   the `where` of the slot the list belongs to, or HWTIMER__WHERE_LIST. */
-static int hwtimer__check_list(hwtimer *t, const struct hwtimer__link *head,
-                               uint32_t slot_where, size_t *n) {
-    const struct hwtimer__link *l;
-    uint64_t last_tick = 0;
-    size_t steps = 0;
-    for (l = head->next; l != head; l = l->next) {
-        const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
-        uint64_t tick;
-        if (l->prev->next != l || l->next->prev != l || ++steps > t->pending) {
-            return HWTIMER_CHECK_LINKS;
-        }
-        if (to->owner != t || to->state != HWTIMER_PENDING || to->where != slot_where) {
-            return HWTIMER_CHECK_NODE;
-        }
-        tick = hwtimer__node_tick(t, to, to->deadline);
-        if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(t, slot_where, tick)) {
-            return HWTIMER_CHECK_SLOT;
-        }
-        if (head == &t->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
-        last_tick = tick;
-    }
-    *n += steps;
-    return 0;
-}
-
-/* Checks level l's bit tree, layer by layer, then walks its occupied slots: O(occupied
-   slots + words), so that tests can check after every operation. A slot with nodes but no
-   bit is not visited: its nodes are missing from the count. */
-static int hwtimer__check_level(hwtimer *t, unsigned l, size_t *n) {
-    const hwtimer__level *lv = &t->level[l];
-    uint32_t pos = (uint32_t)(hwtimer__shr(t->elapsed, l * t->bits) & t->mask), slot, w;
-    unsigned layer, k;
-    for (layer = 0; layer + 1 < t->bit_layers; layer++) {
-        for (w = 0; w < t->layer_words[layer]; w++) {
-            int nonzero = lv->occupied[t->layer_offset[layer] + w] != 0;
-            uint64_t up = lv->occupied[t->layer_offset[layer + 1] + (w >> 6)];
-            if (nonzero != (int)((up >> (w & 63)) & 1u)) return HWTIMER_CHECK_BITMAP;
-        }
-    }
-    slot = hwtimer__level_next_occupied(t, lv, 0);
-    if (slot <= pos) return HWTIMER_CHECK_BEHIND;
-    for (; slot < t->width; slot = hwtimer__level_next_occupied(t, lv, slot + 1)) {
-        const struct hwtimer__link *lists = hwtimer__slot(lv, slot);
-        if (hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
-        for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
-            int err = hwtimer__check_list(t, &lists[k],
-                                          HWTIMER__WHERE_WHEEL + ((uint32_t)l << t->bits) + slot, n);
-            if (err) return err;
-        }
-    }
-    return 0;
-}
-
-static int hwtimer__check_locked(hwtimer *t) {
-    size_t n = hwtimer__running_unfiled(t, t->running) ? 1 : 0;
-    unsigned l;
-    int err = hwtimer__check_list(t, &t->due, HWTIMER__WHERE_LIST, &n);
-    if (!err) err = hwtimer__check_list(t, &t->ready, HWTIMER__WHERE_LIST, &n);
-    for (l = 0; !err && l < t->levels; l++) err = hwtimer__check_level(t, l, &n);
-    if (!err && (n != t->pending || t->pending > t->max_pending)) err = HWTIMER_CHECK_COUNT;
-    if (!err && (t->notice_upto < t->due_upto || t->notice_upto < hwtimer__wake_upto(t))) {
-        err = HWTIMER_CHECK_NEAR;
-    }
-    return err;
-}
-
-/* =================================================================================
-   [hwtimer:nodes] One node: arming, moving and cancelling it (lock held, or no threads)
-
-   What the entry points of [hwtimer:arming] and the pass do to a node once they hold the
-   timer's lock (or without threads): why an arming is refused, arming in two steps (what
-   it runs, then when), a new deadline, a cancel, and the cancel a waiter is owed when the
-   callback re-armed its node. Last, cancelling every node from a callback, for destroy.
-   ================================================================================= */
-
-/* Why a node cannot be armed on t now, or HWTIMER_OK (lock held). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(const hwtimer *t, const hwtimer_timeout *to) {
-    if (t->stopped) return HWTIMER_ESTOPPED;
-    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
-    if (t->pending >= t->max_pending) return HWTIMER_EFULL;
-    return HWTIMER_OK;
-}
-
-/* Arming a node that hwtimer__arm_refusal let through (lock held), in two steps: what it
-   runs, then when. */
-HWTIMER__ALWAYS_INLINE void hwtimer__arm_what(hwtimer *t, hwtimer_timeout *to, uint64_t period,
-                                              hwtimer_fn fn, void *arg) {
-    if (to == t->running) t->running_touched = t->running_rearmed = 1;
-    to->fn = fn;
-    to->arg = arg;
-    to->period = period;
-    HWTIMER__STORE_RELAXED(&to->owner, t); /* a group reads it without a lock */
-}
-
-/* Returns the tick the node will run at. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_when(hwtimer *t, hwtimer_timeout *to,
-                                                  uint64_t deadline) {
-    t->pending++;
-    return hwtimer__file_pending(t, to, deadline);
-}
-
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__arm_node(hwtimer *t, hwtimer_timeout *to,
-                                                  uint64_t deadline, uint64_t period, hwtimer_fn fn,
-                                                  void *arg) {
-    hwtimer__arm_what(t, to, period, fn, arg);
-    return hwtimer__arm_when(t, to, deadline);
-}
-
-/* Gives a node pending on t a new deadline (lock held). A periodic node inside its own
-   callback is in no list yet: it is filed now and will not be re-armed by its period. */
-static void hwtimer__move_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                 uint64_t deadline) {
-    if (to == t->running) t->running_touched = t->running_rearmed = 1;
-    if (hwtimer__push_later(t, to, deadline)) {
-        hwtimer__wake_worker_for(t, UINT64_MAX, now); /* only for a clock past its wake-up */
-        return;
-    }
-    if (to->state == HWTIMER_PENDING) {
-        uint64_t tick = hwtimer__move_in_wheel(t, to, deadline);
-        if (tick) {
-            hwtimer__wake_worker_for(t, tick, now);
-            return;
-        }
-        hwtimer__unfile(t, to);
-    }
-    hwtimer__wake_worker_for(t, hwtimer__file_pending(t, to, deadline), now);
-}
-
-/* Cancels a node if it is pending on t (lock held): 1, else 0. */
-static int hwtimer__cancel_locked(hwtimer *t, hwtimer_timeout *to) {
-    int filed = to->state == HWTIMER_PENDING; /* else a periodic node in its own callback */
-    if (!hwtimer__is_pending_on(t, to)) return 0;
-    if (to == t->running) {
-        t->running_touched = 1;
-        t->running_rearmed = 0; /* the callback may now free it */
-    }
-    HWTIMER_ASSERT(t->pending > 0);
-    hwtimer__set_state(to, HWTIMER_CANCELLED);
-    t->pending--;
-    hwtimer__release_pending(t, 1);
-    if (filed) hwtimer__unfile(t, to); /* last: nothing is kept across its rare call */
-    return 1;
-}
-
-/* The callback of `to` armed it again and returned: if a cancel waits for it, cancel that
-   arming now for the waiter. Otherwise a callback that keeps re-arming at deadlines already
-   due would run again before the waiter gets the lock, for as long as it re-arms. (A node
-   that was not re-armed may have been freed by its callback: it is not touched.) */
-static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__cancel_wait *waiter;
-    for (waiter = t->cancel_waits; waiter; waiter = waiter->next) {
-        if (waiter->to == to) {
-            waiter->hit |= hwtimer__cancel_locked(t, to);
-            return;
-        }
-    }
-}
-
-/* Stops t from a callback (lock held): cancels every node, the running one included, and
-   hands none back; a pass under way stops at `stopped`. */
-static void hwtimer__drop_all(hwtimer *t) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    t->stopped = 1;
-    if (t->running) hwtimer__cancel_locked(t, t->running);
-    hwtimer__init_out(out);
-    hwtimer__cancel_all(t, out);
-}
-
-/* =================================================================================
-   [hwtimer:pass] The pass: advancing to a tick and running callbacks
-
-   Then the answer to the loop (the next expiry, remembered for wake_fn), and a pass that
-   fork() left without its thread.
-   ================================================================================= */
-
-static void hwtimer__rearm_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t now) {
-    hwtimer__file_pending(t, to, hwtimer__next_period(to->deadline, to->period, now));
-}
-
-/* A worker's callback that started at `started` has just returned (no lock held): if it ran
-   longer than t->slow_ns, tell cfg.log_fn, unless it heard of one less than a second ago. */
-static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
-    uint64_t ended = t->clock_fn(t->clock_ctx), ms, *quiet = hwtimer__slow_quiet(t);
-    hwtimer__sentence msg;
-    if (ended < started || ended - started <= t->slow_ns || ended < *quiet) return;
-    *quiet = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
-    msg.len = 0;
-    ms = (ended - started) / 1000000u;
-    hwtimer__say(&msg, "hwtimer: a callback ran for ");
-    hwtimer__say_number(&msg, ms);
-    hwtimer__say(&msg, " ms on the worker thread, longer than ");
-    hwtimer__say_number(&msg, t->slow_ns / 1000000u);
-    hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep "
-                     "callbacks short, hand slow work to another thread; said at most once a "
-                     "second)");
-    t->log_fn(t->log_ctx, msg.text);
-}
-
-/* Runs the first ready node's callback with the lock released. After a one-shot callback the
-   node is never touched again: the callback may have freed it. */
-static void hwtimer__run_first_ready(hwtimer *t, uint64_t now) {
-    hwtimer_timeout *to = hwtimer__node(t->ready.next);
-    hwtimer_fn fn = to->fn;
-    void *arg = to->arg;
-    int periodic = to->period != 0;
-    uint64_t started = 0;
-    HWTIMER_ASSERT(to->owner == t && to->state == HWTIMER_PENDING &&
-                   to->where == HWTIMER__WHERE_LIST);
-    hwtimer__list_unlink(&to->link); /* a plain list: no bitmap to update */
-    hwtimer__set_state(to, HWTIMER_EXPIRED);
-    if (!periodic) {
-        t->pending--;
-        hwtimer__release_pending(t, 1);
-    }
-    t->running = to;
-    t->running_periodic = periodic;
-    t->running_touched = t->running_rearmed = 0;
-    t->stats.fired++;
-    if ((periodic && t->rearm_reads_clock) || t->slow_ns) started = t->clock_fn(t->clock_ctx);
-    if (periodic && t->rearm_reads_clock) now = started; /* the run's start */
-    t->running_now = now;
-    hwtimer__unlock(t);
-    fn(to, arg);
-    if (t->slow_ns) hwtimer__time_callback(t, started);
-    hwtimer__lock(t);
-    t->running = NULL;
-    if (t->running_rearmed) {
-        hwtimer__cancel_for_waiter(t, to);
-    } else if (periodic && !t->running_touched) {
-        hwtimer__rearm_periodic(t, to, t->running_now);
-    }
-    hwtimer__signal_done(t);
-}
-
-/* Runs the ready nodes due by `upto` (all of them: UINT64_MAX), in order. */
-static size_t hwtimer__run_ready(hwtimer *t, uint64_t upto, uint64_t now) {
-    size_t ran = 0;
-    while (!t->stopped && !hwtimer__list_empty(&t->ready)) {
-        hwtimer_timeout *first = hwtimer__node(t->ready.next);
-        if (upto != UINT64_MAX && hwtimer__node_tick(t, first, first->deadline) > upto) break;
-        hwtimer__run_first_ready(t, now);
-        ran++;
-    }
-    return ran;
-}
-
-/* A pass up to `now` runs in three steps (lock held throughout but in callbacks): begin,
-   steps (each runs the ready nodes of one tick or one occupied slot, in time order), end.
-   A group interleaves its shards' steps by tick (hwtimer__group_pass). Nodes
-   filed during the pass with a tick up to its target go to `due`, for the next pass.
-   hwtimer__pass_begin returns 0 if there is no pass to run. */
-static int hwtimer__pass_begin(hwtimer *t, uint64_t now) {
-    uint64_t rem;
-    if (now < t->last_now || t->stopped) return 0;
-    t->last_now = now;
-    if (now < t->start) return 0;
-    t->in_pass = 1;
-    t->due_upto = hwtimer__div_tick(t, now - t->start, &rem); /* the target */
-    hwtimer__set_notice_upto(t);
-    if (t->threads) t->threads->thread_self(t->pass_thread);
-    t->stats.passes++;
-    hwtimer__list_splice(&t->ready, &t->due); /* what earlier calls left due runs first */
-    return 1;
-}
-
-/* A step of a pass: the ready nodes due at `tick`, or the occupied slot that starts there. */
+/* A step of a pass in one wheel: the ready nodes due at `tick`, or the slot starting there. */
 typedef struct hwtimer__step {
     uint64_t tick;
     int runs_ready; /* the ready nodes, else the slot */
@@ -2678,632 +976,1512 @@ typedef struct hwtimer__step {
     uint32_t slot;
 } hwtimer__step;
 
-/* The pass's next step: the first ready node's tick, else the next occupied slot up to the
-   target. Returns 0 when the pass is done (UINT64_MAX is a tick like any other). */
-static int hwtimer__pass_next(hwtimer *t, hwtimer__step *step) {
-    if (t->stopped) return 0;
-    step->runs_ready = !hwtimer__list_empty(&t->ready);
-    if (step->runs_ready) {
-        hwtimer_timeout *first = hwtimer__node(t->ready.next);
-        step->tick = hwtimer__node_tick(t, first, first->deadline);
-        return 1;
+/* What a callback did to its own node while it ran (hwtimer__run_first_ready). */
+typedef enum hwtimer__fate {
+    HWTIMER__UNTOUCHED = 0, /* a periodic node is re-armed for its next period */
+    HWTIMER__REARMED,       /* scheduled or rescheduled: pending again, filed */
+    HWTIMER__CANCELLED      /* cancelled: never touched again */
+} hwtimer__fate;
+
+/* The node N whose callback runs now, with no lock held. The pass claims N: it leaves
+   `ready` as EXPIRED; a one-shot stops counting as pending at once, a periodic one stays
+   pending (EXPIRED with a period) until cancelled, and the entries treat N by that (a
+   cancel on another thread then waits for the callback). `fate` records what the callback
+   did to N. When the callback returns: REARMED: a cancel waiting on another thread
+   cancels that arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed
+   for the first period after `now`; otherwise N is never touched again (a one-shot's
+   callback may have freed it). */
+typedef struct hwtimer__running {
+    hwtimer_timeout *node; /* or NULL */
+    int periodic;          /* read without touching the node */
+    hwtimer__fate fate;
+    uint64_t now;          /* the `now` its periodic re-arm counts from */
+} hwtimer__running;
+
+/* A cancel waiting for a running callback, on the canceller's stack; `hit`: the pass
+   cancelled the node's re-arming for it. */
+typedef struct hwtimer__cancel_wait {
+    hwtimer_timeout *to;
+    int hit;
+    struct hwtimer__cancel_wait *next;
+} hwtimer__cancel_wait;
+
+/* An answer to the loop or the worker: no tick with work lies before `time` ("Waking"). */
+typedef struct hwtimer__answer {
+    uint64_t time;
+    int none;  /* nothing was pending */
+    int armed; /* no filing has called for a wake-up since */
+} hwtimer__answer;
+
+/* A wheel and what its lock guards. */
+typedef struct hwtimer__shard {
+    hwtimer__wheel wheel; /* first: a node's `wheel` is also its shard */
+    void *mutex;          /* the wheel's lock; with one wheel, the timer's */
+    void *done_cond;      /* cancels wait on it for a callback; one wheel: the timer's */
+    unsigned waiters;     /* cancels waiting on done_cond */
+    int wake_now;         /* a filing called for a wake-up: once the lock is released */
+    hwtimer__running run;
+    hwtimer__cancel_wait *cancel_waits;
+    hwtimer__answer answer; /* the timer's last answer, as this wheel's filings see it */
+    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX): an arming
+                               that reads the clock past it wakes the worker */
+} hwtimer__shard;
+
+/* The pass under way (hwtimer__pass): at most one per timer. */
+typedef struct hwtimer__pass_state {
+    int on;
+    void *thread;       /* the thread that runs it and its callbacks */
+    uint64_t last_now;  /* the `now` of the last advance: the timer's time (S before any) */
+    uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
+    uint64_t ticks_room; /* (UINT64_MAX - last_now) / tick_ns: the most ticks ahead of it */
+} hwtimer__pass_state;
+
+typedef struct hwtimer__worker_state {
+    int mode;     /* cfg.worker: a worker runs the passes */
+    int running;  /* its thread was started (atomic: read without the lock) */
+    int sleeping; /* it waits on wake_cond for its answer's time */
+    int counted;  /* counted in hwtimer__live_workers */
+    void *thread;
+    void *wake_cond;
+} hwtimer__worker_state;
+
+/* The loop that drives a caller-driven timer. */
+typedef struct hwtimer__loop_state {
+    void (*wake_fn)(void *);
+    void *wake_ctx;
+    hwtimer__answer answer; /* the last answer; armed: a wake_fn call is owed to it */
+    long wakes_running;     /* wake-ups under way unlocked: the timer outlives them */
+} hwtimer__loop_state;
+
+typedef struct hwtimer__log_state {
+    void (*fn)(void *, const char *);
+    void *ctx;
+    uint64_t slow_ns;     /* a callback that runs longer is reported; 0: never */
+    uint64_t quiet_until; /* no report before this time */
+} hwtimer__log_state;
+
+struct hwtimer {
+    uint64_t (*clock_fn)(void *);
+    void *clock_ctx;
+    int own_clock;   /* clock_fn is the user's, not the clock the OS waits on */
+    unsigned shards; /* max(1, cfg.shards) wheels, after the struct (hwtimer__shard_at) */
+    const hwtimer_threads *threads; /* NULL: no locks */
+    void *mutex;     /* passes, answers, the worker; with one wheel also the wheel's */
+    void *done_cond; /* advance and stop wait on it for a pass to end */
+    unsigned waiters;
+    size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
+    hwtimer__wheel *quick_wheel; /* no threads: the one wheel, for the inline arm and cancel; else NULL */
+    /* no threads: an arming into a wheel with this many pending goes the general way
+       (max_pending; 0 once stopped); 0 with threads */
+    size_t arm_limit;
+
+    long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
+    long shared_pending; /* ... and the nodes pending in all wheels */
+    int stopped;         /* atomic: read by entries under a wheel's lock */
+    int destroy_deferred; /* hwtimer_destroy was called from a callback */
+    hwtimer__pass_state pass;
+    hwtimer__worker_state worker;
+    hwtimer__loop_state loop;
+    hwtimer__log_state log;
+    hwtimer_stats stats; /* wakeups, passes and fired (a wheel counts its moves) */
+    void (*free_fn)(void *, void *);
+    void *alloc_ctx;
+    void *block;        /* what alloc_fn returned: the timer is aligned within it */
+    hwtimer *fork_next; /* on hwtimer__fork_list */
+};
+
+/* The timer and its shards, each on cache lines of its own. */
+#define HWTIMER__ROUND_LINE(n) (((n) + HWTIMER__LINE - 1) & ~(size_t)(HWTIMER__LINE - 1))
+#define HWTIMER__SHARDS_AT HWTIMER__ROUND_LINE(sizeof(hwtimer))
+#define HWTIMER__SHARD_STRIDE HWTIMER__ROUND_LINE(sizeof(hwtimer__shard))
+
+static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
+    return (hwtimer__shard *)(void *)((char *)(uintptr_t)t + HWTIMER__SHARDS_AT +
+                                      (size_t)i * HWTIMER__SHARD_STRIDE);
+}
+
+/* The one forward declaration: the worker frees a timer destroyed from its callback. */
+static void hwtimer__finish_destroy(hwtimer *t);
+
+/* =================================================================================
+   [hwtimer:ticks] Ticks: deadlines to ticks and back, leeway, the slot of a tick
+
+   Arithmetic on the geometry; its one write is a wheel's leeway memo.
+   ================================================================================= */
+
+/* n / tick_ns: by multiply-high with tick_inv = floor((2^64-1)/tick), an estimate of
+   floor(n/tick) or one less that a comparison corrects. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
+#if defined(__SIZEOF_INT128__)
+    uint64_t q = (uint64_t)(__extension__((unsigned __int128)n * g->tick_inv) >> 64);
+    return q + (n - q * g->tick_ns >= g->tick_ns);
+#else
+    return n / g->tick_ns;
+#endif
+}
+
+/* The tick a deadline is due at: floor((m - 1) / tick) + 1 for m = deadline - S >= 1. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer__geometry *g, uint64_t deadline) {
+    return deadline <= g->start ? 0 : hwtimer__div_tick(g, deadline - g->start - 1) + 1;
+}
+
+/* The time of a tick boundary, UINT64_MAX if it lies beyond. */
+static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick) {
+    return tick > (UINT64_MAX - g->start) / g->tick_ns ? UINT64_MAX : g->start + tick * g->tick_ns;
+}
+
+/* A node's leeway in ns: digits times a power of ten, so that round numbers stay exact. */
+static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
+    uint64_t v = to->leeway_digits;
+    unsigned e;
+    for (e = 0; e < to->leeway_exp; e++) v *= 10u;
+    return v;
+}
+
+/* The node's state and leeway share a 4-byte word (the build stops if they do not). */
+typedef char hwtimer__state_and_leeway_share_a_word
+    [offsetof(hwtimer_timeout, leeway_exp) == offsetof(hwtimer_timeout, state) + 1 &&
+     offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 ? 1 : -1];
+
+/* That word's bits but the state's (its first byte in memory): a constant once folded. */
+static uint32_t hwtimer__leeway_bits(void) {
+    const uint32_t one = 1;
+    return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
+}
+
+/* A leeway's key in the memo: its exponent and digits in one load, nonzero for any leeway.
+   Read before the state is stored: a load that spans a store just made waits for it. */
+static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
+    uint32_t word;
+    memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
+    return word & hwtimer__leeway_bits();
+}
+
+static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
+                                                       const hwtimer_timeout *to) {
+    uint64_t n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to));
+    w->memo.mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
+                                   : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
+    w->memo.key = hwtimer__leeway_key(to);
+}
+
+/* The tick a node with a leeway due at e runs at ("Leeway" in THE DESIGN), max_tick at most. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
+                                                     uint64_t e) {
+    uint64_t up;
+    if (hwtimer__leeway_key(to) != w->memo.key) hwtimer__set_leeway_memo(w, to);
+    up = e + w->memo.mask;
+    if (up < e || (up & ~w->memo.mask) > w->geo.max_tick) return w->geo.max_tick;
+    return up & ~w->memo.mask;
+}
+
+/* The tick a node runs at for a deadline. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
+                                                   uint64_t deadline) {
+    uint64_t e = hwtimer__due_tick(&w->geo, deadline);
+    if (hwtimer__leeway_key(to)) return hwtimer__leeway_tick(w, to, e);
+    return e;
+}
+
+/* Fixed rate: the first d + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
+static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
+    uint64_t k = now >= d ? (now - d) / p + 1 : 1;
+    return k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
+}
+
+/* The `where` of a tick after elapsed (THE DESIGN); level * bits <= bit <= 63: a safe shift. */
+HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick) {
+    const hwtimer__geometry *g = &w->geo;
+    unsigned bit = hwtimer__msb64(tick ^ w->elapsed);
+    uint64_t level = g->level_of_bit[bit];
+    uint32_t slot = (uint32_t)(tick >> (level >> 32)) & g->mask;
+    HWTIMER_ASSERT(tick > w->elapsed && bit / g->bits < g->levels);
+    return (uint32_t)level + slot;
+}
+
+/* The start of slot `slot` after elapsed's position, on the level whose digit is at `shift`. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, unsigned shift,
+                                                    uint32_t slot) {
+    unsigned up = shift + w->geo.bits;
+    return hwtimer__shl(hwtimer__shr(w->elapsed, up), up) | hwtimer__shl(slot, shift);
+}
+
+/* The geometry: levels enough for the latest deadline's tick, and each level's bit tree. */
+static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
+                                   uint32_t ticks_per_wheel, uint64_t start) {
+    unsigned layer;
+    uint32_t words, offset = 0;
+    memset(g, 0, sizeof *g);
+    g->tick_ns = tick_ns;
+    g->tick_inv = UINT64_MAX / tick_ns;
+    g->start = start;
+    for (g->width = 2, g->bits = 1; g->width < ticks_per_wheel; g->bits++) g->width <<= 1;
+    g->mask = g->width - 1;
+    g->max_tick = hwtimer__due_tick(g, UINT64_MAX);
+    g->levels = (hwtimer__msb64(g->max_tick | 1) + g->bits) / g->bits; /* ceil(tick bits / bits) */
+    for (layer = 0; layer < 64; layer++) {
+        unsigned level = layer / g->bits;
+        g->level_of_bit[layer] = (uint64_t)(level * g->bits) << 32 |
+                                 (HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits));
     }
-    return hwtimer__next_slot(t, &step->level, &step->slot, &step->tick) &&
-           step->tick <= t->due_upto;
-}
-
-/* Runs a step that hwtimer__pass_next just gave (the lock held since). */
-static size_t hwtimer__pass_step(hwtimer *t, const hwtimer__step *step, uint64_t now) {
-    if (step->runs_ready) return hwtimer__run_ready(t, step->tick, now);
-    t->elapsed = step->tick;
-    hwtimer__expire_slot(t, step->level, step->slot);
-    /* `ready` now holds exactly the slot's nodes due at its tick (filings during the pass
-       go to `due`): no tick to compare */
-    return hwtimer__run_ready(t, UINT64_MAX, now);
-}
-
-static void hwtimer__pass_end(hwtimer *t) {
-    if (!t->stopped) t->elapsed = t->due_upto;
-    t->in_pass = 0;
-    hwtimer__signal_done(t);
-}
-
-/* One pass of an ordinary timer up to `now` (lock held). */
-static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
-    size_t ran = 0;
-    hwtimer__step step;
-    if (!hwtimer__pass_begin(t, now)) return 0;
-    while (hwtimer__pass_next(t, &step)) ran += hwtimer__pass_step(t, &step, now);
-    hwtimer__pass_end(t);
-    return ran;
-}
-
-static uint64_t hwtimer__next_expiry_locked(hwtimer *t) {
-    unsigned level;
-    uint32_t slot;
-    uint64_t start;
-    if (!hwtimer__list_empty(&t->ready)) return hwtimer__tick_time(t, t->elapsed);
-    if (!hwtimer__list_empty(&t->due)) {
-        hwtimer_timeout *first = hwtimer__node(t->due.next);
-        return hwtimer__tick_time(t, hwtimer__node_tick(t, first, first->deadline));
+    for (layer = 0, words = g->width; layer == 0 || words > 1; layer++) {
+        words = (words + 63) / 64;
+        g->layer_words[layer] = words;
+        g->layer_offset[layer] = offset;
+        offset += words;
     }
-    if (hwtimer__next_slot(t, &level, &slot, &start)) return hwtimer__tick_time(t, start);
-    return UINT64_MAX;
-}
-
-/* Answers the loop when to call advance next (lock held), and remembers the answer for
-   wake_fn (see "Waking the loop"): `next`, and `none` if nothing is pending. */
-static uint64_t hwtimer__remember_answer(hwtimer *t, uint64_t next, int none) {
-    t->reported = next;
-    t->reported_none = none;
-    t->wake_armed = t->wake_fn && !t->worker_mode;
-    hwtimer__set_notice_upto(t);
-    return next;
-}
-
-/* The pass under way in the parent ran on a thread the child does not have (lock held): the
-   child treats the callback that was running as done, as the parent will, and re-arms a
-   periodic one for its next period. Nodes left in `ready` run first in the next pass. */
-static void hwtimer__abandon_pass(hwtimer *t) {
-    hwtimer_timeout *to = t->running;
-    int rearm = hwtimer__running_unfiled(t, to);
-    t->in_pass = 0;
-    t->running = NULL;
-    if (rearm) hwtimer__rearm_periodic(t, to, t->running_now);
+    g->bit_layers = layer;
+    g->level_words = offset;
 }
 
 /* =================================================================================
-   [hwtimer:group-pass] A timer of shards, 2: its pass and its answers
+   [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
-   Each shard is an ordinary timer with a lock of its own, on the same clock and start, and a
-   node lives in one shard (which one: [hwtimer:group-arming]). The group's pass begins a pass
-   in every shard, runs the shards' steps in tick order (the earliest next step first; ties
-   in any order, as in one timer), then ends them: one shard's lock at a time, none in a
-   callback. Its answer to the loop (or its worker's wake-up) is the earliest of the shards'
-   next expiries, taken with every shard's lock held and given to each shard as its own
-   answer: a filing before it then calls the shard's wake_fn, hwtimer__shard_woke, which
-   wakes the loop or the worker once, as one timer would. Only these take more than one
-   lock: the group's, then its shards' in order. Last, what the worker and the public
-   functions call for any timer: a pass (hwtimer__run_pass) and an answer
-   (hwtimer__answer_loop).
+   Functions of a wheel, never of a timer, run with the wheel's lock held (or no threads).
+   A filing at a tick the front end watches (watch_upto) is reported to the filer.
    ================================================================================= */
 
-static void hwtimer__lock_shards(hwtimer__group *group) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) hwtimer__lock(group->shard[i]);
+/* Doubly linked circular lists with a sentinel head. */
+static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
+static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
+/* Appends n: with the head known, one load fewer than inserting after its last node. */
+static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
+    struct hwtimer__link *last = head->prev;
+    n->prev = last;
+    n->next = head;
+    last->next = n;
+    head->prev = n;
+}
+/* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
+static int hwtimer__list_unlink(struct hwtimer__link *n) {
+    struct hwtimer__link *next = n->next, *prev = n->prev;
+    prev->next = next;
+    next->prev = prev;
+    return next == prev; /* n was alone: its list is empty now */
+}
+/* Moves every node of `from` to the end of `to`. */
+static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link *from) {
+    if (hwtimer__list_empty(from)) return;
+    from->next->prev = to->prev;
+    to->prev->next = from->next;
+    from->prev->next = to;
+    to->prev = from->prev;
+    hwtimer__list_init(from);
+}
+static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
+    return (hwtimer_timeout *)(void *)link;
 }
 
-static void hwtimer__unlock_shards(hwtimer__group *group) {
-    unsigned i = group->shards;
-    while (i > 0) hwtimer__unlock(group->shard[--i]);
+/* A level's bit tree: a bit per slot, and in each layer above a bit per nonzero word. */
+static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
+    return w->occupied + (size_t)level * w->geo.level_words;
 }
 
-/* The pass of a group up to `now` (its lock held, and released while the shards' passes
-   run). A shard's pass ends only when, under its lock, it has no step left: a node filed in
-   it since its last step (by a callback or another thread) is due after the target but may
-   sit in a coarse slot that starts before it, and must move down first. */
-static size_t hwtimer__group_pass(hwtimer__group *group, uint64_t now) {
-    uint64_t next_tick[HWTIMER__MAX_SHARDS];
-    uint64_t passes_on = 0;   /* bit i: shard i's pass is on */
-    uint64_t steps_ready = 0; /* bit i: shard i has a step at next_tick[i] */
-    unsigned i, earliest;
-    size_t ran = 0;
+/* Sets (on) or clears slot pos's bit, climbing only while a word was or becomes empty. */
+HWTIMER__ALWAYS_INLINE void hwtimer__bits_set(const hwtimer__geometry *g, uint64_t *bits,
+                                              uint64_t pos, int on) {
+    unsigned layer;
+    for (layer = 0; layer < g->bit_layers; layer++, pos >>= 6) {
+        uint64_t *word = &bits[g->layer_offset[layer] + (pos >> 6)];
+        uint64_t was = *word, bit = (uint64_t)1 << (pos & 63);
+        *word = on ? was | bit : was & ~bit;
+        if (on ? was : *word) break;
+    }
+}
+
+/* The first occupied slot at index >= from, or width (no wrap: those behind are empty). */
+static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *bits,
+                                   uint32_t from) {
+    unsigned layer = 0;
+    uint64_t pos = from;
+    for (;;) {
+        uint64_t w = pos >> 6;
+        if (w < g->layer_words[layer]) {
+            uint64_t word = bits[g->layer_offset[layer] + w] & (UINT64_MAX << (pos & 63));
+            if (word) {
+                pos = (w << 6) | hwtimer__ctz64(word);
+                break;
+            }
+        }
+        if (++layer == g->bit_layers) return g->width;
+        pos = w + 1;
+    }
+    while (layer-- > 0) pos = (pos << 6) | hwtimer__ctz64(bits[g->layer_offset[layer] + pos]);
+    return (uint32_t)pos;
+}
+
+/* The lists of the slot with wheel index id (level << bits) + slot. */
+HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__wheel *w,
+                                                                 uint32_t id) {
+    return &w->lists[(size_t)id * HWTIMER_SLOT_LISTS];
+}
+
+/* Are a slot's lists from `first` on empty? One branch: one per list mispredicts. */
+HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *lists,
+                                                    unsigned first) {
+    unsigned k;
+    int occupied = 0;
+    for (k = first; k < HWTIMER_SLOT_LISTS; k++) occupied |= !hwtimer__list_empty(&lists[k]);
+    return !occupied;
+}
+
+/* Walks visit a few lists in step, each from both ends ("Each slot" in THE DESIGN). */
+typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
+
+/* One list being walked: the next nodes to visit from each end; front is NULL once done. */
+typedef struct hwtimer__walk { struct hwtimer__link *front, *back; } hwtimer__walk;
+
+/* Visits a walk's next one or two nodes; 0 once done. The neighbours are read before a visit
+   (which may re-link or free its node) and prefetched: the other lists' visits hide the wait. */
+HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
+                                              void *ctx) {
+    struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
+    if (!front) return 0;
+    next = front->next;
+    prev = back->prev;
+    HWTIMER__PREFETCH_NODE(next);
+    HWTIMER__PREFETCH_NODE(prev);
+    visit(ctx, hwtimer__node(front));
+    if (front != back) visit(ctx, hwtimer__node(back));
+    w->front = front == back || next == back ? NULL : next;
+    w->back = prev;
+    return 1;
+}
+
+/* Visits every node of lists[0 .. n), leaving the heads for the caller to empty or splice. */
+HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
+                                                hwtimer__visit_fn visit, void *ctx) {
+    hwtimer__walk walk[HWTIMER_SLOT_LISTS];
+    unsigned k, walks = 0;
+    int more;
+    for (k = 0; k < n; k++) {
+        if (hwtimer__list_empty(&lists[k])) continue;
+        walk[walks].front = lists[k].next;
+        walk[walks].back = lists[k].prev;
+        walks++;
+    }
+    if (walks == 1) { /* a copy the compiler keeps in registers */
+        hwtimer__walk one = walk[0];
+        while (hwtimer__walk_step(&one, visit, ctx)) continue;
+        return;
+    }
+    do {
+        more = 0;
+        for (k = 0; k < walks; k++) more |= hwtimer__walk_step(&walk[k], visit, ctx);
+    } while (more);
+}
+
+/* Out of line, and last in a filing: nothing is kept across its call. */
+static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id) {
+    hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 1);
+}
+
+/* Files a node in slot `where`: its first list while empty, else the one its address picks
+   ("Each slot" in THE DESIGN). A slot may be occupied with its first list empty: marking twice
+   is harmless. */
+#define HWTIMER__LIST_RUN_BITS 16
+HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                  uint32_t where) {
+    uint32_t id = where - HWTIMER__WHERE_WHEEL;
+    struct hwtimer__link *head = hwtimer__slot_lists(w, id);
+    int first = hwtimer__list_empty(head);
+    to->where = where;
+    if (!first) head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
+    hwtimer__list_append(head, &to->link);
+    if (first) hwtimer__mark_slot(w, id);
+}
+
+/* The tick a node in a list runs at. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct hwtimer__link *l) {
+    return hwtimer__node_tick(w, hwtimer__node(l), hwtimer__node(l)->deadline);
+}
+
+/* Makes a node in no list PENDING at `deadline` and files it at e, its tick, past
+   notice_upto: in its slot. */
+HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                     uint64_t deadline, uint64_t e) {
+    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__set_state(to, HWTIMER_PENDING);
+    hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
+}
+
+/* The same at a tick <= notice_upto: watched in its slot, or, due in the pass under way or
+   passed, in `due` in tick order (from its tail: O(1) unless the clock stepped back).
+   Returns whether the tick is watched. */
+static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                   uint64_t deadline, uint64_t tick) {
+    if (tick > w->due_upto) {
+        hwtimer__wheel_file_past(w, to, deadline, tick);
+    } else {
+        struct hwtimer__link *pos = w->due.prev;
+        while (pos != &w->due && hwtimer__listed_tick(w, pos) > tick) pos = pos->prev;
+        HWTIMER__STORE64(&to->deadline, deadline);
+        hwtimer__set_state(to, HWTIMER_PENDING);
+        to->where = HWTIMER__WHERE_LIST;
+        hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
+    }
+    return tick <= w->watch_upto;
+}
+
+/* Either, its tick found before the state is stored (hwtimer__leeway_key) and put in *tick:
+   1 if that tick is watched. */
+HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
+                                               uint64_t deadline, uint64_t *tick) {
+    *tick = hwtimer__node_tick(w, to, deadline);
+    if (*tick <= w->notice_upto) return hwtimer__file_noticed(w, to, deadline, *tick);
+    hwtimer__wheel_file_past(w, to, deadline, *tick);
+    return 0;
+}
+
+/* A node alone in its list left it: a slot's bit is cleared if all its lists are empty. Out
+   of line, so that a cancel needs few registers. */
+static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
+    uint32_t id = where - HWTIMER__WHERE_WHEEL;
+    if (where >= HWTIMER__WHERE_WHEEL && hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
+        hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 0);
+    }
+}
+
+/* Takes a filed node out of its list (its slot may empty only if it was alone there);
+   `where` is left stale, read only while pending. */
+HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
+    if (hwtimer__list_unlink(&to->link)) hwtimer__unmark_if_empty(w, to->where);
+}
+
+/* A node pending in w is CANCELLED, uncounted, unfiled if filed (last: the call that may
+   clear a bit ends it). */
+HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                   int filed) {
+    HWTIMER_ASSERT(w->pending > 0);
+    hwtimer__set_state(to, HWTIMER_CANCELLED);
+    w->pending--;
+    if (filed) hwtimer__wheel_unfile(w, to);
+}
+
+/* A push later that leaves the node in its coarse slot ("Pushing a deadline later" in THE
+   DESIGN): 1 if it may. */
+HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
+                                                     uint64_t deadline) {
+    int may = to->state == HWTIMER_PENDING && to->where >= HWTIMER__WHERE_WHEEL + w->geo.width &&
+              deadline >= to->deadline && !w->collecting;
+    if (may) HWTIMER__STORE64(&to->deadline, deadline);
+    return may;
+}
+
+/* A filed node's new deadline: to its tick's slot, and the tick, if past notice_upto; else
+   0, nothing changed. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__wheel_move(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                    uint64_t deadline) {
+    uint64_t tick = hwtimer__node_tick(w, to, deadline);
+    uint32_t where;
+    if (tick <= w->notice_upto) return 0;
+    where = hwtimer__wheel_where(w, tick);
+    HWTIMER__STORE64(&to->deadline, deadline);
+    if (where != to->where) {
+        hwtimer__wheel_unfile(w, to);
+        hwtimer__file_in_slot(w, to, where);
+    }
+    return tick;
+}
+
+/* Sets the ticks the front end watches, and the filings that take the noticed way. */
+static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
+    w->watch_upto = upto;
+    w->notice_upto = upto > w->due_upto ? upto : w->due_upto;
+}
+
+/* The first occupied slot after elapsed's position, in the lowest level that has one (a
+   lower level's slots start first), and its start. */
+static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
+    const hwtimer__geometry *g = &w->geo;
+    unsigned level;
+    for (level = 0; level < g->levels; level++) {
+        unsigned shift = level * g->bits;
+        uint32_t pos = (uint32_t)(hwtimer__shr(w->elapsed, shift) & g->mask);
+        uint32_t slot = hwtimer__bits_next(g, hwtimer__level_bits(w, level), pos + 1);
+        if (slot < g->width) {
+            step->runs_ready = 0;
+            step->level = level;
+            step->slot = slot;
+            step->tick = hwtimer__slot_start(w, shift, slot);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The tick of the wheel's next work (a slot's may only move nodes down): 0 if none. */
+static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
     hwtimer__step step;
-    if (!hwtimer__pass_begin(group->timer, now)) return 0; /* its own wheel is empty: only the marks */
-    hwtimer__unlock(group->timer);
-    for (i = 0; i < group->shards; i++) {
-        hwtimer__lock(group->shard[i]);
-        if (hwtimer__pass_begin(group->shard[i], now)) passes_on |= (uint64_t)1 << i;
-        hwtimer__unlock(group->shard[i]);
+    if (!hwtimer__list_empty(&w->ready) || !hwtimer__list_empty(&w->due)) {
+        *tick = hwtimer__list_empty(&w->ready) ? hwtimer__listed_tick(w, w->due.next) : w->elapsed;
+        return 1;
     }
-    while (passes_on) {
-        for (i = 0; i < group->shards; i++) { /* end each shard with nothing left */
-            hwtimer *shard = group->shard[i];
-            if (!(passes_on >> i & 1)) continue;
-            hwtimer__lock(shard);
-            if (hwtimer__pass_next(shard, &step)) {
-                next_tick[i] = step.tick;
-                steps_ready |= (uint64_t)1 << i;
-            } else {
-                hwtimer__pass_end(shard);
-                passes_on &= ~((uint64_t)1 << i);
+    if (!hwtimer__next_slot(w, &step)) return 0;
+    *tick = step.tick;
+    return 1;
+}
+
+/* A pass to `target` begins: filings up to it wait in `due`; what was due runs first. */
+static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
+    w->collecting = 1;
+    w->due_upto = target;
+    hwtimer__wheel_watch(w, w->watch_upto);
+    hwtimer__list_splice(&w->ready, &w->due);
+}
+
+/* The pass's next step here: the ready nodes, else the next occupied slot up to the target;
+   0 if none (UINT64_MAX is a tick like any other). */
+static int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
+    if (!hwtimer__list_empty(&w->ready)) {
+        step->runs_ready = 1;
+        step->tick = hwtimer__listed_tick(w, w->ready.next);
+        return 1;
+    }
+    return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
+}
+
+/* The pass ends here: at its target, or where it was if a stop or destroy cut it short
+   (its nodes may still wait before the target). */
+static void hwtimer__wheel_end(hwtimer__wheel *w, int reached) {
+    if (reached) w->elapsed = w->due_upto;
+    w->collecting = 0;
+}
+
+/* Emptying a slot at elapsed, and how many ticks a coarse one spans (UINT64_MAX: past the
+   last). */
+typedef struct hwtimer__collect { hwtimer__wheel *w; uint64_t span; } hwtimer__collect;
+
+/* A node of a level-0 slot is due at its tick (none waits there pushed later): it runs. */
+static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
+    to->where = HWTIMER__WHERE_LIST;
+    hwtimer__list_append(&((hwtimer__collect *)ctx)->w->ready, &to->link);
+}
+
+/* A node of a coarse slot: to `ready`, or to a later slot by its deadline, counted as a move
+   down, and as a re-filing too if its tick lies past the slot's end. */
+static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
+    hwtimer__collect *c = (hwtimer__collect *)ctx;
+    hwtimer__wheel *w = c->w;
+    uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
+    if (tick <= w->elapsed) {
+        hwtimer__visit_to_ready(ctx, to);
+        return;
+    }
+    if (tick - w->elapsed >= c->span) w->refiled++;
+    hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, tick));
+    w->cascaded++;
+}
+
+/* A slot step: elapsed to the slot's start, its nodes to `ready` or later slots, never back
+   to this one: the walk never meets a node it re-filed. */
+static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
+    const hwtimer__geometry *g = &w->geo;
+    struct hwtimer__link *lists = hwtimer__slot_lists(w, (step->level << g->bits) + step->slot);
+    hwtimer__collect c;
+    unsigned k, used;
+    w->elapsed = step->tick;
+    HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
+    c.w = w;
+    /* a sparse slot's nodes are in its first list */
+    used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
+    if (step->level == 0) {
+        hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &c);
+    } else {
+        unsigned shift = step->level * g->bits;
+        c.span = shift < 64 ? (uint64_t)1 << shift : UINT64_MAX;
+        hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
+    }
+    for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
+    hwtimer__bits_set(g, hwtimer__level_bits(w, step->level), step->slot, 0);
+}
+
+/* Takes the first ready node out. */
+static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
+    hwtimer_timeout *to = hwtimer__node(w->ready.next);
+    HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
+                   to->where == HWTIMER__WHERE_LIST);
+    hwtimer__list_unlink(&to->link);
+    return to;
+}
+
+/* A walk over a wheel's nodes: each handed to fn, or with `out` cancelled, and the lists
+   moved to out (a slot's list k to out[k]). */
+typedef struct hwtimer__nodes_walk {
+    hwtimer_fn fn;
+    void *ctx;
+    size_t visited;
+    struct hwtimer__link *out;
+} hwtimer__nodes_walk;
+
+static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
+    hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
+    if (walk->out) {
+        hwtimer__set_state(to, HWTIMER_CANCELLED);
+    } else {
+        walk->fn(to, walk->ctx);
+    }
+    walk->visited++;
+}
+
+/* Walks every filed node: `due`, `ready`, then each occupied slot. */
+static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
+    const hwtimer__geometry *g = &w->geo;
+    struct hwtimer__link *out = walk->out;
+    unsigned l, k;
+    hwtimer__walk_lists(&w->due, 1, hwtimer__visit_node, walk);
+    hwtimer__walk_lists(&w->ready, 1, hwtimer__visit_node, walk);
+    if (out) hwtimer__list_splice(out, &w->due);
+    if (out) hwtimer__list_splice(out, &w->ready);
+    for (l = 0; l < g->levels; l++) {
+        const uint64_t *bits = hwtimer__level_bits(w, l);
+        uint32_t slot;
+        for (slot = hwtimer__bits_next(g, bits, 0); slot < g->width;
+             slot = hwtimer__bits_next(g, bits, slot + 1)) {
+            struct hwtimer__link *lists = hwtimer__slot_lists(w, (l << g->bits) + slot);
+            hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
+            for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++) {
+                hwtimer__list_splice(&out[k], &lists[k]);
             }
-            hwtimer__unlock(shard);
-        }
-        while (steps_ready) { /* the steps, earliest first */
-            hwtimer *shard;
-            earliest = group->shards;
-            for (i = 0; i < group->shards; i++) {
-                if (!(steps_ready >> i & 1)) continue;
-                if (earliest == group->shards || next_tick[i] < next_tick[earliest]) earliest = i;
-            }
-            shard = group->shard[earliest];
-            hwtimer__lock(shard); /* the shard may have changed since: run its step only if it
-                                     is still the one found, else take the new one into
-                                     account */
-            if (hwtimer__pass_next(shard, &step) && step.tick == next_tick[earliest]) {
-                ran += hwtimer__pass_step(shard, &step, now);
-            }
-            if (hwtimer__pass_next(shard, &step)) {
-                next_tick[earliest] = step.tick;
-            } else {
-                steps_ready &= ~((uint64_t)1 << earliest);
-            }
-            hwtimer__unlock(shard);
         }
     }
-    hwtimer__lock(group->timer);
-    hwtimer__pass_end(group->timer);
+}
+
+/* Cancels every filed node into `out` (none held out, no pass under way): how many. */
+static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link *out) {
+    hwtimer__nodes_walk walk = {NULL, NULL, 0, out};
+    hwtimer__wheel_walk(w, &walk);
+    memset(w->occupied, 0, w->geo.levels * w->geo.level_words * sizeof(uint64_t));
+    HWTIMER_ASSERT(walk.visited == w->pending);
+    w->pending = 0;
+    return walk.visited;
+}
+
+/* Empties the lists a stop hands back. */
+static void hwtimer__init_out(struct hwtimer__link *out) {
+    unsigned k;
+    for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
+}
+
+/* Hands each node of `out` to fn (no lock held: fn may free it). */
+static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
+    hwtimer__nodes_walk walk = {fn, ctx, 0, NULL};
+    if (fn) hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
+}
+
+/* An empty wheel on `lists` (levels * width * SLOT_LISTS heads) and `occupied`. */
+static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
+                                struct hwtimer__link *lists, uint64_t *occupied) {
+    size_t i, heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
+    memset(w, 0, sizeof *w);
+    w->geo = *g;
+    w->lists = lists;
+    w->occupied = occupied;
+    for (i = 0; i < heads; i++) hwtimer__list_init(&lists[i]);
+    memset(occupied, 0, g->levels * g->level_words * sizeof(uint64_t));
+    hwtimer__list_init(&w->due);
+    hwtimer__list_init(&w->ready);
+}
+
+/* =================================================================================
+   [hwtimer:check] The invariant check: a wheel against THE DESIGN's invariants
+
+   What hwtimer_check runs on each wheel, its lock held. It changes nothing but the
+   wheel's leeway memo.
+   ================================================================================= */
+
+/* 0 if a node due at `tick` may wait in slot `slot_where` (its own, or pushed later a coarse
+   one that starts no later). */
+static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uint64_t tick) {
+    const hwtimer__geometry *g = &w->geo;
+    uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
+    if (tick <= w->elapsed) return 1;
+    if (hwtimer__wheel_where(w, tick) == slot_where) return 0;
+    return id < g->width || hwtimer__slot_start(w, (id >> g->bits) * g->bits, id & g->mask) > tick;
+}
+
+/* Checks a list's links and nodes, counted into *n; `slot_where`: its slot's, or _LIST. */
+static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *head,
+                               uint32_t slot_where, size_t *n) {
+    const struct hwtimer__link *l;
+    uint64_t last_tick = 0;
+    size_t steps = 0;
+    for (l = head->next; l != head; l = l->next) {
+        const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
+        uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
+        if (l->prev->next != l || l->next->prev != l || ++steps > w->pending) {
+            return HWTIMER_CHECK_LINKS;
+        }
+        if (to->wheel != w || to->state != HWTIMER_PENDING || to->where != slot_where) {
+            return HWTIMER_CHECK_NODE;
+        }
+        if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(w, slot_where, tick)) {
+            return HWTIMER_CHECK_SLOT;
+        }
+        if (head == &w->due && tick < last_tick) return HWTIMER_CHECK_ORDER;
+        last_tick = tick;
+    }
+    *n += steps;
+    return 0;
+}
+
+/* Level l's bit tree, then its occupied slots (a slot with nodes but no bit is missed by
+   the count). */
+static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
+    const hwtimer__geometry *g = &w->geo;
+    const uint64_t *bits = hwtimer__level_bits(w, l);
+    uint32_t pos = (uint32_t)(hwtimer__shr(w->elapsed, l * g->bits) & g->mask), slot, word;
+    unsigned layer, k;
+    for (layer = 0; layer + 1 < g->bit_layers; layer++) {
+        for (word = 0; word < g->layer_words[layer]; word++) {
+            int nonzero = bits[g->layer_offset[layer] + word] != 0;
+            uint64_t up = bits[g->layer_offset[layer + 1] + (word >> 6)];
+            if (nonzero != (int)((up >> (word & 63)) & 1u)) return HWTIMER_CHECK_BITMAP;
+        }
+    }
+    slot = hwtimer__bits_next(g, bits, 0);
+    if (slot <= pos) return HWTIMER_CHECK_BEHIND;
+    for (; slot < g->width; slot = hwtimer__bits_next(g, bits, slot + 1)) {
+        uint32_t id = (l << g->bits) + slot;
+        const struct hwtimer__link *lists = hwtimer__slot_lists(w, id);
+        if (hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
+        for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
+            int err = hwtimer__check_list(w, &lists[k], HWTIMER__WHERE_WHEEL + id, n);
+            if (err) return err;
+        }
+    }
+    return 0;
+}
+
+/* Every invariant of one wheel; n: its pending nodes held out of the lists, the count so far. */
+static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
+    unsigned l;
+    int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
+    if (!err) err = hwtimer__check_list(w, &w->ready, HWTIMER__WHERE_LIST, &n);
+    for (l = 0; !err && l < w->geo.levels; l++) err = hwtimer__check_level(w, l, &n);
+    if (err || n != w->pending) return err ? err : HWTIMER_CHECK_COUNT;
+    return w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto ? HWTIMER_CHECK_NEAR : 0;
+}
+
+/* =================================================================================
+   [hwtimer:locking] Locking, and which wheel a node is in
+
+   The lock order and who takes which: "Locks" in THE DESIGN.
+   ================================================================================= */
+
+HWTIMER__ALWAYS_INLINE void hwtimer__lock(const hwtimer *t, void *mutex) {
+    if (t->threads) t->threads->mutex_lock(mutex);
+}
+HWTIMER__ALWAYS_INLINE void hwtimer__unlock(const hwtimer *t, void *mutex) {
+    if (t->threads) t->threads->mutex_unlock(mutex);
+}
+
+/* A wheel's lock for a thread that holds the timer's: nothing to take with one wheel. */
+static void hwtimer__lock_wheel(const hwtimer *t, hwtimer__shard *s) {
+    if (s->mutex != t->mutex) hwtimer__lock(t, s->mutex);
+}
+static void hwtimer__unlock_wheel(const hwtimer *t, hwtimer__shard *s) {
+    if (s->mutex != t->mutex) hwtimer__unlock(t, s->mutex);
+}
+static void hwtimer__lock_wheels(const hwtimer *t) {
+    unsigned i;
+    for (i = 0; i < t->shards; i++) hwtimer__lock_wheel(t, hwtimer__shard_at(t, i));
+}
+static void hwtimer__unlock_wheels(const hwtimer *t) {
+    unsigned i = t->shards;
+    while (i > 0) hwtimer__unlock_wheel(t, hwtimer__shard_at(t, --i));
+}
+
+/* The timer's lock and every wheel's: one moment of the whole timer. */
+static void hwtimer__lock_all(const hwtimer *t) {
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheels(t);
+}
+static void hwtimer__unlock_all(const hwtimer *t) {
+    hwtimer__unlock_wheels(t);
+    hwtimer__unlock(t, t->mutex);
+}
+
+/* Waits on `cond` (its mutex held) until a callback or a pass ends. */
+static void hwtimer__wait(const hwtimer *t, void *cond, void *mutex, unsigned *waiters) {
+    ++*waiters;
+    t->threads->cond_wait(cond, mutex, UINT64_MAX);
+    --*waiters;
+}
+static void hwtimer__signal(const hwtimer *t, void *cond, unsigned waiters) {
+    if (waiters) t->threads->cond_broadcast(cond);
+}
+
+/* Is the caller the thread running t's callbacks now (t's lock held)? Without threads,
+   whatever runs during a pass runs in a callback. */
+static int hwtimer__in_own_callback(const hwtimer *t) {
+    if (!t->pass.on) return 0;
+    return !t->threads || t->threads->thread_is_self(t->pass.thread);
+}
+
+/* Armed in the wheel it names: PENDING, or EXPIRED with a period (hwtimer__running). No
+   lock needed. */
+static int hwtimer__is_armed(const hwtimer_timeout *to) {
+    int state = HWTIMER__LOAD(&to->state);
+    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
+}
+
+/* Pending in wheel w (what hwtimer_is_pending answers), or armed in another wheel. */
+HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_in(const hwtimer__wheel *w,
+                                                  const hwtimer_timeout *to) {
+    return to->wheel == w && hwtimer__is_armed(to);
+}
+HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_elsewhere(const hwtimer__wheel *w,
+                                                         const hwtimer_timeout *to) {
+    return to->wheel != w && hwtimer__is_armed(to);
+}
+
+/* The shard of t whose wheel is w, or NULL (another timer's, or none). */
+static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__wheel *w) {
+    uintptr_t at = (uintptr_t)w - (uintptr_t)hwtimer__shard_at(t, 0);
+    if (at >= (uintptr_t)t->shards * HWTIMER__SHARD_STRIDE) return NULL;
+    return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
+}
+
+/* The shard of t that holds `to` or held it last, or NULL. No lock: a node stays in its
+   wheel while armed. */
+static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
+    return hwtimer__shard_named(t, HWTIMER__LOAD(&to->wheel));
+}
+
+/* Threads are numbered in the order they first arm a node on any timer of shards. */
+static long hwtimer__threads_seen;
+static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
+
+/* The shard that arms `to`: the one it names, else the calling thread's (thread n uses
+   shard n mod shards), claimed by a compare-and-swap against a second thread arming it at
+   once. A node armed on another timer: shard 0, which refuses it. */
+static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__shard *mine;
+    if (t->shards == 1) return hwtimer__shard_at(t, 0);
+    if (!hwtimer__thread_number) {
+        hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
+    }
+    mine = hwtimer__shard_at(t, hwtimer__thread_number % t->shards);
+    for (;;) {
+        struct hwtimer__wheel *named = HWTIMER__LOAD(&to->wheel);
+        hwtimer__shard *s = hwtimer__shard_named(t, named);
+        if (s) return s;
+        if (hwtimer__is_armed(to)) return hwtimer__shard_at(t, 0);
+        if (HWTIMER__CAS_PTR(&to->wheel, named, &mine->wheel)) return mine;
+    }
+}
+
+/* The timer whose foreach visitor this thread runs (which holds its locks), or NULL. */
+static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
+
+/* Takes s's lock unless this thread is in t's foreach visitor; returns whether it did. */
+static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
+    if (HWTIMER__HAVE_THREAD_LOCAL && hwtimer__visiting == t) return 0;
+    hwtimer__lock(t, s->mutex);
+    return 1;
+}
+
+/* =================================================================================
+   [hwtimer:loop] The front end, 1: the loop's answers and wake_fn
+
+   "Waking" in THE DESIGN; the loop's side: "Waking the loop" at hwtimer_next_expiry.
+   ================================================================================= */
+
+/* The last tick whose filing in s may call for a wake-up: 0 while its answer is not armed,
+   every tick after an answer of none, else the tick of the answer's time (an upper bound:
+   hwtimer__note_filing decides). */
+static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
+    if (!s->answer.armed) return 0;
+    return s->answer.none ? UINT64_MAX : hwtimer__due_tick(&s->wheel.geo, s->answer.time);
+}
+
+/* Wakes a sleeping worker, or calls wake_fn once per answer, never during a pass (no lock
+   held). `counted`: in wakes_running, so that the timer outlives the call (the node just
+   filed may run on another thread meanwhile, and its callback destroy the timer). */
+static void hwtimer__wake(hwtimer *t, int counted) {
+    void (*fn)(void *) = NULL;
+    void *ctx = NULL;
+    hwtimer__lock(t, t->mutex);
+    if (t->worker.mode && t->worker.sleeping) {
+        t->threads->cond_broadcast(t->worker.wake_cond);
+        t->worker.sleeping = 0; /* no more broadcasts until it sleeps again */
+    } else if (!t->worker.mode && t->loop.answer.armed && !t->pass.on) {
+        t->loop.answer.armed = 0;
+        fn = t->loop.wake_fn;
+        ctx = t->loop.wake_ctx;
+    }
+    hwtimer__unlock(t, t->mutex);
+    if (counted) HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, -1); /* the last touch */
+    if (fn) fn(ctx);
+}
+
+/* Has the clock, read as `now` (0: not read), passed the worker's wake-up? */
+HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t now) {
+    return now && s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
+}
+
+/* A node was filed in s's wheel for `tick` (its lock held), the clock read as `now` (0:
+   not read). Before the wheel's answer, or with the clock past the worker's wake-up (it
+   sleeps in the OS's time, which a clock_fn of the user's can outrun), the answer is
+   spent: a wake-up now without threads, else once the lock is released. None during a
+   pass: the loop and the worker ask again after it. */
+static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
+    if (!s->answer.armed || s->wheel.collecting) return;
+    if (!s->answer.none && !hwtimer__clock_past(s, now) &&
+        hwtimer__tick_time(&s->wheel.geo, tick) >= s->answer.time) {
+        return;
+    }
+    s->answer.armed = 0;
+    hwtimer__wheel_watch(&s->wheel, 0);
+    if (t->threads) {
+        s->wake_now = 1;
+    } else {
+        hwtimer__wake(t, 0);
+    }
+}
+
+/* Releases the lock of wheel s, then wakes what a filing under it called for. */
+static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
+    int wake = s->wake_now;
+    if (wake) {
+        s->wake_now = 0;
+        HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 1);
+    }
+    hwtimer__unlock(t, s->mutex);
+    if (wake) hwtimer__wake(t, 1);
+}
+
+/* Tells the loop or the worker when a pass has work next (t's lock held); every wheel
+   keeps the answer. */
+static uint64_t hwtimer__give_answer(hwtimer *t) {
+    uint64_t next = UINT64_MAX, tick;
+    int none = 1;
+    unsigned i;
+    hwtimer__lock_wheels(t);
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__wheel *w = &hwtimer__shard_at(t, i)->wheel;
+        if (hwtimer__wheel_next_tick(w, &tick) && hwtimer__tick_time(&w->geo, tick) < next) {
+            next = hwtimer__tick_time(&w->geo, tick);
+        }
+        if (w->pending) none = 0;
+    }
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        s->answer.time = next;
+        s->answer.none = none;
+        s->answer.armed = t->worker.mode || t->loop.wake_fn;
+        s->wake_by_clock = t->worker.mode ? next : UINT64_MAX;
+        hwtimer__wheel_watch(&s->wheel, hwtimer__wake_upto(s));
+    }
+    hwtimer__unlock_wheels(t);
+    t->loop.answer.time = next;
+    t->loop.answer.none = none;
+    t->loop.answer.armed = t->loop.wake_fn && !t->worker.mode;
+    return next;
+}
+
+/* =================================================================================
+   [hwtimer:nodes] The front end, 2: arming, moving and cancelling one node
+
+   In wheel s, its lock held (or no threads).
+   ================================================================================= */
+
+/* n nodes stopped pending in a timer of shards with max_pending: their places in the count
+   that all wheels share go back. */
+static void hwtimer__release_shared(hwtimer *t, size_t n) {
+    if (t->shared_limit) HWTIMER__ATOMIC_ADD(&t->shared_pending, -(long)n);
+}
+
+/* Why a node cannot be armed in wheel w now, or HWTIMER_OK, which (with a shared_limit)
+   has taken the node's place in the count all wheels share (lock held). */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
+                                                const hwtimer_timeout *to) {
+    if (HWTIMER__LOAD(&t->stopped)) return HWTIMER_ESTOPPED;
+    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
+    if (w->pending >= t->max_pending) return HWTIMER_EFULL;
+    if (t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 1) > t->shared_limit) {
+        HWTIMER__ATOMIC_ADD(&t->shared_pending, -1);
+        return HWTIMER_EFULL;
+    }
+    return HWTIMER_OK;
+}
+
+/* May the node be armed the quick way: IDLE or CANCELLED, with no leeway? One load and one
+   test of the word that holds its state and leeway (on a little-endian machine: the states
+   0 and 3 are the only ones that plus one leave bit 1 clear). */
+HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
+    uint32_t word;
+    memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
+    if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
+        return ((word + 1u) & (hwtimer__leeway_bits() | 2u)) == 0;
+    }
+    return (word & hwtimer__leeway_bits()) == 0 &&
+           (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
+}
+
+/* What an armed node runs, and where: it is counted apart, as it files (lock held). */
+HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__shard *s, hwtimer_timeout *to,
+                                              uint64_t period, hwtimer_fn fn, void *arg) {
+    to->fn = fn;
+    to->arg = arg;
+    to->period = period;
+    HWTIMER__STORE_RELAXED(&to->wheel, &s->wheel); /* read without a lock: hwtimer__shard_of */
+}
+
+
+/* Gives a node pending in wheel s a new deadline. A periodic node inside its own callback is
+   in no list yet: it is filed now, and will not be re-armed by its period. */
+static void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                 uint64_t now, uint64_t deadline) {
+    hwtimer__wheel *w = &s->wheel;
+    uint64_t tick = UINT64_MAX; /* a push later: only a clock past a worker's wake-up counts */
+    int noticed = 0;
+    if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
+    if (!hwtimer__wheel_push_later(w, to, deadline)) {
+        tick = to->state == HWTIMER_PENDING ? hwtimer__wheel_move(w, to, deadline) : 0;
+        if (!tick) { /* not filed, or due at a tick that is noticed: filed anew */
+            if (to->state == HWTIMER_PENDING) hwtimer__wheel_unfile(w, to);
+            noticed = hwtimer__wheel_file(w, to, deadline, &tick);
+        }
+    }
+    if (noticed || hwtimer__clock_past(s, now)) hwtimer__note_filing(t, s, tick, now);
+}
+
+/* Is `to` a periodic node inside its own callback in s, pending but in no list? */
+static int hwtimer__running_unfiled(const hwtimer__shard *s, const hwtimer_timeout *to) {
+    return to && to == s->run.node && s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED;
+}
+
+/* Cancels a periodic node of s inside its own callback (which then is not re-armed), or
+   one not pending there: 1 if it was pending, else 0. */
+static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard *s,
+                                                     hwtimer_timeout *to) {
+    if (!hwtimer__running_unfiled(s, to)) return 0;
+    s->run.fate = HWTIMER__CANCELLED;
+    hwtimer__wheel_uncount(&s->wheel, to, 0);
+    hwtimer__release_shared(t, 1);
+    return 1;
+}
+
+/* Cancels a node if it is pending in wheel s: 1, else 0. The usual case, a filed node, is
+   inline (a node of s changes only under its lock: plain reads). A filed node whose callback
+   runs was armed again (fate REARMED), which its cancel leaves as it is: the callback's
+   return then neither re-arms it nor reads it. */
+HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
+                                                  hwtimer_timeout *to) {
+    if (to->wheel == &s->wheel && to->state == HWTIMER_PENDING) {
+        hwtimer__wheel_uncount(&s->wheel, to, 1);
+        hwtimer__release_shared(t, 1);
+        return 1;
+    }
+    return hwtimer__cancel_unusual(t, s, to);
+}
+
+/* The callback of `to` armed it again and returned: a cancel that waits for it cancels that
+   arming now (else a callback that keeps re-arming could outrun the waiter for ever). */
+static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to) {
+    hwtimer__cancel_wait *waiter;
+    for (waiter = s->cancel_waits; waiter; waiter = waiter->next) {
+        if (waiter->to == to) {
+            waiter->hit |= hwtimer__cancel_locked(t, s, to);
+            return;
+        }
+    }
+}
+
+/* When a node pending in s will run: the boundary of its tick; for a periodic node inside
+   its own callback, of the period its re-arm will give it. */
+static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) {
+    uint64_t deadline = to->deadline;
+    if (hwtimer__running_unfiled(s, to)) {
+        deadline = hwtimer__next_period(deadline, to->period, s->run.now);
+    }
+    return hwtimer__tick_time(&s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
+}
+
+/* Cancels every node of wheel s, the running one included, and hands none back (destroy
+   from a callback: the timer's lock and the wheel's held). */
+static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
+    hwtimer__init_out(out);
+    hwtimer__release_shared(t, hwtimer__wheel_cancel_all(&s->wheel, out));
+}
+
+/* =================================================================================
+   [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
+
+   Its locks: "Locks" in THE DESIGN. A wheel's pass ends once, under its lock, it has no
+   step left.
+   ================================================================================= */
+
+/* A periodic node's next period (during a pass: nothing to tell the loop). */
+static void hwtimer__rearm_periodic(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                    uint64_t now) {
+    uint64_t tick, deadline = hwtimer__next_period(to->deadline, to->period, now);
+    if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick)) hwtimer__note_filing(t, s, tick, 0);
+}
+
+/* A callback started at `started` returned (no lock held): log_fn hears if it ran long. */
+static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
+    uint64_t ended = t->clock_fn(t->clock_ctx);
+    hwtimer__sentence msg;
+    if (ended < started || ended - started <= t->log.slow_ns || ended < t->log.quiet_until) return;
+    t->log.quiet_until = ended + HWTIMER__SLOW_REPORT_EVERY_NS;
+    msg.len = 0;
+    hwtimer__say(&msg, "hwtimer: a callback ran for ");
+    hwtimer__say_number(&msg, (ended - started) / 1000000u);
+    hwtimer__say(&msg, " ms on the worker thread, longer than ");
+    hwtimer__say_number(&msg, t->log.slow_ns / 1000000u);
+    hwtimer__say(&msg, " ms: every timeout due meanwhile ran up to that much late (keep callbacks "
+                     "short, hand slow work to another thread; said at most once a second)");
+    t->log.fn(t->log.ctx, msg.text);
+}
+
+/* Runs the first ready node with no lock held; a one-shot node is not touched after: its
+   callback may have freed it. */
+static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now) {
+    hwtimer_timeout *to = hwtimer__wheel_take_ready(&s->wheel);
+    hwtimer_fn fn = to->fn;
+    void *arg = to->arg;
+    int periodic = to->period != 0;
+    uint64_t started = 0;
+    hwtimer__set_state(to, HWTIMER_EXPIRED);
+    if (!periodic) {
+        s->wheel.pending--;
+        hwtimer__release_shared(t, 1);
+    }
+    s->run.node = to;
+    s->run.periodic = periodic;
+    s->run.fate = HWTIMER__UNTOUCHED;
+    t->stats.fired++;
+    if ((periodic && t->worker.mode) || t->log.slow_ns) started = t->clock_fn(t->clock_ctx);
+    s->run.now = periodic && t->worker.mode ? started : now; /* a worker's: from the run */
+    hwtimer__unlock_wheel(t, s);
+    hwtimer__unlock(t, t->mutex);
+    fn(to, arg);
+    if (t->log.slow_ns) hwtimer__time_callback(t, started);
+    hwtimer__lock(t, t->mutex);
+    hwtimer__lock_wheel(t, s);
+    s->run.node = NULL;
+    if (s->run.fate == HWTIMER__REARMED) {
+        hwtimer__cancel_for_waiter(t, s, to);
+    } else if (periodic && s->run.fate == HWTIMER__UNTOUCHED) {
+        hwtimer__rearm_periodic(t, s, to, s->run.now);
+    }
+    hwtimer__signal(t, s->done_cond, s->waiters);
+}
+
+/* Runs the step of wheel s just found (its lock held since). */
+static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
+                                uint64_t now) {
+    hwtimer__wheel *w = &s->wheel;
+    size_t ran;
+    if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: exactly the slot's */
+    for (ran = 0; !HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
+        if (step->runs_ready && hwtimer__listed_tick(w, w->ready.next) > step->tick) break;
+        hwtimer__run_first_ready(t, s, now);
+    }
     return ran;
 }
 
-/* The next expiry of a group (its lock held), given to every shard as its answer, and to
-   the loop as the group's. */
-static uint64_t hwtimer__group_answer(hwtimer__group *group) {
-    uint64_t next = UINT64_MAX;
-    int none = 1;
+/* The next step of wheel s, or 0 and its pass ends (none left, or the timer stopped). */
+static int hwtimer__next_step(hwtimer *t, hwtimer__shard *s, hwtimer__step *step) {
+    int stopped = HWTIMER__LOAD(&t->stopped);
+    if (!stopped && hwtimer__wheel_next_step(&s->wheel, step)) return 1;
+    hwtimer__wheel_end(&s->wheel, !stopped);
+    return 0;
+}
+
+/* The wheel whose next step comes first. */
+static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsigned n) {
+    unsigned i, first = n;
+    for (i = 0; i < n; i++) {
+        if ((on >> i & 1) && (first == n || step[i].tick < step[first].tick)) first = i;
+    }
+    return first;
+}
+
+/* Begins a pass up to `now`: 0 if none runs (`now` went back or is before the start, or
+   the timer stopped), else its target. */
+static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
+    const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
+    if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
+    HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
+    t->pass.last_tick = hwtimer__due_tick(g, now);
+    t->pass.ticks_room = (UINT64_MAX - now) / g->tick_ns;
+    if (now < g->start) return 0;
+    *target = hwtimer__div_tick(g, now - g->start);
+    t->pass.on = 1;
+    if (t->threads) t->threads->thread_self(t->pass.thread);
+    t->stats.passes++;
+    return 1;
+}
+
+/* One pass up to `now` (the timer's lock held); returns the callbacks it ran. With several
+   wheels another thread may change a wheel between its steps: a step is found again under
+   the wheel's lock, and runs only if it is still the one found. */
+static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
+    hwtimer__step step[HWTIMER__MAX_SHARDS];
+    uint64_t on = 0, target; /* bit i: wheel i has step[i] to run */
+    size_t ran = 0;
     unsigned i;
-    hwtimer__lock_shards(group);
-    for (i = 0; i < group->shards; i++) {
-        uint64_t n = hwtimer__next_expiry_locked(group->shard[i]);
-        if (n < next) next = n;
-        if (group->shard[i]->pending) none = 0;
+    if (!hwtimer__pass_begin(t, now, &target)) return 0;
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        hwtimer__wheel_begin(&s->wheel, target);
+        if (hwtimer__next_step(t, s, &step[i])) on |= (uint64_t)1 << i;
+        hwtimer__unlock_wheel(t, s);
     }
-    for (i = 0; i < group->shards; i++) {
-        hwtimer *shard = group->shard[i];
-        shard->reported = next;
-        shard->reported_none = none;
-        shard->wake_armed = group->timer->worker_mode || group->timer->wake_fn;
-        hwtimer__set_notice_upto(shard);
+    while (on) {
+        hwtimer__shard *s;
+        uint64_t found;
+        i = hwtimer__earliest(step, on, t->shards);
+        s = hwtimer__shard_at(t, i);
+        found = step[i].tick;
+        hwtimer__lock_wheel(t, s);
+        if (t->shards > 1 && !hwtimer__next_step(t, s, &step[i])) {
+            on &= ~((uint64_t)1 << i);
+        } else if (step[i].tick == found) { /* else another step came first: found next */
+            ran += hwtimer__run_step(t, s, &step[i], now);
+            if (!hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
+        }
+        hwtimer__unlock_wheel(t, s);
     }
-    hwtimer__unlock_shards(group);
-    return hwtimer__remember_answer(group->timer, next, none);
+    t->pass.on = 0;
+    hwtimer__signal(t, t->done_cond, t->waiters);
+    return ran;
 }
 
-/* A group's pending count: its shards' pending, added up under their locks. */
-static size_t hwtimer__group_pending(hwtimer__group *group) {
-    size_t n = 0;
+/* The child's pass ran on a thread it does not have: its callback is done (a periodic one
+   re-armed); `ready` runs in the next pass. */
+static void hwtimer__abandon_pass(hwtimer *t) {
     unsigned i;
-    hwtimer__lock_shards(group);
-    for (i = 0; i < group->shards; i++) n += group->shard[i]->pending;
-    hwtimer__unlock_shards(group);
-    return n;
-}
-
-/* A shard's wake_fn (no lock held): a node was filed before the group's last answer. Wakes
-   the worker if it sleeps, or calls the loop's wake_fn once per answer, never while a pass
-   runs (the loop asks again when advance returns). The shard counted this call in the
-   group's wakes_running before it released its lock: the group is not freed until the count
-   is back to 0, even if the node just filed runs on the worker and its callback destroys
-   the group. */
-static void hwtimer__shard_woke(void *ctx) {
-    hwtimer__group *group = (hwtimer__group *)ctx;
-    hwtimer *timer = group->timer;
-    void (*wake_fn)(void *) = NULL;
-    void *wake_ctx = NULL;
-    hwtimer__lock(timer);
-    if (!timer->worker_mode && timer->wake_armed && !timer->in_pass) {
-        timer->wake_armed = 0;
-        wake_fn = timer->wake_fn;
-        wake_ctx = timer->wake_ctx;
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer_timeout *to = s->run.node;
+        int rearm = hwtimer__running_unfiled(s, to);
+        s->wheel.collecting = 0;
+        s->run.node = NULL;
+        if (rearm) hwtimer__rearm_periodic(t, s, to, s->run.now);
     }
-    if (timer->worker_mode) hwtimer__wake_worker_for(timer, 0, UINT64_MAX);
-    hwtimer__unlock(timer);
-    HWTIMER__ATOMIC_ADD_SYNC(&group->wakes_running, -1); /* the last touch of the timer */
-    if (wake_fn) wake_fn(wake_ctx);
-}
-
-/* A pass of any timer up to `now` (lock held). */
-static size_t hwtimer__run_pass(hwtimer *t, uint64_t now) {
-    return t->group ? hwtimer__group_pass(t->group, now) : hwtimer__pass(t, now);
-}
-
-/* Answers the loop of any timer when to call advance next (lock held). */
-static uint64_t hwtimer__answer_loop(hwtimer *t) {
-    if (t->group) return hwtimer__group_answer(t->group);
-    return hwtimer__remember_answer(t, hwtimer__next_expiry_locked(t), t->pending == 0);
+    t->pass.on = 0;
 }
 
 /* =================================================================================
    [hwtimer:worker] The worker thread
    ================================================================================= */
 
-/* The worker sleeps until the next boundary that has work (forever when there is none) and
-   is woken early only by a schedule that is due sooner, or by stop. */
+/* Sleeps until the next boundary with work (or forever); woken early only by a filing due
+   sooner (hwtimer__wake), or by stop. */
 static void hwtimer__worker_main(void *arg) {
     hwtimer *t = (hwtimer *)arg;
     int destroy;
-    hwtimer__lock(t);
+    hwtimer__lock(t, t->mutex);
     while (!t->stopped) {
-        /* the clock after the answer: a group takes locks to answer (and arms
-           its shards' wake-ups), and the worker sleeps for next - now */
-        uint64_t next = hwtimer__answer_loop(t);
+        /* the clock read after the answer, which takes every wheel's lock */
+        uint64_t next = hwtimer__give_answer(t);
         uint64_t now = t->clock_fn(t->clock_ctx);
-        if (now < t->last_now) now = t->last_now; /* a clock that stepped back still runs what was due */
+        if (now < t->pass.last_now) now = t->pass.last_now; /* a clock that stepped back */
         if (next <= now) {
-            hwtimer__run_pass(t, now);
+            hwtimer__pass(t, now);
             continue;
         }
-        t->worker_wake_at = next;
-        t->worker_wake_tick = next == UINT64_MAX ? UINT64_MAX : hwtimer__due_tick(t, next);
-        t->threads->cond_wait(t->wake_cond, t->mutex, next == UINT64_MAX ? UINT64_MAX : next - now);
-        t->worker_wake_at = 0;
+        t->worker.sleeping = 1;
+        t->threads->cond_wait(t->worker.wake_cond, t->mutex,
+                              next == UINT64_MAX ? UINT64_MAX : next - now);
+        t->worker.sleeping = 0;
         t->stats.wakeups++;
     }
     destroy = t->destroy_deferred;
-    hwtimer__unlock(t);
+    hwtimer__unlock(t, t->mutex);
     if (destroy) {
-        t->threads->thread_detach(t->worker_thread);
+        t->threads->thread_detach(t->worker.thread);
         hwtimer__finish_destroy(t);
     }
 }
 
+/* Starts the worker (t's lock held): 0, or -1 if its thread could not start. */
 static int hwtimer__start_worker_locked(hwtimer *t) {
-    if (t->worker_running) return 0;
-    if (t->threads->thread_start(t->worker_thread, hwtimer__worker_main, t)) return -1;
-    HWTIMER__STORE(&t->worker_running, 1); /* read unlocked: hwtimer__start_group_worker */
+    if (t->worker.running) return 0;
+    if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
+    HWTIMER__STORE(&t->worker.running, 1); /* read unlocked: hwtimer__start_worker */
     return 0;
 }
 
+/* Starts the worker at an arming, if it does not run yet. */
+static int hwtimer__start_worker(hwtimer *t) {
+    int err = HWTIMER_OK;
+    if (!t->worker.mode || HWTIMER__LOAD(&t->worker.running)) return HWTIMER_OK;
+    hwtimer__lock(t, t->mutex);
+    if (!t->stopped && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
+    hwtimer__unlock(t, t->mutex);
+    return err;
+}
+
 static void hwtimer__join_worker_locked(hwtimer *t) {
-    if (!t->worker_running) return;
-    t->threads->cond_broadcast(t->wake_cond);
-    hwtimer__unlock(t);
-    t->threads->thread_join(t->worker_thread);
-    hwtimer__lock(t);
-    HWTIMER__STORE(&t->worker_running, 0);
+    if (!t->worker.running) return;
+    t->threads->cond_broadcast(t->worker.wake_cond);
+    hwtimer__unlock(t, t->mutex);
+    t->threads->thread_join(t->worker.thread);
+    hwtimer__lock(t, t->mutex);
+    HWTIMER__STORE(&t->worker.running, 0);
 }
 
 /* =================================================================================
-   [hwtimer:arming] The entry points' paths: schedule, reschedule, cancel
+   [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
-   Each public entry point has a short path without threads (no lock, no worker, few
-   registers: what a single-threaded event loop pays) and a path with threads, kept out of
-   line. With threads, the entry tests once whether t is a group and then goes either to the
-   group's function ([hwtimer:group-arming]), which finds the shard that works on the node
-   and calls the same _threaded (cancel: _sync) function on it, or to the timer's own. This
-   section holds the paths of one timer; the entries come last ([hwtimer:entries]), once the
-   group's functions are defined. The suffixes (the functions are hwtimer__NAME):
-
-     (none)       arm and arm_after, the entries of the schedule forms: check the
-                  arguments and run the short path, inline; with threads, the _threaded
-                  function
-     _threaded    the path with threads, out of line: arm_threaded and reschedule_threaded
-                  take the timer's lock, run the _locked body, then release the lock and
-                  call wake_fn if the body asked for it (hwtimer__unlock_and_wake);
-                  arm_after_threaded and arm_at_threaded read the clock the path needs,
-                  then go to group_arm (a group) or arm_threaded
-     _locked      the body: runs with the timer's lock held, or without threads, where the
-                  same code runs with no lock (as everywhere in the file)
-     _rest        what a public function does once its inline fast path failed, with or
-                  without threads
-     _unthreaded  the rest of a path that only runs without threads
-     _sync        only cancel_sync: takes the lock, cancels, and waits like Linux's
-                  del_timer_sync while the node's callback runs on another thread
-     group_       a group's path ([hwtimer:group-arming]): finds the shard, then the
-                  shard's _threaded (cancel: _sync) function
-
-   The paths (a > b: a calls b; "no threads" and "threads" split at the first test):
-
-     hwtimer_schedule, hwtimer_schedule_periodic (a delay)
-       arm_after            no threads: arm_refusal, arm_what, the clock, arm_when
-         > arm_after_threaded             threads: reads the clock, then
-           > group_arm                    a group (below)
-           > arm_threaded                 else (below)
-     hwtimer_schedule_at, hwtimer_schedule_periodic_at (a deadline)
-       arm                  no threads: arm_refusal, arm_node
-         > arm_at_threaded  threads: the clock only for a worker (now_for_worker), then
-           > group_arm      a group: arming_shard (starts its worker, wakes it for a
-                            clock past its wake-up), then arm_threaded on that shard
-           > arm_threaded   else: lock, arm_locked, unlock_and_wake
-             > arm_locked   arm_refusal, group_reserve (a shard of a group),
-                            start_worker_locked, arm_node, wake_worker_for
-     hwtimer_reschedule, hwtimer_reschedule_at
-       pushed_here          no threads, pending here, pushed later: a store, inline
-       reschedule_rest      when that failed (reschedule_at through reschedule_at_rest,
-                            which reads the clock only for a worker); no threads:
-                            move_in_wheel, else reschedule_locked
-         > group_reschedule               threads, a group: arming_shard, then
-                                          reschedule_threaded on that shard
-         > reschedule_threaded            threads: lock, reschedule_locked, unlock_and_wake
-           > reschedule_locked            move_locked for a node pending here (a push
-                                          later is a store there too), else arm_locked
-                                          with its last callback
-     hwtimer_cancel         no threads, filed here: cancel_locked, unrolled inline
-       > cancel_unthreaded  no threads, the rest > cancel_locked
-       > group_cancel       threads, a group: shard_of, then cancel_sync on that shard
-       > cancel_sync        threads > cancel_locked
-
-   Every filing may call wake_fn (hwtimer__note_arming, in [hwtimer:wake]).
+   One path per operation and mode: inline without threads (one wheel, no lock); out of
+   line with threads: the clock read once, the wheel chosen, lock, body, unlock and wake.
    ================================================================================= */
 
-/* Arms a node, starting and waking the timer's worker (lock held, or no threads). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                               uint64_t deadline, uint64_t period, hwtimer_fn fn,
-                                               void *arg) {
-    int err = hwtimer__arm_refusal(t, to);
-    if (err) return err;
-    if (t->in_group && !hwtimer__group_reserve(t->in_group)) return HWTIMER_EFULL;
-    if (t->worker_mode && hwtimer__start_worker_locked(t)) return HWTIMER_ETHREAD;
-    hwtimer__wake_worker_for(t, hwtimer__arm_node(t, to, deadline, period, fn, arg), now);
-    return HWTIMER_OK;
-}
-
-static HWTIMER__NOINLINE int hwtimer__arm_threaded(hwtimer *t, hwtimer_timeout *to, uint64_t now,
-                                                   uint64_t deadline, uint64_t period,
-                                                   hwtimer_fn fn, void *arg) {
+/* An arming in s (its lock held): a schedule (fn set), or a reschedule (fn NULL), which
+   moves a node pending here, or arms it again with its last callback, arg and period. */
+static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                                 uint64_t now, uint64_t deadline, uint64_t period,
+                                                 hwtimer_fn fn, void *arg) {
+    uint64_t tick;
     int err;
-    hwtimer__lock(t);
-    err = hwtimer__arm_locked(t, to, now, deadline, period, fn, arg);
-    hwtimer__unlock_and_wake(t);
-    return err;
-}
-
-/* The clock for an absolute (_at) call: read only for a worker sleeping on the OS's clock
-   while the timer has a clock_fn of its own, which may jump past the worker's wake-up (see
-   hwtimer__wake_worker_for); 0 otherwise. */
-static uint64_t hwtimer__now_for_worker(const hwtimer *t) {
-    return t->worker_mode && t->own_clock ? t->clock_fn(t->clock_ctx) : 0;
-}
-
-/* Moves a node pending on t, or arms it again with its last callback (lock held). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_locked(hwtimer *t, hwtimer_timeout *to,
-                                                        uint64_t now, uint64_t deadline) {
-    if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
-    if (!hwtimer__is_pending_on(t, to)) {
-        return hwtimer__arm_locked(t, to, now, deadline, to->period, to->fn, to->arg);
+    if (!fn) {
+        if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
+        if (hwtimer__is_pending_in(&s->wheel, to)) {
+            hwtimer__move_locked(t, s, to, now, deadline);
+            return HWTIMER_OK;
+        }
+        fn = to->fn;
+        arg = to->arg;
+        period = to->period;
     }
-    hwtimer__move_locked(t, to, now, deadline);
+    err = hwtimer__arm_refusal(t, &s->wheel, to);
+    if (err) return err;
+    if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
+    hwtimer__arm_fill(s, to, period, fn, arg);
+    s->wheel.pending++;
+    if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
+        hwtimer__note_filing(t, s, tick, now);
+    }
     return HWTIMER_OK;
 }
 
-static HWTIMER__NOINLINE int hwtimer__reschedule_threaded(hwtimer *t, hwtimer_timeout *to,
-                                                          uint64_t now, uint64_t deadline) {
-    int err;
-    hwtimer__lock(t);
-    err = hwtimer__reschedule_locked(t, to, now, deadline);
-    hwtimer__unlock_and_wake(t);
+/* Schedule (fn set) or reschedule (fn NULL), the general way: with threads, and without
+   them an arming the inline way leaves. `when` is a delay if `relative`, else the deadline.
+   The clock is read for a delay, and for a worker with a clock_fn of the user's
+   (hwtimer__note_filing). */
+static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                                   int relative, uint64_t period, hwtimer_fn fn,
+                                                   void *arg) {
+    uint64_t now = relative || (t->worker.mode && t->own_clock) ? t->clock_fn(t->clock_ctx) : 0;
+    uint64_t deadline = relative ? hwtimer__add_sat(now, when) : when;
+    hwtimer__shard *s;
+    int err = hwtimer__start_worker(t);
+    if (err) return err;
+    s = hwtimer__shard_to_arm(t, to);
+    hwtimer__lock(t, s->mutex);
+    err = hwtimer__arm_locked(t, s, to, now, deadline, period, fn, arg);
+    hwtimer__unlock_and_wake(t, s);
     return err;
 }
 
-/* Cancel on a timer with threads: locks, and waits for the node's callback if it runs on
-   another thread. */
-static HWTIMER__NOINLINE int hwtimer__cancel_sync(hwtimer *t, hwtimer_timeout *to) {
+/* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks). */
+static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
+    uint64_t tick_ns = hwtimer__shard_at(t, 0)->wheel.geo.tick_ns;
+    if (ticks > UINT64_MAX / tick_ns) return UINT64_MAX;
+    return hwtimer__add_sat(HWTIMER__LOAD64(&t->pass.last_now), ticks * tick_ns);
+}
+
+/* How hwtimer__arm's `when` counts. */
+enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
+
+/* The schedule forms. Without threads the usual arming (below the limit, which is 0 with
+   threads; a node IDLE or CANCELLED, with no leeway; due past notice_upto) is done here with
+   no call but the clock's; the rest goes the general way, before anything is written.
+   Without threads no cancel waits for a callback, so a callback's own node armed here needs
+   no fate (see hwtimer__running). */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                        int form, uint64_t period, hwtimer_fn fn, void *arg) {
+    hwtimer__shard *s;
+    hwtimer__wheel *w;
+    uint64_t e;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    s = hwtimer__shard_at(t, 0);
+    w = t->quick_wheel; /* NULL with threads: nothing else is read unlocked */
+    if (!w || w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
+        (form == HWTIMER__TICKS && when > t->pass.ticks_room)) {
+        if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
+        return hwtimer__arm_general(t, to, hwtimer__ticks_ahead(t, when), 0, period, fn, arg);
+    }
+    if (form == HWTIMER__TICKS) {
+        e = t->pass.last_tick + when;
+        when = t->pass.last_now + when * w->geo.tick_ns;
+    } else {
+        if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
+        e = hwtimer__due_tick(&w->geo, when);
+    }
+    if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
+    hwtimer__arm_fill(s, to, period, fn, arg);
+    w->pending++;
+    hwtimer__wheel_file_past(w, to, when, e); /* last: the slot's marking may be a tail call */
+    return HWTIMER_OK;
+}
+
+/* The reschedule forms. Without threads, the usual one, an idle connection's timeout pushed
+   later on every read, is one store (hwtimer__wheel_push_later), inline. */
+HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                               int relative) {
+    hwtimer__shard *s;
+    if (!t || !to) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__arm_general(t, to, when, relative, 0, NULL, NULL);
+    s = hwtimer__shard_at(t, 0);
+    if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
+    if (to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)) {
+        return HWTIMER_OK;
+    }
+    return hwtimer__arm_locked(t, s, to, 0, when, 0, NULL, NULL);
+}
+
+/* Cancel the general way: with threads, and without them a cancel hwtimer_cancel does not
+   do inline. Like Linux's del_timer_sync it waits for the node's callback running on
+   another thread, and an arming the callback makes meanwhile is cancelled as it returns
+   (hwtimer__cancel_for_waiter) or here. */
+static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__shard *s = hwtimer__shard_of(t, to);
+    hwtimer__cancel_wait me, **link;
     int cancelled = 0, waiting = 0;
-    hwtimer__cancel_wait me, **to_me;
-    hwtimer__lock(t);
-    if (hwtimer__is_pending_elsewhere(t, to)) {
-        hwtimer__unlock(t);
+    if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
+    if (!t->threads) return hwtimer__cancel_locked(t, s, to);
+    hwtimer__lock(t, s->mutex);
+    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed elsewhere meanwhile */
+        hwtimer__unlock(t, s->mutex);
         return HWTIMER_EINVAL;
     }
-    /* Like del_timer_sync: wait for a running callback; an arming it makes is cancelled as it
-       returns (hwtimer__cancel_for_waiter) or here. */
     for (;;) {
-        cancelled |= hwtimer__cancel_locked(t, to);
-        if (!hwtimer__runs_elsewhere(t, to)) break;
+        cancelled |= hwtimer__cancel_locked(t, s, to);
+        if (s->run.node != to || t->threads->thread_is_self(t->pass.thread)) break;
         if (!waiting) {
             me.to = to;
             me.hit = 0;
-            me.next = t->cancel_waits;
-            t->cancel_waits = &me;
+            me.next = s->cancel_waits;
+            s->cancel_waits = &me;
             waiting = 1;
         }
-        hwtimer__wait_done(t);
+        hwtimer__wait(t, s->done_cond, s->mutex, &s->waiters);
     }
     if (waiting) {
-        to_me = &t->cancel_waits;
-        while (*to_me != &me) to_me = &(*to_me)->next;
-        *to_me = me.next;
+        for (link = &s->cancel_waits; *link != &me; link = &(*link)->next) continue;
+        *link = me.next;
         cancelled |= me.hit;
     }
-    hwtimer__unlock(t);
+    hwtimer__unlock(t, s->mutex);
     return cancelled;
-}
-
-/* Without threads nothing runs elsewhere: no lock and no wait. The usual case, a filed node
-   of this timer, is unrolled in hwtimer_cancel with no call, since a cancel of a big timer
-   mostly waits for the neighbours' cache lines to be written; the rest comes here. */
-static HWTIMER__NOINLINE int hwtimer__cancel_unthreaded(hwtimer *t, hwtimer_timeout *to) {
-    if (hwtimer__is_pending_elsewhere(t, to)) return HWTIMER_EINVAL;
-    return hwtimer__cancel_locked(t, to);
-}
-
-/* =================================================================================
-   [hwtimer:group-arming] A timer of shards, 3: which shard an entry point works on
-
-   A node stays in the shard that armed it first, for as long as it is armed on this group
-   again (its owner is that shard), whichever thread schedules, reschedules or cancels it:
-   so one lock, the shard's, orders every operation on it, as in one timer. A node this
-   group has not held yet goes to the calling thread's shard (threads are numbered in the
-   order they first ask, and thread n uses shard n mod shards), claimed in the node by a
-   compare-and-swap of its owner: two threads that arm it at once cannot put it in two
-   shards. So threads that schedule and cancel their own nodes each keep to their own
-   shard's lock and lines. Then the group's schedule, reschedule and cancel: the shard's
-   _threaded (cancel: _sync) function of [hwtimer:arming], kept out of an ordinary timer's way.
-   ================================================================================= */
-
-static long hwtimer__threads_seen;
-static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
-
-static hwtimer *hwtimer__this_threads_shard(const hwtimer__group *group) {
-    if (!hwtimer__thread_number) {
-        hwtimer__thread_number = (unsigned)HWTIMER__ATOMIC_ADD(&hwtimer__threads_seen, 1);
-    }
-    return group->shard[hwtimer__thread_number % group->shards];
-}
-
-/* The shard of the group that is `owner`, or NULL (another timer's, or none). */
-static hwtimer *hwtimer__shard_named(const hwtimer__group *group, const hwtimer *owner) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        if (group->shard[i] == owner) return group->shard[i];
-    }
-    return NULL;
-}
-
-/* The shard that holds `to` or held it last, or NULL. */
-static hwtimer *hwtimer__shard_of(const hwtimer__group *group, const hwtimer_timeout *to) {
-    return hwtimer__shard_named(group, HWTIMER__LOAD(&to->owner));
-}
-
-/* Starts the worker of a group at its first arming (without its lock once it runs). */
-static int hwtimer__start_group_worker(hwtimer *timer) {
-    int err = HWTIMER_OK;
-    if (!timer->worker_mode || HWTIMER__LOAD(&timer->worker_running)) return HWTIMER_OK;
-    hwtimer__lock(timer);
-    if (!timer->stopped && hwtimer__start_worker_locked(timer)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(timer);
-    return err;
-}
-
-/* The shard that arms `to` for the group (schedule, reschedule): the one that holds or held
-   it, else this thread's, claimed. A node pending on another timer goes to shard 0, which
-   refuses it as that timer would (HWTIMER_EBUSY). */
-static hwtimer *hwtimer__shard_to_arm(hwtimer__group *group, hwtimer_timeout *to) {
-    hwtimer *mine = hwtimer__this_threads_shard(group);
-    for (;;) {
-        hwtimer *owner = HWTIMER__LOAD(&to->owner);
-        hwtimer *shard = hwtimer__shard_named(group, owner);
-        if (shard) return shard;
-        if (hwtimer__is_armed(to)) return group->shard[0];
-        if (HWTIMER__CAS_PTR(&to->owner, owner, mine)) return mine;
-    }
-}
-
-/* Before an arming on a shard of a group with a worker: the clock read `now` (0: not read)
-   may have passed the worker's wake-up if it is a clock_fn of the user's, which jumps (see
-   hwtimer__wake_worker_for), and a shard has no worker to check that itself. Checked
-   before the node is filed, not after: once it is filed its callback may destroy the group
-   on the worker. The woken worker answers again, and a node filed before that answer wakes it
-   through hwtimer__shard_woke. */
-static void hwtimer__wake_worker_past(hwtimer *timer, uint64_t now) {
-    if (!timer->worker_mode || !timer->own_clock || !now) return;
-    hwtimer__lock(timer);
-    hwtimer__wake_worker_for(timer, UINT64_MAX, now);
-    hwtimer__unlock(timer);
-}
-
-/* The shard that an arming of `to` on the group (the clock read `now`) locks, once the
-   group's worker runs (NULL if it cannot start: *err HWTIMER_ETHREAD). */
-static hwtimer *hwtimer__arming_shard(hwtimer__group *group, hwtimer_timeout *to, int *err,
-                                      uint64_t now) {
-    *err = hwtimer__start_group_worker(group->timer);
-    if (*err) return NULL;
-    hwtimer__wake_worker_past(group->timer, now);
-    return hwtimer__shard_to_arm(group, to);
-}
-
-static HWTIMER__NOINLINE int hwtimer__group_arm(hwtimer__group *group, hwtimer_timeout *to,
-                                                uint64_t now, uint64_t deadline, uint64_t period,
-                                                hwtimer_fn fn, void *arg) {
-    int err;
-    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
-    if (!shard) return err;
-    return hwtimer__arm_threaded(shard, to, now, deadline, period, fn, arg);
-}
-
-static HWTIMER__NOINLINE int hwtimer__group_reschedule(hwtimer__group *group, hwtimer_timeout *to,
-                                                       uint64_t now, uint64_t deadline) {
-    int err;
-    hwtimer *shard = hwtimer__arming_shard(group, to, &err, now);
-    if (!shard) return err;
-    return hwtimer__reschedule_threaded(shard, to, now, deadline);
-}
-
-/* Cancel on a group: in the shard that holds the node. */
-static HWTIMER__NOINLINE int hwtimer__group_cancel(hwtimer__group *group, hwtimer_timeout *to) {
-    hwtimer *shard = hwtimer__shard_of(group, to);
-    if (!shard) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
-    return hwtimer__cancel_sync(shard, to);
-}
-
-/* =================================================================================
-   [hwtimer:entries] The inline entries of schedule and reschedule (map: [hwtimer:arming])
-   ================================================================================= */
-
-/* schedule_at with threads: the clock only for a worker (hwtimer__now_for_worker). */
-static HWTIMER__NOINLINE int hwtimer__arm_at_threaded(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t deadline, uint64_t period,
-                                                      hwtimer_fn fn, void *arg) {
-    uint64_t now = hwtimer__now_for_worker(t);
-    if (t->group) return hwtimer__group_arm(t->group, to, now, deadline, period, fn, arg);
-    return hwtimer__arm_threaded(t, to, now, deadline, period, fn, arg);
-}
-
-/* Arms a node at an absolute deadline: schedule_at and schedule_periodic_at. Without
-   threads there is no lock and no worker: the short way, kept free of the threaded one's
-   calls (the clock for a worker included) so that it needs few registers. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t deadline,
-                                        uint64_t period, hwtimer_fn fn, void *arg) {
-    int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_at_threaded(t, to, deadline, period, fn, arg);
-    err = hwtimer__arm_refusal(t, to);
-    if (!err) hwtimer__arm_node(t, to, deadline, period, fn, arg);
-    return err;
-}
-
-static HWTIMER__NOINLINE int hwtimer__arm_after_threaded(hwtimer *t, hwtimer_timeout *to,
-                                                         uint64_t delay_ns, uint64_t period,
-                                                         hwtimer_fn fn, void *arg) {
-    uint64_t now = t->clock_fn(t->clock_ctx), deadline = hwtimer__add_sat(now, delay_ns);
-    if (t->group) return hwtimer__group_arm(t->group, to, now, deadline, period, fn, arg);
-    return hwtimer__arm_threaded(t, to, now, deadline, period, fn, arg);
-}
-
-/* Arms a node `delay_ns` from now: schedule and schedule_periodic. Without threads the node
-   is checked and filled before the clock is read, so that only t, to and the delay live
-   across that call (nothing else can touch the node meanwhile). */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_after(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
-                                              uint64_t period, hwtimer_fn fn, void *arg) {
-    int err;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_after_threaded(t, to, delay_ns, period, fn, arg);
-    err = hwtimer__arm_refusal(t, to);
-    if (err) return err;
-    hwtimer__arm_what(t, to, period, fn, arg);
-    hwtimer__arm_when(t, to, hwtimer__add_sat(t->clock_fn(t->clock_ctx), delay_ns));
-    return HWTIMER_OK;
-}
-
-/* The usual reschedule, an idle connection's timeout pushed later on every read, on a timer
-   without threads: one store (hwtimer__push_later). Both forms try it first, inline and
-   with no call, so that the public function needs no stack frame for it. */
-HWTIMER__ALWAYS_INLINE int hwtimer__pushed_here(const hwtimer *t, hwtimer_timeout *to,
-                                                uint64_t deadline) {
-    return !t->threads && to->owner == t && hwtimer__push_later(t, to, deadline);
-}
-
-/* Both reschedule forms once that failed (`now`: the clock, or 0 where it was not read).
-   Without threads, a node filed here and moved within the wheel first (not running its
-   callback). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_rest(hwtimer *t, hwtimer_timeout *to,
-                                                      uint64_t now, uint64_t deadline) {
-    if (t->threads) {
-        if (t->group) return hwtimer__group_reschedule(t->group, to, now, deadline);
-        return hwtimer__reschedule_threaded(t, to, now, deadline);
-    }
-    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running &&
-        hwtimer__move_in_wheel(t, to, deadline) != 0) {
-        return HWTIMER_OK;
-    }
-    return hwtimer__reschedule_locked(t, to, now, deadline);
-}
-
-/* hwtimer_reschedule_at once the push failed: the clock is read only on the threaded path
-   (see hwtimer__arm). */
-static HWTIMER__NOINLINE int hwtimer__reschedule_at_rest(hwtimer *t, hwtimer_timeout *to,
-                                                         uint64_t deadline) {
-    return hwtimer__reschedule_rest(t, to, t->threads ? hwtimer__now_for_worker(t) : 0,
-                                    deadline);
 }
 
 /* =================================================================================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
 
-   The only code that differs by platform; the core above reaches it through
-   t->clock_fn, t->threads and the fork list (hwtimer__fork_list_remove, declared ahead).
-   [hwtimer:create] and [hwtimer:public] below name the default clock and backends.
+   The only code that differs by platform; the rest reaches it through t->clock_fn,
+   t->threads and the fork list.
    ================================================================================= */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
@@ -3319,8 +2497,7 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
     /* split so that c * 1e9 cannot overflow */
     return (c / f) * 1000000000u + (c % f) * 1000000000u / f;
 }
-#else
-#include <time.h>
+#else /* (<time.h> is included above) */
 static uint64_t hwtimer__platform_clock(void *ctx) {
     struct timespec ts;
     (void)ctx;
@@ -3329,12 +2506,14 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 }
 #endif
 #define HWTIMER__DEFAULT_CLOCK hwtimer__platform_clock
+#define HWTIMER__HAVE_DEFAULT_CLOCK 1
 #else
 #define HWTIMER__DEFAULT_CLOCK NULL
+#define HWTIMER__HAVE_DEFAULT_CLOCK 0
 #endif
 
-/* Every backend keeps the same thread record: its native handle, then the entry point the
-   trampoline calls (native thread functions have three different signatures). */
+/* A backend's thread: its handle, and the entry point its trampoline calls (native thread
+   functions have three signatures). */
 #define HWTIMER__THREAD_RECORD(native) \
     struct {                           \
         native handle;                 \
@@ -3344,20 +2523,17 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 
 #if defined(HWTIMER__PTHREAD) || defined(HWTIMER__C11)
 #include <time.h>
-/* Moves *ts forward by ns (for the absolute deadlines of timed waits). */
+/* Moves *ts forward by ns. */
 static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
     uint64_t nsec = (uint64_t)ts->tv_nsec + ns % 1000000000u;
     ts->tv_sec += (time_t)(ns / 1000000000u + nsec / 1000000000u);
     ts->tv_nsec = (long)(nsec % 1000000000u);
 }
 
-/* The timer's lock is held for tens of nanoseconds, and a thread that sleeps on a taken
-   lock pays a kernel round trip of microseconds, then one more to be woken. So a thread
-   that finds it taken tries again, up to HWTIMER_LOCK_SPINS times, before it sleeps. It
-   pauses 1, 2, 4 ... 64 times between tries (exponential backoff): trying takes the
-   lock's cache line away from the thread that holds it, which then has to win it back to
-   unlock, so a waiter that tries less often lets the holder finish sooner (bench scenario
-   5, two threads on one timer, compares the three ways). Returns 1 if it got the lock. */
+/* The timer's locks are held briefly, and sleeping on one costs two kernel round trips:
+   a thread tries a taken lock up to HWTIMER_LOCK_SPINS times first, pausing 1, 2, 4 ... 64
+   times between tries, since each try takes the lock's cache line from the holder, which
+   needs it back to unlock. Returns 1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
     unsigned i, j;
     for (i = 0; i < HWTIMER_LOCK_SPINS; i++) {
@@ -3380,7 +2556,9 @@ static int hwtimer__pt_mutex_init(void *m) {
     return pthread_mutex_init((pthread_mutex_t *)m, NULL) ? -1 : 0;
 }
 static void hwtimer__pt_mutex_destroy(void *m) { pthread_mutex_destroy((pthread_mutex_t *)m); }
-static int hwtimer__pt_mutex_try(void *m) { return pthread_mutex_trylock((pthread_mutex_t *)m) == 0; }
+static int hwtimer__pt_mutex_try(void *m) {
+    return pthread_mutex_trylock((pthread_mutex_t *)m) == 0;
+}
 static void hwtimer__pt_mutex_lock(void *m) {
     if (!hwtimer__lock_spinning(m, hwtimer__pt_mutex_try)) pthread_mutex_lock((pthread_mutex_t *)m);
 }
@@ -3434,9 +2612,7 @@ static int hwtimer__pt_thread_start(void *p, void (*fn)(void *), void *arg) {
 static void hwtimer__pt_thread_join(void *p) {
     pthread_join(((hwtimer__pthread *)p)->handle, NULL);
 }
-static void hwtimer__pt_thread_detach(void *p) {
-    pthread_detach(((hwtimer__pthread *)p)->handle);
-}
+static void hwtimer__pt_thread_detach(void *p) { pthread_detach(((hwtimer__pthread *)p)->handle); }
 static void hwtimer__pt_thread_self(void *p) { ((hwtimer__pthread *)p)->handle = pthread_self(); }
 static int hwtimer__pt_thread_is_self(const void *p) {
     return pthread_equal(((const hwtimer__pthread *)p)->handle, pthread_self());
@@ -3449,16 +2625,14 @@ static const hwtimer_threads hwtimer__pthread_table = {
     hwtimer__pt_cond_broadcast, hwtimer__pt_cond_wait, hwtimer__pt_thread_start,
     hwtimer__pt_thread_join, hwtimer__pt_thread_detach, hwtimer__pt_thread_self,
     hwtimer__pt_thread_is_self};
+#define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
 #endif /* HWTIMER__PTHREAD */
 
-/* fork() and the worker. A worker may hold its timer's lock (or a shard's) at any moment
-   of a pass, and the child of a fork that came then would inherit the wheel half changed
-   (a slot behind `elapsed` still occupied, a list half relinked): timeouts lost or a
-   crash, whatever hwtimer_fork_child does. So every timer with a worker is on a list, and
-   fork() takes their locks first (pthread_atfork, registered at the first such timer): it
-   then comes while each worker sleeps, waits for the lock, or runs a callback, states the
-   child's hwtimer_fork_child completes. Both processes release the locks after the fork.
-   The lock order is the worker's: a timer, then its shards. */
+/* fork() and the worker. A worker may hold its timer's locks at any moment of a pass, and a
+   child forked then would inherit a wheel half changed. So every timer with a worker is on
+   a list whose locks fork() takes first (pthread_atfork, registered at the first such
+   timer), a timer then its shards: the fork comes while each worker sleeps, waits for a
+   lock or runs a callback, states the child's hwtimer_fork_child completes. */
 #if defined(HWTIMER__PTHREAD) && !defined(_WIN32)
 static pthread_mutex_t hwtimer__fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t hwtimer__fork_once = PTHREAD_ONCE_INIT;
@@ -3467,18 +2641,12 @@ static hwtimer *hwtimer__fork_list;
 static void hwtimer__fork_prepare(void) {
     hwtimer *t;
     pthread_mutex_lock(&hwtimer__fork_mutex);
-    for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        hwtimer__lock(t);
-        if (t->group) hwtimer__lock_shards(t->group);
-    }
+    for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__lock_all(t);
 }
 
-static void hwtimer__fork_release(void) { /* in the parent, and in the child (same thread) */
+static void hwtimer__fork_release(void) { /* in the parent, and in the child */
     hwtimer *t;
-    for (t = hwtimer__fork_list; t; t = t->fork_next) {
-        if (t->group) hwtimer__unlock_shards(t->group);
-        hwtimer__unlock(t);
-    }
+    for (t = hwtimer__fork_list; t; t = t->fork_next) hwtimer__unlock_all(t);
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
@@ -3487,7 +2655,7 @@ static void hwtimer__fork_handlers(void) {
 }
 
 static void hwtimer__fork_list_add(hwtimer *t) {
-    if (!t->worker_mode || !t->threads) return;
+    if (!t->worker.mode || !t->threads) return;
     pthread_once(&hwtimer__fork_once, hwtimer__fork_handlers);
     pthread_mutex_lock(&hwtimer__fork_mutex);
     t->fork_next = hwtimer__fork_list;
@@ -3495,16 +2663,13 @@ static void hwtimer__fork_list_add(hwtimer *t) {
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
+/* (t is on the list: hwtimer_create put it there) */
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
-    if (!t->worker_mode || !t->threads) return;
+    if (!t->worker.mode || !t->threads) return;
     pthread_mutex_lock(&hwtimer__fork_mutex);
-    for (p = &hwtimer__fork_list; *p; p = &(*p)->fork_next) {
-        if (*p == t) {
-            *p = t->fork_next;
-            break;
-        }
-    }
+    for (p = &hwtimer__fork_list; *p != t; p = &(*p)->fork_next) continue;
+    *p = t->fork_next;
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 #else /* no fork() */
@@ -3525,15 +2690,13 @@ static void hwtimer__c11_mutex_lock(void *m) {
     if (!hwtimer__lock_spinning(m, hwtimer__c11_mutex_try)) mtx_lock((mtx_t *)m);
 }
 static void hwtimer__c11_mutex_unlock(void *m) { mtx_unlock((mtx_t *)m); }
-static int hwtimer__c11_cond_init(void *c) {
-    return cnd_init((cnd_t *)c) == thrd_success ? 0 : -1;
-}
+static int hwtimer__c11_cond_init(void *c) { return cnd_init((cnd_t *)c) == thrd_success ? 0 : -1; }
 static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
-/* C11 waits until a wall-clock (TIME_UTC) time. Each wait is capped, so a wall clock stepped
-   back delays the worker by at most HWTIMER_C11_MAX_WAIT_NS; one stepped forward only wakes
-   it early, and it re-checks the timer's own clock before running anything. */
+/* C11 waits until a wall-clock time: each wait is capped (HWTIMER_C11_MAX_WAIT_NS) against
+   a clock stepped back; one stepped forward only wakes the worker early, and it re-checks
+   the timer's clock. */
 static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
     if (timeout_ns == UINT64_MAX) {
@@ -3561,7 +2724,9 @@ static void hwtimer__c11_thread_join(void *p) {
     thrd_join(((hwtimer__c11thread *)p)->handle, NULL);
 }
 static void hwtimer__c11_thread_detach(void *p) { thrd_detach(((hwtimer__c11thread *)p)->handle); }
-static void hwtimer__c11_thread_self(void *p) { ((hwtimer__c11thread *)p)->handle = thrd_current(); }
+static void hwtimer__c11_thread_self(void *p) {
+    ((hwtimer__c11thread *)p)->handle = thrd_current();
+}
 static int hwtimer__c11_thread_is_self(const void *p) {
     return thrd_equal(((const hwtimer__c11thread *)p)->handle, thrd_current());
 }
@@ -3573,6 +2738,7 @@ static const hwtimer_threads hwtimer__c11_table = {
     hwtimer__c11_cond_broadcast, hwtimer__c11_cond_wait, hwtimer__c11_thread_start,
     hwtimer__c11_thread_join, hwtimer__c11_thread_detach, hwtimer__c11_thread_self,
     hwtimer__c11_thread_is_self};
+#define HWTIMER__C11_TABLE (&hwtimer__c11_table)
 #endif /* HWTIMER__C11 */
 
 #ifdef HWTIMER__WIN32
@@ -3587,15 +2753,17 @@ static int hwtimer__w32_mutex_init(void *m) {
     InitializeSRWLock((PSRWLOCK)m);
     return 0;
 }
-static void hwtimer__w32_mutex_destroy(void *m) { (void)m; }
+/* (SRW locks and condition variables need no destroying) */
+static void hwtimer__w32_destroy(void *object) { (void)object; }
 static void hwtimer__w32_mutex_lock(void *m) { AcquireSRWLockExclusive((PSRWLOCK)m); }
 static void hwtimer__w32_mutex_unlock(void *m) { ReleaseSRWLockExclusive((PSRWLOCK)m); }
 static int hwtimer__w32_cond_init(void *c) {
     InitializeConditionVariable((PCONDITION_VARIABLE)c);
     return 0;
 }
-static void hwtimer__w32_cond_destroy(void *c) { (void)c; }
-static void hwtimer__w32_cond_broadcast(void *c) { WakeAllConditionVariable((PCONDITION_VARIABLE)c); }
+static void hwtimer__w32_cond_broadcast(void *c) {
+    WakeAllConditionVariable((PCONDITION_VARIABLE)c);
+}
 static void hwtimer__w32_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     DWORD ms = INFINITE;
     if (timeout_ns != UINT64_MAX) {
@@ -3622,284 +2790,338 @@ static void hwtimer__w32_thread_join(void *p) {
     CloseHandle(th->handle);
 }
 static void hwtimer__w32_thread_detach(void *p) { CloseHandle(((hwtimer__w32thread *)p)->handle); }
-static void hwtimer__w32_thread_self(void *p) { ((hwtimer__w32thread *)p)->id = GetCurrentThreadId(); }
+static void hwtimer__w32_thread_self(void *p) {
+    ((hwtimer__w32thread *)p)->id = GetCurrentThreadId();
+}
 static int hwtimer__w32_thread_is_self(const void *p) {
     return ((const hwtimer__w32thread *)p)->id == GetCurrentThreadId();
 }
 
 static const hwtimer_threads hwtimer__win32_table = {
     "win32", sizeof(SRWLOCK), sizeof(CONDITION_VARIABLE), sizeof(hwtimer__w32thread),
-    hwtimer__w32_mutex_init, hwtimer__w32_mutex_destroy, hwtimer__w32_mutex_lock,
-    hwtimer__w32_mutex_unlock, hwtimer__w32_cond_init, hwtimer__w32_cond_destroy,
+    hwtimer__w32_mutex_init, hwtimer__w32_destroy, hwtimer__w32_mutex_lock,
+    hwtimer__w32_mutex_unlock, hwtimer__w32_cond_init, hwtimer__w32_destroy,
     hwtimer__w32_cond_broadcast, hwtimer__w32_cond_wait, hwtimer__w32_thread_start,
     hwtimer__w32_thread_join, hwtimer__w32_thread_detach, hwtimer__w32_thread_self,
     hwtimer__w32_thread_is_self};
+#define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
 #endif /* HWTIMER__WIN32 */
 
-/* =================================================================================
-   [hwtimer:create] Creating a timer from a checked config
+/* A backend left out. */
+#ifndef HWTIMER__PTHREAD_TABLE
+#define HWTIMER__PTHREAD_TABLE NULL
+#endif
+#ifndef HWTIMER__C11_TABLE
+#define HWTIMER__C11_TABLE NULL
+#endif
+#ifndef HWTIMER__WIN32_TABLE
+#define HWTIMER__WIN32_TABLE NULL
+#endif
 
-   After [hwtimer:platform] for the default clock; hwtimer_create checks the config, then
-   calls this (or, for a group, [hwtimer:group-create]).
+/* =================================================================================
+   [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
+
+   The config's check (a refusal tells log_fn the field and the rule), the one allocation
+   laid out and carved, then destroy's end and the per-wheel parts of stop, check, foreach.
    ================================================================================= */
 
-/* Creates one timer from a checked config; `start`: its start S (NULL: read the clock);
-   `extra` more bytes in its allocation for a layer over it (a group's data), at *extra_at. */
-static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg, const uint64_t *start,
-                           size_t extra, void **extra_at) {
-    hwtimer geometry, *t;
-    size_t offsets[6], total;
+/* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
+static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
+                                  const uint64_t *value, const char *rule) {
+    hwtimer__sentence msg = {"", 0};
+    if (!cfg || !cfg->log_fn) return;
+    hwtimer__say(&msg, "hwtimer_create: ");
+    hwtimer__say(&msg, what);
+    if (value) hwtimer__say_number(&msg, *value);
+    hwtimer__say(&msg, rule);
+    cfg->log_fn(cfg->log_ctx, msg.text);
+}
+
+/* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
+static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
+    if (!th->mutex_size) return "mutex_size";
+    if (!th->cond_size) return "cond_size";
+    if (!th->thread_size) return "thread_size";
+    if (!th->mutex_init) return "mutex_init";
+    if (!th->mutex_destroy) return "mutex_destroy";
+    if (!th->mutex_lock) return "mutex_lock";
+    if (!th->mutex_unlock) return "mutex_unlock";
+    if (!th->cond_init) return "cond_init";
+    if (!th->cond_destroy) return "cond_destroy";
+    if (!th->cond_broadcast) return "cond_broadcast";
+    if (!th->cond_wait) return "cond_wait";
+    if (!th->thread_start) return "thread_start";
+    if (!th->thread_join) return "thread_join";
+    if (!th->thread_detach) return "thread_detach";
+    if (!th->thread_self) return "thread_self";
+    if (!th->thread_is_self) return "thread_is_self";
+    return NULL;
+}
+
+/* A rule of the config: broken, and the sentence that says so. */
+typedef struct hwtimer__rule {
+    int broken;
+    const char *what;
+    const uint64_t *value;
+    const char *rule;
+} hwtimer__rule;
+
+/* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn the first rule it breaks. */
+static int hwtimer__check_config(const hwtimer_config *cfg) {
+    uint64_t width = 2, per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
+    const char *missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
+    hwtimer__sentence table = {"", 0};
+    unsigned i;
+    while (width < per_wheel && width < ((uint64_t)1 << 30)) width <<= 1;
+    hwtimer__say(&table, "threads is a table whose ");
+    hwtimer__say(&table, missing ? missing : "");
+    {
+        const hwtimer__rule rules[] = {
+            {cfg->tick_ns == 0, "tick_ns is 0: it must be at least 1 ns (start from "
+             "hwtimer_config_default, which sets 100 ms)", NULL, ""},
+            {per_wheel == 0 || per_wheel > ((uint64_t)1 << 30), "ticks_per_wheel is ", &per_wheel,
+             ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
+            {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
+             ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
+             "overflows 64 bits of nanoseconds; make either smaller"},
+            {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
+             ": set both or neither"},
+            {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
+             ": set both or neither"},
+            {!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK, "clock_fn is NULL and this build "
+             "has no platform clock (HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, ""},
+            {cfg->worker && !cfg->threads, "worker is set but threads is NULL: a worker needs a "
+             "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
+            {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
+             "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
+            {missing != NULL, table.text, NULL,
+             " is missing (NULL or 0): every hook and size is required"},
+            {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
+            {shards > 1 && !cfg->threads, "shards is ", &shards,
+             " but threads is NULL: shards need a threads backend"},
+            {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
+             " but this compiler has neither GCC's nor MSVC's atomics and "
+             "thread-local variables, which shards need: use 0"}};
+        for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+            if (!rules[i].broken) continue;
+            hwtimer__tell_refusal(cfg, rules[i].what, rules[i].value, rules[i].rule);
+            return HWTIMER_EINVAL;
+        }
+    }
+    return HWTIMER_OK;
+}
+
+/* The thread objects, made in this order: the timer's lock, its condition variables (a
+   pass done, the worker's wake-up), then with several wheels each wheel's lock and
+   condition variable. Object k is a lock if k is 0, or odd from 3 on. */
+static unsigned hwtimer__thread_objects(unsigned shards) { return shards > 1 ? 3 + 2 * shards : 3; }
+static int hwtimer__is_mutex(unsigned k) { return k == 0 || (k > 2 && k % 2 == 1); }
+
+/* The field of t that points at thread object k. */
+static void **hwtimer__thread_object(hwtimer *t, unsigned k) {
+    if (k < 3) return k == 0 ? &t->mutex : k == 1 ? &t->done_cond : &t->worker.wake_cond;
+    if (hwtimer__is_mutex(k)) return &hwtimer__shard_at(t, (k - 3) / 2)->mutex;
+    return &hwtimer__shard_at(t, (k - 3) / 2)->done_cond;
+}
+
+/* Destroys thread objects 0 .. n-1, last first. */
+static void hwtimer__unmake_thread_objects(hwtimer *t, unsigned n) {
+    while (n-- > 0) {
+        void *object = *hwtimer__thread_object(t, n);
+        if (hwtimer__is_mutex(n)) {
+            t->threads->mutex_destroy(object);
+        } else {
+            t->threads->cond_destroy(object);
+        }
+    }
+}
+
+/* Makes the thread objects; undoes what it made on failure. */
+static int hwtimer__make_thread_objects(hwtimer *t) {
+    unsigned k;
+    if (!t->threads) return HWTIMER_OK;
+    for (k = 0; k < hwtimer__thread_objects(t->shards); k++) {
+        void *object = *hwtimer__thread_object(t, k);
+        if (hwtimer__is_mutex(k) ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
+            hwtimer__unmake_thread_objects(t, k);
+            return HWTIMER_ETHREAD;
+        }
+    }
+    return HWTIMER_OK;
+}
+
+/* A walk over a timer's block (hwtimer__carve), each part on lines of its own. */
+typedef struct hwtimer__block {
+    char *timer; /* where the timer lies, or NULL: the walk only measures */
+    size_t size; /* from the timer to the end of the last part */
+    int fits;    /* 0 once the size overflowed a size_t */
+} hwtimer__block;
+
+/* Takes the next n bytes of the block (NULL when only measuring). */
+static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
+    char *part = b->timer ? b->timer + b->size : NULL;
+    b->fits = b->fits && n <= SIZE_MAX - b->size - 2 * HWTIMER__LINE;
+    if (b->fits) b->size = HWTIMER__ROUND_LINE(b->size + (size_t)n);
+    return part;
+}
+
+/* Lays out a timer's block: the timer, its wheels, their lists and bit trees, the thread
+   objects, the threads, and a line to align the timer. With t NULL it only measures; else
+   (t and its wheels zero-filled) it points each part's owner at it and empties the wheels.
+   Returns the block's size, or 0 if that overflows a size_t. */
+static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
+                             unsigned shards) {
+    uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
+    uint64_t words = (uint64_t)g->levels * g->level_words;
+    hwtimer__block b = {(char *)t, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE, 1};
+    struct hwtimer__link *lists =
+        (struct hwtimer__link *)hwtimer__take(&b, shards * heads * sizeof(struct hwtimer__link));
+    uint64_t *bits = (uint64_t *)hwtimer__take(&b, shards * words * sizeof(uint64_t));
+    unsigned i, k;
+    for (k = 0; th && k < hwtimer__thread_objects(shards); k++) {
+        void *object = hwtimer__take(&b, hwtimer__is_mutex(k) ? th->mutex_size : th->cond_size);
+        if (t) *hwtimer__thread_object(t, k) = object;
+    }
+    for (k = 0; th && k < 2; k++) { /* the worker's thread, then the pass's */
+        void *thread = hwtimer__take(&b, th->thread_size);
+        if (t) *(k == 0 ? &t->worker.thread : &t->pass.thread) = thread;
+    }
+    hwtimer__take(&b, HWTIMER__LINE); /* to align the timer */
+    for (i = 0; t && i < shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__wheel_init(&s->wheel, g, lists + (size_t)(i * heads), bits + (size_t)(i * words));
+        if (!s->mutex) s->mutex = t->mutex; /* one wheel: the timer's lock */
+        if (!s->done_cond) s->done_cond = t->done_cond;
+        s->wake_by_clock = UINT64_MAX;
+    }
+    return b.fits ? b.size : 0;
+}
+
+/* Timers with a worker alive in the process (in this file under HWTIMER_STATIC): more
+   than HWTIMER__MANY_WORKERS likely means a timer per object (Netty warns at this count). */
+#define HWTIMER__MANY_WORKERS 64
+static long hwtimer__live_workers;
+
+static void hwtimer__count_worker(hwtimer *t) {
+    t->worker.counted = 1;
+    if (HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, 1) > HWTIMER__MANY_WORKERS && t->log.fn) {
+        t->log.fn(t->log.ctx, "hwtimer: this timer was created while 64 or more other timers "
+                              "with a worker thread were alive (each is a thread); share one "
+                              "timer among many timeouts instead");
+    }
+}
+
+/* Fills a new timer's fields from its checked config. */
+static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned shards) {
+    t->clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
+    t->clock_ctx = cfg->clock_ctx;
+    t->own_clock = cfg->clock_fn != NULL;
+    t->shards = shards;
+    t->threads = cfg->threads;
+    t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
+    t->arm_limit = t->threads ? 0 : t->max_pending;
+    t->quick_wheel = t->threads ? NULL : &hwtimer__shard_at(t, 0)->wheel;
+    if (cfg->max_pending && shards > 1) { /* (shards have threads: no quick way) */
+        t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
+    }
+    t->worker.mode = cfg->worker != 0;
+    t->loop.wake_fn = cfg->wake_fn;
+    t->loop.wake_ctx = cfg->wake_ctx;
+    t->log.fn = cfg->log_fn;
+    t->log.ctx = cfg->log_ctx;
+    if (t->worker.mode && t->log.fn) {
+        t->log.slow_ns = cfg->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? cfg->tick_ns
+                                                                   : HWTIMER__SLOW_CALLBACK_NS;
+    }
+    t->free_fn = cfg->free_fn;
+    t->alloc_ctx = cfg->alloc_ctx;
+}
+
+static void hwtimer__free_block(void *block, void (*free_fn)(void *, void *), void *ctx) {
+    if (free_fn) {
+        free_fn(block, ctx);
+    } else {
+        HWTIMER_FREE(ctx, block);
+    }
+}
+
+/* Creates a timer from a checked config. */
+static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
+    unsigned shards = cfg->shards > 1 ? cfg->shards : 1;
+    uint64_t (*clock_fn)(void *) = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
+    hwtimer__geometry g;
+    size_t size;
     char *block;
-    int err;
-    memset(&geometry, 0, sizeof geometry);
-    geometry.tick_ns = cfg->tick_ns;
-    geometry.tick_inv = UINT64_MAX / cfg->tick_ns;
-    geometry.clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
-    geometry.own_clock = cfg->clock_fn != NULL;
-    geometry.clock_ctx = cfg->clock_ctx;
-    geometry.start = start ? *start : geometry.clock_fn(geometry.clock_ctx);
-    hwtimer__set_geometry(&geometry, cfg->ticks_per_wheel);
-    if (!hwtimer__layout(&geometry, cfg->threads, extra, offsets, &total)) {
+    hwtimer *t;
+    hwtimer__geometry_init(&g, cfg->tick_ns, cfg->ticks_per_wheel, clock_fn(cfg->clock_ctx));
+    size = hwtimer__carve(NULL, &g, cfg->threads, shards);
+    if (!size) {
         hwtimer__tell_refusal(cfg, "the wheel of this ticks_per_wheel and tick_ns needs more "
                               "memory than size_t can count", NULL, "");
         return HWTIMER_ENOMEM;
     }
-    block = (char *)hwtimer__alloc(cfg, total);
+    block = (char *)(cfg->alloc_fn ? cfg->alloc_fn(size, cfg->alloc_ctx)
+                                   : HWTIMER_MALLOC(cfg->alloc_ctx, size));
     if (!block) {
-        uint64_t bytes = total;
+        uint64_t bytes = size;
         hwtimer__tell_refusal(cfg, "allocating ", &bytes, " bytes failed (the allocator "
                               "returned NULL)");
         return HWTIMER_ENOMEM;
     }
-    t = (hwtimer *)(void *)block;
-    *t = geometry;
-    t->max_pending = cfg->max_pending ? cfg->max_pending : SIZE_MAX; /* one compare to check */
-    t->free_fn = cfg->free_fn;
-    t->alloc_ctx = cfg->alloc_ctx;
-    t->bytes = total;
-    t->threads = cfg->threads;
-    t->worker_mode = cfg->worker != 0;
-    t->rearm_reads_clock = t->worker_mode;
-    t->wake_fn = cfg->wake_fn;
-    t->wake_ctx = cfg->wake_ctx;
-    t->log_fn = cfg->log_fn;
-    t->log_ctx = cfg->log_ctx;
-    if (t->worker_mode && t->log_fn) {
-        t->slow_ns = t->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? t->tick_ns : HWTIMER__SLOW_CALLBACK_NS;
-    }
-    hwtimer__list_init(&t->due);
-    hwtimer__list_init(&t->ready);
-    hwtimer__carve(t, block, offsets);
-    err = hwtimer__init_thread_objects(t);
-    if (err) {
+    t = (hwtimer *)(void *)(block + (HWTIMER__LINE - (uintptr_t)block % HWTIMER__LINE) %
+                                        HWTIMER__LINE);
+    memset(t, 0, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE); /* the timer, its wheels */
+    t->block = block;
+    t->stats.bytes = size;
+    t->pass.last_now = g.start;
+    t->pass.ticks_room = (UINT64_MAX - g.start) / g.tick_ns;
+    hwtimer__configure(t, cfg, shards);
+    hwtimer__carve(t, &g, cfg->threads, shards);
+    if (hwtimer__make_thread_objects(t)) {
         hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
                               "variable (mutex_init or cond_init failed)", NULL, "");
-        hwtimer__free_block(t);
-        return err;
+        hwtimer__free_block(block, cfg->free_fn, cfg->alloc_ctx);
+        return HWTIMER_ETHREAD;
     }
-    if (t->worker_mode) hwtimer__count_worker(t);
-    if (extra_at) *extra_at = block + offsets[5];
+    if (t->worker.mode) hwtimer__count_worker(t);
     *out = t;
     return HWTIMER_OK;
 }
 
-/* =================================================================================
-   [hwtimer:lifecycle] One timer's stop, stats, fork_child and check
-
-   The bodies of those public functions for one wheel: the public function calls them for
-   the timer, and a group's part (the next section) for each of its shards.
-   ================================================================================= */
-
-/* hwtimer_stop for one timer: HWTIMER_EWORKER from its own callback, else the count of
-   nodes it cancelled; *already: it was stopped before (0 nodes). */
-static int64_t hwtimer__stop_one(hwtimer *t, hwtimer_fn unprocessed, void *ctx, int *already) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    size_t n;
-    hwtimer__lock(t);
-    *already = t->stopped;
-    if (hwtimer__in_own_callback(t)) {
-        hwtimer__unlock(t);
-        return HWTIMER_EWORKER;
+/* Frees a stopped timer whose worker and passes are over, once no wake-up is under way. */
+static void hwtimer__finish_destroy(hwtimer *t) {
+    hwtimer__fork_list_remove(t);
+    while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
+        hwtimer__lock(t, t->mutex); /* waits while the wake-up holds it */
+        hwtimer__unlock(t, t->mutex);
     }
-    if (t->stopped) {
-        hwtimer__unlock(t);
-        return 0;
-    }
-    t->stopped = 1;
-    hwtimer__join_worker_locked(t);
-    while (t->in_pass) hwtimer__wait_done(t); /* another thread's advance ends after its callback */
-    hwtimer__init_out(out);
-    n = hwtimer__cancel_all(t, out);
-    hwtimer__unlock(t);
-    hwtimer__hand_back(out, unprocessed, ctx);
-    return (int64_t)n;
+    if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
+    if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t->shards));
+    hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
 }
 
-/* Adds t's counts to *out (its passes and wake-ups replace out's). */
-static void hwtimer__stats_one(hwtimer *t, hwtimer_stats *out) {
-    hwtimer__lock(t);
-    out->wakeups = t->stats.wakeups;
-    out->passes = t->stats.passes;
-    out->fired += t->stats.fired;
-    out->cascaded += t->stats.cascaded - t->stats.refiled; /* see hwtimer__visit_refile */
-    out->refiled += t->stats.refiled;
-    out->pending += t->pending;
-    out->bytes += t->bytes;
-    hwtimer__unlock(t);
+/* Later armings take the slow way, which refuses them (t's lock held). */
+static void hwtimer__set_stopped(hwtimer *t) {
+    HWTIMER__STORE(&t->stopped, 1);
+    HWTIMER__STORE(&t->arm_limit, 0);
 }
 
-/* hwtimer_fork_child for one timer with threads. */
-static int hwtimer__fork_child_one(hwtimer *t) {
-    int err, worker_forked;
-    err = hwtimer__init_thread_objects(t); /* over the parent's copies, which may be held */
-    if (err) return err;
-    hwtimer__lock(t);
-    /* Called from a callback that the worker runs (in worker mode only the worker runs
-       passes): the thread that forked is the worker, here too, and goes on with its pass
-       when the callback returns. A second worker would run passes beside it. */
-    worker_forked = t->worker_mode && hwtimer__in_own_callback(t);
-    if (!worker_forked) HWTIMER__STORE(&t->worker_running, 0); /* it does not exist here */
-    t->worker_wake_at = 0;
-    t->waiters = 0;
-    t->cancel_waits = NULL; /* nor do the threads that waited in a cancel */
-    if (t->in_pass && !t->threads->thread_is_self(t->pass_thread)) hwtimer__abandon_pass(t);
-    if (t->worker_mode && !t->stopped &&
-        (t->group ? hwtimer__group_pending(t->group) : t->pending) &&
-        hwtimer__start_worker_locked(t)) {
-        err = HWTIMER_ETHREAD;
-    }
-    hwtimer__unlock(t);
+/* hwtimer_check on one shard (t's lock and its held). */
+
+static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
+    int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
+    if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
+    if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
     return err;
 }
 
-/* hwtimer_check for one timer. */
-static int hwtimer__check_one(hwtimer *t) {
-    int err;
-    hwtimer__lock(t);
-    err = hwtimer__check_locked(t);
-    hwtimer__unlock(t);
-    return err;
-}
-
-/* =================================================================================
-   [hwtimer:group-create] A timer of shards, 4: creating a group, and its part of the
-   public functions
-
-   A group is a timer with the smallest wheel (it files nothing), and in the same
-   allocation its data (hwtimer__group), then its shards. The public functions that have
-   something to do in every shard call these once they found t->group set.
-   ================================================================================= */
-
-static int hwtimer__create_group(hwtimer **out, const hwtimer_config *cfg) {
-    hwtimer_config group_cfg = *cfg, shard_cfg;
-    hwtimer *timer;
-    hwtimer__group *group;
-    void *data;
-    int err;
-    group_cfg.ticks_per_wheel = 2;
-    err = hwtimer__create(&timer, &group_cfg, NULL, sizeof(hwtimer__group), &data);
-    if (err) return err;
-    group = (hwtimer__group *)data;
-    memset(group, 0, sizeof *group);
-    group->timer = timer;
-    if (cfg->max_pending) {
-        group->max_pending =
-            cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
-    }
-    timer->group = group;
-    shard_cfg = *cfg;
-    shard_cfg.worker = 0;
-    shard_cfg.max_pending = 0; /* the group's limit, kept in group->pending */
-    shard_cfg.wake_fn = hwtimer__shard_woke;
-    shard_cfg.wake_ctx = group; /* (log_fn stays: a shard that cannot be made says why) */
-    while (group->shards < cfg->shards) {
-        hwtimer *shard;
-        err = hwtimer__create(&shard, &shard_cfg, &timer->start, 0, NULL);
-        if (err) {
-            hwtimer__finish_destroy(timer); /* and the shards made so far */
-            return err;
-        }
-        shard->rearm_reads_clock = timer->worker_mode;
-        shard->slow_ns = timer->slow_ns; /* the group's worker runs the shards' callbacks */
-        shard->in_group = group;
-        group->shard[group->shards++] = shard;
-    }
-    *out = timer;
-    return HWTIMER_OK;
-}
-
-/* hwtimer_destroy from a callback: every node of every shard stops pending now. */
-static void hwtimer__group_drop_all(hwtimer__group *group) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        hwtimer__lock(group->shard[i]);
-        hwtimer__drop_all(group->shard[i]);
-        hwtimer__unlock(group->shard[i]);
-    }
-}
-
-/* hwtimer_foreach: every shard's lock is held for the whole walk, so that the visitor sees
-   one moment of the whole timer and may ask about a node of any shard. */
-static void hwtimer__group_foreach(hwtimer__group *group, hwtimer__nodes_walk *walk) {
-    hwtimer__lock_shards(group);
-    hwtimer__visit_as(group->timer, group->shard, group->shards, walk);
-    hwtimer__unlock_shards(group);
-}
-
-/* hwtimer_stop, once the group itself stopped (its worker joined): stops every shard, and
-   hands their nodes back. */
-static size_t hwtimer__group_stop(hwtimer__group *group, hwtimer_fn unprocessed, void *ctx) {
-    size_t n = 0;
-    unsigned i;
-    int already;
-    for (i = 0; i < group->shards; i++) {
-        n += (size_t)hwtimer__stop_one(group->shard[i], unprocessed, ctx, &already);
-    }
-    return n;
-}
-
-/* hwtimer_stats_get: the shards' counts, added up (their passes are the group's). */
-static void hwtimer__group_stats(hwtimer__group *group, hwtimer_stats *out) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        hwtimer_stats s;
-        memset(&s, 0, sizeof s);
-        hwtimer__stats_one(group->shard[i], &s);
-        out->fired += s.fired;
-        out->cascaded += s.cascaded; /* (each shard's is already without its re-filings) */
-        out->refiled += s.refiled;
-        out->pending += s.pending;
-        out->bytes += s.bytes;
-    }
-}
-
-/* hwtimer_fork_child: every shard first. */
-static int hwtimer__group_fork_child(hwtimer__group *group) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        int err = hwtimer__fork_child_one(group->shard[i]);
-        if (err) return err;
-    }
-    return HWTIMER_OK;
-}
-
-/* hwtimer_check: every shard, and the count against max_pending is the shards' pending. */
-static int hwtimer__group_check(hwtimer__group *group) {
-    unsigned i;
-    for (i = 0; i < group->shards; i++) {
-        int err = hwtimer__check_one(group->shard[i]);
-        if (err) return err;
-    }
-    if (group->max_pending) {
-        long counted;
-        size_t n = 0;
-        hwtimer__lock_shards(group);
-        counted = HWTIMER__ATOMIC_ADD(&group->pending, 0);
-        for (i = 0; i < group->shards; i++) n += group->shard[i]->pending;
-        hwtimer__unlock_shards(group);
-        if (counted < 0 || (size_t)counted != n) return HWTIMER_CHECK_COUNT;
-    }
-    return 0;
+/* Visits every node pending in s (foreach; the locks held). */
+static void hwtimer__visit_shard(hwtimer__shard *s, hwtimer__nodes_walk *walk) {
+    size_t before = walk->visited;
+    hwtimer__wheel_walk(&s->wheel, walk);
+    if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__visit_node(walk, s->run.node);
+    HWTIMER_ASSERT(walk->visited - before == s->wheel.pending);
+    (void)before;
 }
 
 /* =================================================================================
@@ -3926,27 +3148,27 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
         cfg = &defaults;
     }
     err = hwtimer__check_config(cfg);
-    if (err) return err;
-    err = cfg->shards > 1 ? hwtimer__create_group(out, cfg)
-                          : hwtimer__create(out, cfg, NULL, 0, NULL);
+    if (!err) err = hwtimer__create(out, cfg);
     if (!err) hwtimer__fork_list_add(*out);
     return err;
 }
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
+    unsigned i;
     if (!t) return;
-    hwtimer__lock(t);
+    hwtimer__lock(t, t->mutex);
+    /* From t's callback: every node is cancelled now; the pass stops at `stopped`, and it
+       or the worker frees t when the callback returns. */
     if (hwtimer__in_own_callback(t)) {
-        /* The pass or worker that runs this callback frees the timer when it returns. Every
-           pending node is cancelled now, so that none is referred to once destroy returns
-           (another thread may free them then); the pass stops at `stopped`. */
         t->destroy_deferred = 1;
-        hwtimer__drop_all(t);
-        if (t->group) hwtimer__group_drop_all(t->group);
-        hwtimer__unlock(t);
+        hwtimer__set_stopped(t);
+        hwtimer__lock_wheels(t);
+        for (i = 0; i < t->shards; i++) hwtimer__drop_all(t, hwtimer__shard_at(t, i));
+        hwtimer__unlock_wheels(t);
+        hwtimer__unlock(t, t->mutex);
         return;
     }
-    hwtimer__unlock(t);
+    hwtimer__unlock(t, t->mutex);
     hwtimer_stop(t, NULL, NULL);
     hwtimer__finish_destroy(t);
 }
@@ -3958,29 +3180,11 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void) {
     return th;
 }
 
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void) {
-#ifdef HWTIMER__PTHREAD
-    return &hwtimer__pthread_table;
-#else
-    return NULL;
-#endif
-}
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_pthread(void) { return HWTIMER__PTHREAD_TABLE; }
 
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) {
-#ifdef HWTIMER__C11
-    return &hwtimer__c11_table;
-#else
-    return NULL;
-#endif
-}
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) { return HWTIMER__C11_TABLE; }
 
-HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) {
-#ifdef HWTIMER__WIN32
-    return &hwtimer__win32_table;
-#else
-    return NULL;
-#endif
-}
+HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) { return HWTIMER__WIN32_TABLE; }
 
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
     if (to) memset(to, 0, sizeof *to);
@@ -3988,54 +3192,49 @@ HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
 
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg) {
-    return hwtimer__arm_after(t, to, delay_ns, 0, fn, arg);
+    return hwtimer__arm(t, to, delay_ns, 1, 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg) {
-    return hwtimer__arm(t, to, deadline_ns, 0, fn, arg);
+    return hwtimer__arm(t, to, deadline_ns, 0, 0, fn, arg);
+}
+
+HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
+                                       hwtimer_fn fn, void *arg) {
+    return hwtimer__arm(t, to, ticks, HWTIMER__TICKS, 0, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg) {
     if (!period_ns) return HWTIMER_EINVAL;
-    return hwtimer__arm_after(t, to, delay_ns, period_ns, fn, arg);
+    return hwtimer__arm(t, to, delay_ns, 1, period_ns, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg) {
     if (!period_ns) return HWTIMER_EINVAL;
-    return hwtimer__arm(t, to, deadline_ns, period_ns, fn, arg);
+    return hwtimer__arm(t, to, deadline_ns, 0, period_ns, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
-    uint64_t now, deadline;
-    if (!t || !to) return HWTIMER_EINVAL;
-    now = t->clock_fn(t->clock_ctx);
-    deadline = hwtimer__add_sat(now, delay_ns);
-    if (hwtimer__pushed_here(t, to, deadline)) return HWTIMER_OK;
-    return hwtimer__reschedule_rest(t, to, now, deadline);
+    return hwtimer__reschedule(t, to, delay_ns, 1);
 }
 
 HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
-    if (!t || !to) return HWTIMER_EINVAL;
-    if (hwtimer__pushed_here(t, to, deadline_ns)) return HWTIMER_OK;
-    return hwtimer__reschedule_at_rest(t, to, deadline_ns);
+    return hwtimer__reschedule(t, to, deadline_ns, 0);
 }
 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
+    hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) {
-        return t->group ? hwtimer__group_cancel(t->group, to) : hwtimer__cancel_sync(t, to);
-    }
-    if (to->owner == t && to->state == HWTIMER_PENDING && to != t->running) {
-        hwtimer__set_state(to, HWTIMER_CANCELLED); /* hwtimer__cancel_locked, unrolled */
-        t->pending--;
-        hwtimer__unfile(t, to);
+    w = t->quick_wheel; /* NULL with threads: nothing else is read unlocked */
+    if (w && to->wheel == w && to->state == HWTIMER_PENDING) {
+        hwtimer__wheel_uncount(w, to, 1);
         return 1;
     }
-    return hwtimer__cancel_unthreaded(t, to);
+    return hwtimer__cancel_general(t, to);
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
@@ -4044,19 +3243,16 @@ HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
-    if (!to) return 0;
-    return HWTIMER__LOAD64(&to->deadline);
+    return to ? HWTIMER__LOAD64(&to->deadline) : 0;
 }
 
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
-    hwtimer *wheel;
+    hwtimer__shard *s;
     int pending, locked;
-    if (!t || !to) return 0;
-    wheel = t->group ? hwtimer__shard_of(t->group, to) : t;
-    if (!wheel) return 0;
-    locked = hwtimer__lock_unless_visiting(t, wheel);
-    pending = hwtimer__is_pending_on(wheel, to);
-    if (locked) hwtimer__unlock(wheel);
+    if (!t || !to || !(s = hwtimer__shard_of(t, to))) return 0;
+    locked = hwtimer__lock_unless_visiting(t, s);
+    pending = hwtimer__is_pending_in(&s->wheel, to);
+    if (locked) hwtimer__unlock(t, s->mutex);
     return pending;
 }
 
@@ -4067,16 +3263,14 @@ HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to) {
-    hwtimer *wheel;
+    hwtimer__shard *s;
     uint64_t now, at = UINT64_MAX;
     int locked;
-    if (!t || !to) return UINT64_MAX;
-    wheel = t->group ? hwtimer__shard_of(t->group, to) : t;
-    if (!wheel) return UINT64_MAX;
-    now = wheel->clock_fn(wheel->clock_ctx);
-    locked = hwtimer__lock_unless_visiting(t, wheel);
-    if (hwtimer__is_pending_on(wheel, to)) at = hwtimer__run_time(wheel, to);
-    if (locked) hwtimer__unlock(wheel);
+    if (!t || !to || !(s = hwtimer__shard_of(t, to))) return UINT64_MAX;
+    now = t->clock_fn(t->clock_ctx);
+    locked = hwtimer__lock_unless_visiting(t, s);
+    if (hwtimer__is_pending_in(&s->wheel, to)) at = hwtimer__run_time(s, to);
+    if (locked) hwtimer__unlock(t, s->mutex);
     if (at == UINT64_MAX) return UINT64_MAX;
     return at > now ? at - now : 0;
 }
@@ -4095,62 +3289,50 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
 }
 
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
-    size_t n;
-    if (!t) return 0;
-    if (t->group) return hwtimer__group_pending(t->group);
-    hwtimer__lock(t);
-    n = t->pending;
-    hwtimer__unlock(t);
-    return n;
+    hwtimer_stats stats;
+    hwtimer_stats_get(t, &stats); /* (0 without a timer) */
+    return stats.pending;
 }
 
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
-    hwtimer__nodes_walk walk;
+    hwtimer__nodes_walk walk = {visit, ctx, 0, NULL};
+    const hwtimer *outer;
+    unsigned i;
     if (!t || !visit) return 0;
-    memset(&walk, 0, sizeof walk);
-    walk.fn = visit;
-    walk.ctx = ctx;
-    if (t->group) {
-        hwtimer__group_foreach(t->group, &walk);
-    } else {
-        hwtimer__lock(t);
-        hwtimer__visit_as(t, &t, 1, &walk);
-        hwtimer__unlock(t);
-    }
+    hwtimer__lock_all(t);
+    outer = hwtimer__visiting;
+    if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = t; /* (a thread-local only there) */
+    for (i = 0; i < t->shards; i++) hwtimer__visit_shard(hwtimer__shard_at(t, i), &walk);
+    if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = outer;
+    hwtimer__unlock_all(t);
     return walk.visited;
 }
 
-HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) {
-    if (!t) return 0;
-    return t->clock_fn(t->clock_ctx);
-}
+HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) { return t ? t->clock_fn(t->clock_ctx) : 0; }
 
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
     size_t ran = 0;
     int destroy;
     if (!t) return 0;
-    hwtimer__lock(t);
-    if (!t->worker_mode && !hwtimer__in_own_callback(t)) {
-        while (t->in_pass) hwtimer__wait_done(t); /* another thread's pass */
-        ran = hwtimer__run_pass(t, now_ns);
+    hwtimer__lock(t, t->mutex);
+    if (!t->worker.mode && !hwtimer__in_own_callback(t)) {
+        while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
+        ran = hwtimer__pass(t, now_ns);
     }
-    destroy = t->destroy_deferred && !t->in_pass;
-    hwtimer__unlock(t);
+    destroy = t->destroy_deferred && !t->pass.on;
+    hwtimer__unlock(t, t->mutex);
     if (destroy) hwtimer__finish_destroy(t);
     return ran;
 }
 
-HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) {
-    if (!t) return 0;
-    return hwtimer_advance(t, hwtimer_now(t));
-}
+HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) { return t ? hwtimer_advance(t, hwtimer_now(t)) : 0; }
 
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
     uint64_t next;
     if (!t) return UINT64_MAX;
-    hwtimer__lock(t);
-    next = hwtimer__answer_loop(t);
-    hwtimer__unlock(t);
+    hwtimer__lock(t, t->mutex);
+    next = hwtimer__give_answer(t);
+    hwtimer__unlock(t, t->mutex);
     return next;
 }
 
@@ -4158,10 +3340,10 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
     uint64_t next, now, ms;
     int none;
     if (!t) return -1;
-    hwtimer__lock(t);
-    next = hwtimer__answer_loop(t);
-    none = t->reported_none;
-    hwtimer__unlock(t);
+    hwtimer__lock(t, t->mutex);
+    next = hwtimer__give_answer(t);
+    none = t->loop.answer.none;
+    hwtimer__unlock(t, t->mutex);
     if (none) return -1;
     now = hwtimer_now(t);
     if (next <= now) return 0;
@@ -4170,64 +3352,113 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
 }
 
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
-    int err = HWTIMER_OK;
+    int err;
     if (!t) return HWTIMER_EINVAL;
-    hwtimer__lock(t);
-    if (t->stopped) {
-        err = HWTIMER_ESTOPPED;
-    } else if (t->worker_mode && hwtimer__start_worker_locked(t)) {
-        err = HWTIMER_ETHREAD;
-    }
-    hwtimer__unlock(t);
+    hwtimer__lock(t, t->mutex);
+    err = t->stopped ? HWTIMER_ESTOPPED : HWTIMER_OK;
+    if (!err && t->worker.mode && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
+    hwtimer__unlock(t, t->mutex);
     return err;
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
-    int64_t n;
-    int already;
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    size_t n = 0;
+    unsigned i;
+    int err;
     if (!t) return HWTIMER_EINVAL;
-    n = hwtimer__stop_one(t, unprocessed, ctx, &already);
-    if (n >= 0 && !already && t->group) {
-        n += (int64_t)hwtimer__group_stop(t->group, unprocessed, ctx);
+    hwtimer__lock(t, t->mutex);
+    err = hwtimer__in_own_callback(t) ? HWTIMER_EWORKER : HWTIMER_OK;
+    if (err || t->stopped) { /* a second stop returns 0 */
+        hwtimer__unlock(t, t->mutex);
+        return err;
     }
-    return n;
+    /* the worker joined, another thread's pass waited for, every node put in `out` */
+    hwtimer__set_stopped(t);
+    hwtimer__join_worker_locked(t);
+    while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
+    hwtimer__init_out(out);
+    hwtimer__lock_wheels(t);
+    for (i = 0; i < t->shards; i++) {
+        n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
+    }
+    hwtimer__release_shared(t, n);
+    hwtimer__unlock_wheels(t);
+    hwtimer__unlock(t, t->mutex);
+    hwtimer__hand_back(out, unprocessed, ctx);
+    return (int64_t)n;
 }
 
 HWTIMER_DEF const char *hwtimer_strerror(int err) {
-    switch (err) {
-    case HWTIMER_OK: return "success";
-    case HWTIMER_EINVAL: return "invalid argument";
-    case HWTIMER_ENOMEM: return "out of memory";
-    case HWTIMER_EFULL: return "too many pending timeouts (max_pending)";
-    case HWTIMER_ESTOPPED: return "the timer was stopped";
-    case HWTIMER_EBUSY: return "the timeout is already pending";
-    case HWTIMER_EWORKER: return "not allowed from the timer's own callback";
-    case HWTIMER_ETHREAD: return "the thread backend failed";
-    default: return "unknown error";
-    }
+    static const char *const text[] = {"success", "invalid argument", "out of memory",
+        "too many pending timeouts (max_pending)", "the timer was stopped",
+        "the timeout is already pending", "not allowed from the timer's own callback",
+        "the thread backend failed"};
+    return err <= 0 && err >= HWTIMER_ETHREAD ? text[-err] : "unknown error";
 }
 
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
+    unsigned i;
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!t) return;
-    if (t->group) hwtimer__group_stats(t->group, out);
-    hwtimer__stats_one(t, out);
+    hwtimer__lock_all(t);
+    *out = t->stats;
+    for (i = 0; i < t->shards; i++) {
+        const hwtimer__wheel *w = &hwtimer__shard_at(t, i)->wheel;
+        out->cascaded += w->cascaded - w->refiled; /* (see hwtimer__visit_refile) */
+        out->refiled += w->refiled;
+        out->pending += w->pending;
+    }
+    hwtimer__unlock_all(t);
 }
 
+/* The thread objects and the worker made anew; nobody waits. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
-    int err;
+    size_t pending = 0;
+    unsigned i;
+    int err, worker_forked;
     if (!t) return HWTIMER_EINVAL;
     if (!t->threads) return HWTIMER_OK;
-    err = t->group ? hwtimer__group_fork_child(t->group) : HWTIMER_OK;
-    return err ? err : hwtimer__fork_child_one(t);
+    err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
+    if (err) return err;
+    hwtimer__lock_all(t);
+    /* Forked in a worker's callback: this thread is the worker, and goes on with its pass;
+       a second worker would run passes beside it. */
+    worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
+    if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
+    t->worker.sleeping = 0;
+    t->waiters = 0;
+    t->loop.wakes_running = 0; /* nor do the threads that were waking it */
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        s->waiters = 0;
+        s->cancel_waits = NULL; /* nor those waiting in a cancel */
+        pending += s->wheel.pending;
+    }
+    if (t->pass.on && !t->threads->thread_is_self(t->pass.thread)) hwtimer__abandon_pass(t);
+    if (t->worker.mode && !t->stopped && pending && hwtimer__start_worker_locked(t)) {
+        err = HWTIMER_ETHREAD;
+    }
+    hwtimer__unlock_all(t);
+    return err;
 }
 
 HWTIMER_DEF int hwtimer_check(hwtimer *t) {
-    int err;
+    size_t n = 0;
+    unsigned i;
+    int err = 0;
     if (!t) return 0;
-    err = t->group ? hwtimer__group_check(t->group) : 0;
-    return err ? err : hwtimer__check_one(t);
+    hwtimer__lock_all(t);
+    for (i = 0; i < t->shards && !err; i++) {
+        err = hwtimer__check_shard(t, hwtimer__shard_at(t, i));
+        n += hwtimer__shard_at(t, i)->wheel.pending;
+    }
+    if (!err && t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 0) != (long)n) {
+        err = HWTIMER_CHECK_COUNT;
+    }
+    hwtimer__unlock_all(t);
+    return err;
 }
 
 #ifdef __cplusplus
@@ -4266,6 +3497,13 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ------------------------------------------------------------------------------
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
+   1.1.0 (2026-11-27)  hwtimer_schedule_ticks (ticks from the timer's time: no clock, no
+                       division); schedule and cancel without threads take an inline way
+                       with no call; one allocation for a timer of shards too
+   1.0.1 (2026-11-27)  restructured, no change of API or behaviour: the wheel a type of its
+                       own (hwtimer__wheel), the timer a front end over 1 .. 64 of them (no
+                       timer of timers for shards), one path per operation and mode, each
+                       rule said once
    1.0.0 (2026-11-26)  stable API: every name, signature and rule in this file holds for
                        all 1.x; feature-test macros only in strict modes; log_fn names the
                        field behind each refusal of hwtimer_create and reports a worker's

@@ -93,6 +93,9 @@ typedef struct bench_peer {
     /* Runs body(arg) where the peer's cached clock is valid (libevent: inside a loop
        callback). NULL: body is called directly. */
     void (*in_loop)(void *ctx, bench_body_fn body, void *arg);
+    /* The loops of schedule, cancel, cancel_order and reschedule hold the peer's timer and
+       node array in locals, as a loop that owns them would: no peer's loop reloads them
+       from the context after each call into its library. */
     void (*schedule)(void *ctx, const uint32_t *delay_ms, size_t n); /* node i: delay_ms[i] */
     void (*cancel)(void *ctx, size_t n);                             /* nodes 0 .. n-1 */
     void (*cancel_order)(void *ctx, const uint32_t *order, size_t n); /* order[0], order[1] .. */
@@ -111,6 +114,10 @@ typedef struct bench_peer {
     const char *skip_reason; /* why the NULL phases are missing */
     /* Scenario 10 on a fresh peer of k->n nodes; fills k's outputs. */
     void (*keepalive)(void *ctx, bench_keepalive *k);
+    /* hwtimer's schedule that reads the clock, where `schedule` counts from the loop's
+       time as the other peers do (scenario 1's row "schedule, reading the clock"); NULL
+       for the rest. */
+    void (*schedule_reading_clock)(void *ctx, const uint32_t *delay_ms, size_t n);
 } bench_peer;
 
 extern const bench_peer bench_peer_hwtimer;

@@ -278,8 +278,9 @@ static const panel chart_panels[] = {
     {1, "cancel", "1. cancel (RPC timeouts)"},
     {2, "schedule+expire", "2. schedule + expire"},
 };
-static const char *const palette[] = {"#d62728", "#ff7f0e", "#bcbd22", "#1f77b4",
-                                      "#2ca02c", "#9467bd", "#8c564b", "#e377c2"};
+/* one colour per declared peer (bench_main.c declares ten), so no two lines share one */
+static const char *const palette[] = {"#d62728", "#ff7f0e", "#bcbd22", "#1f77b4", "#2ca02c",
+                                      "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"};
 
 #define PANEL_W 400.0
 #define PANEL_H 300.0

@@ -46,8 +46,9 @@ static void hp_destroy(void *ctx) {
 
 static void hp_schedule(void *ctx, const uint32_t *delay_ms, size_t n) {
     heap_peer *p = (heap_peer *)ctx;
+    heap_timer *timers = p->timers;
     for (size_t i = 0; i < n; i++) {
-        heap_timer *x = &p->timers[i];
+        heap_timer *x = &timers[i];
         x->node.deadline = p->now_ms + delay_ms[i];
         x->fn = heap_on_fire;
         x->arg = &p->fired;
@@ -57,22 +58,25 @@ static void hp_schedule(void *ctx, const uint32_t *delay_ms, size_t n) {
 
 static void hp_cancel(void *ctx, size_t n) {
     heap_peer *p = (heap_peer *)ctx;
+    heap_timer *timers = p->timers;
     for (size_t i = 0; i < n; i++) {
-        heap_remove(&p->queue, &p->timers[i].node);
+        heap_remove(&p->queue, &timers[i].node);
     }
 }
 
 static void hp_cancel_order(void *ctx, const uint32_t *order, size_t n) {
     heap_peer *p = (heap_peer *)ctx;
+    heap_timer *timers = p->timers;
     for (size_t i = 0; i < n; i++) {
-        heap_remove(&p->queue, &p->timers[order[i]].node);
+        heap_remove(&p->queue, &timers[order[i]].node);
     }
 }
 
 static void hp_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     heap_peer *p = (heap_peer *)ctx;
+    heap_timer *timers = p->timers;
     for (size_t i = 0; i < n; i++) {
-        heap_update(&p->queue, &p->timers[i].node, p->now_ms + delay_ms[i] + extra_ms);
+        heap_update(&p->queue, &timers[i].node, p->now_ms + delay_ms[i] + extra_ms);
     }
 }
 
@@ -132,5 +136,5 @@ static size_t hp_overhead_bytes(void *ctx, size_t n) {
 const bench_peer bench_peer_heap = {
     "heap", "binary heap", hp_create, hp_destroy, NULL, hp_schedule, hp_cancel,
     hp_cancel_order, hp_reschedule, hp_expire, hp_step, NULL, hp_node_bytes,
-    hp_overhead_bytes, NULL, hp_keepalive,
+    hp_overhead_bytes, NULL, hp_keepalive, NULL,
 };

@@ -94,31 +94,51 @@ static void hw_destroy(void *ctx) {
     free(p);
 }
 
+/* As the other peers schedule: a delay counted from the loop's time (the timer's time, the
+   now of its last advance), here in ticks of 1 ms. */
 static void hw_schedule(void *ctx, const uint32_t *delay_ms, size_t n) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_schedule(p->timer, &p->nodes[i], delay_ms[i] * BENCH_MS, hw_on_fire, &p->fired);
+        hwtimer_schedule_ticks(t, &nodes[i], delay_ms[i], hw_on_fire, &p->fired);
+    }
+}
+
+/* The same from the clock, read on every call (hwtimer_schedule). */
+static void hw_schedule_reading_clock(void *ctx, const uint32_t *delay_ms, size_t n) {
+    hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_schedule(t, &nodes[i], delay_ms[i] * BENCH_MS, hw_on_fire, &p->fired);
     }
 }
 
 static void hw_cancel(void *ctx, size_t n) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_cancel(p->timer, &p->nodes[i]);
+        hwtimer_cancel(t, &nodes[i]);
     }
 }
 
 static void hw_cancel_order(void *ctx, const uint32_t *order, size_t n) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_cancel(p->timer, &p->nodes[order[i]]);
+        hwtimer_cancel(t, &nodes[order[i]]);
     }
 }
 
 static void hw_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     hw_peer *p = (hw_peer *)ctx;
+    hwtimer *t = p->timer;
+    hwtimer_timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        hwtimer_reschedule(p->timer, &p->nodes[i], (uint64_t)(delay_ms[i] + extra_ms) * BENCH_MS);
+        hwtimer_reschedule(t, &nodes[i], (uint64_t)(delay_ms[i] + extra_ms) * BENCH_MS);
     }
 }
 
@@ -215,27 +235,27 @@ static size_t hw_overhead_bytes(void *ctx, size_t n) {
 const bench_peer bench_peer_hwtimer = {
     "hwtimer", "hwtimer", hw_create, hw_destroy, NULL, hw_schedule, hw_cancel,
     hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
-    hw_overhead_bytes, NULL, hw_keepalive,
+    hw_overhead_bytes, NULL, hw_keepalive, hw_schedule_reading_clock,
 };
 
 const bench_peer bench_peer_hwtimer_64 = {
     "hwtimer_64", "hwtimer 64 slots", hw_create_64, hw_destroy, NULL, hw_schedule, hw_cancel,
     hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
-    hw_overhead_bytes, NULL, hw_keepalive,
+    hw_overhead_bytes, NULL, hw_keepalive, hw_schedule_reading_clock,
 };
 
 const bench_peer bench_peer_hwtimer_locked = {
     "hwtimer_lock", "hwtimer+lock", hw_create_locked, hw_destroy, NULL, hw_schedule,
     hw_cancel, hw_cancel_order, hw_reschedule, hw_expire, hw_step, hw_visits, hw_node_bytes,
-    hw_overhead_bytes, NULL, hw_keepalive,
+    hw_overhead_bytes, NULL, hw_keepalive, hw_schedule_reading_clock,
 };
 
 const bench_peer bench_peer_hwtimer_worker = {
-    "hwtimer_worker", "hwtimer worker", hw_create_worker, hw_destroy, NULL, hw_schedule,
-    hw_cancel, hw_cancel_order, hw_reschedule, NULL, NULL, NULL, hw_node_bytes,
-    hw_overhead_bytes,
+    "hwtimer_worker", "hwtimer worker", hw_create_worker, hw_destroy, NULL,
+    hw_schedule_reading_clock, hw_cancel, hw_cancel_order, hw_reschedule, NULL, NULL, NULL,
+    hw_node_bytes, hw_overhead_bytes,
     "worker mode runs on the real clock; its expiry is measured in scenarios 6-7",
-    hw_keepalive_worker,
+    hw_keepalive_worker, NULL,
 };
 
 void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,

@@ -157,4 +157,5 @@ const bench_peer bench_peer_libevent = {
     "its loop reads the real clock, so libevent cannot step a fake hour (its min_heap is "
     "the binary heap's algorithm)",
     NULL,
+    NULL,
 };

@@ -73,30 +73,34 @@ static void luv_destroy(void *ctx) {
 
 static void luv_schedule(void *ctx, const uint32_t *delay_ms, size_t n) {
     uv_peer *p = (uv_peer *)ctx;
+    uv_timer_t *timers = p->timers;
     for (size_t i = 0; i < n; i++) {
-        uv_timer_start(&p->timers[i], uv_on_fire, delay_ms[i], 0);
+        uv_timer_start(&timers[i], uv_on_fire, delay_ms[i], 0);
     }
 }
 
 static void luv_cancel(void *ctx, size_t n) {
     uv_peer *p = (uv_peer *)ctx;
+    uv_timer_t *timers = p->timers;
     for (size_t i = 0; i < n; i++) {
-        uv_timer_stop(&p->timers[i]);
+        uv_timer_stop(&timers[i]);
     }
 }
 
 static void luv_cancel_order(void *ctx, const uint32_t *order, size_t n) {
     uv_peer *p = (uv_peer *)ctx;
+    uv_timer_t *timers = p->timers;
     for (size_t i = 0; i < n; i++) {
-        uv_timer_stop(&p->timers[order[i]]);
+        uv_timer_stop(&timers[order[i]]);
     }
 }
 
 /* uv_timer_start on an active timer stops and restarts it: libuv's reschedule. */
 static void luv_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     uv_peer *p = (uv_peer *)ctx;
+    uv_timer_t *timers = p->timers;
     for (size_t i = 0; i < n; i++) {
-        uv_timer_start(&p->timers[i], uv_on_fire, (uint64_t)delay_ms[i] + extra_ms, 0);
+        uv_timer_start(&timers[i], uv_on_fire, (uint64_t)delay_ms[i] + extra_ms, 0);
     }
 }
 
@@ -141,4 +145,5 @@ const bench_peer bench_peer_libuv = {
     "uv_run reads the real clock, so libuv cannot step a fake hour (its heap is the "
     "binary heap's algorithm)",
     luv_keepalive,
+    NULL,
 };

@@ -67,31 +67,39 @@ static void to_destroy(void *ctx) {
    (Not with timeout_setcb: that macro's parameter `fn` also replaces the member name.) */
 static void to_schedule(void *ctx, const uint32_t *delay_ms, size_t n) {
     to_peer *p = (to_peer *)ctx;
+    struct timeouts *wheel = p->wheel;
+    struct timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        p->nodes[i].callback.fn = to_on_fire;
-        p->nodes[i].callback.arg = &p->fired;
-        timeouts_add(p->wheel, &p->nodes[i], delay_ms[i]);
+        nodes[i].callback.fn = to_on_fire;
+        nodes[i].callback.arg = &p->fired;
+        timeouts_add(wheel, &nodes[i], delay_ms[i]);
     }
 }
 
 static void to_cancel(void *ctx, size_t n) {
     to_peer *p = (to_peer *)ctx;
+    struct timeouts *wheel = p->wheel;
+    struct timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        timeouts_del(p->wheel, &p->nodes[i]);
+        timeouts_del(wheel, &nodes[i]);
     }
 }
 
 static void to_cancel_order(void *ctx, const uint32_t *order, size_t n) {
     to_peer *p = (to_peer *)ctx;
+    struct timeouts *wheel = p->wheel;
+    struct timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        timeouts_del(p->wheel, &p->nodes[order[i]]);
+        timeouts_del(wheel, &nodes[order[i]]);
     }
 }
 
 static void to_reschedule(void *ctx, const uint32_t *delay_ms, size_t n, uint32_t extra_ms) {
     to_peer *p = (to_peer *)ctx;
+    struct timeouts *wheel = p->wheel;
+    struct timeout *nodes = p->nodes;
     for (size_t i = 0; i < n; i++) {
-        timeouts_add(p->wheel, &p->nodes[i], (timeout_t)delay_ms[i] + extra_ms);
+        timeouts_add(wheel, &nodes[i], (timeout_t)delay_ms[i] + extra_ms);
     }
 }
 
@@ -147,7 +155,7 @@ static size_t to_overhead_bytes(void *ctx, size_t n) {
 const bench_peer bench_peer_timeout = {
     "timeout_c", "timeout.c", to_create, to_destroy, NULL, to_schedule, to_cancel,
     to_cancel_order, to_reschedule, to_expire, to_step, NULL, to_node_bytes,
-    to_overhead_bytes, NULL, to_keepalive,
+    to_overhead_bytes, NULL, to_keepalive, NULL,
 };
 
 const char *bench_timeout_version(void) {

@@ -781,9 +781,16 @@ static uint64_t random_start(void) {
 static void on_fire(hwtimer_timeout *to, void *arg);
 
 /* How an arming gives its deadline: a delay from the clock, or D itself (the _at forms). */
-enum { ARM_RELATIVE, ARM_ABSOLUTE };
+enum { ARM_RELATIVE, ARM_ABSOLUTE, ARM_TICKS };
+
+/* The timer's time, which hwtimer_schedule_ticks counts from: the now of the pass under way
+   (from a callback), else of the last advance that was not a no-op. */
+static uint64_t timer_time(void) {
+    return sim.in_pass && !sim.pass_noop ? sim.pass_now : sim.m.last_now;
+}
 
 static uint64_t deadline_of(int form, uint64_t when) {
+    if (form == ARM_TICKS) return sat_add(timer_time(), sat_mul(when, sim.m.tick));
     return form == ARM_ABSOLUTE ? when : sat_add(sim.clock, when);
 }
 
@@ -809,21 +816,24 @@ static void check_arm(const char *what, int id, int got, int want, uint64_t dead
     }
     sim.seen.armed++;
     sim.seen.armed_in_pass += sim.in_pass != 0;
-    sim.seen.armed_off_shard0 += sim.shards && sim.nodes[id].to.owner != sim.t->group->shard[0];
+    sim.seen.armed_off_shard0 +=
+        sim.shards && sim.nodes[id].to.wheel != &hwtimer__shard_at(sim.t, 0)->wheel;
     model_arm(&sim.m, id, deadline, period, arg, arming_pass());
     count_leeway(id);
     check_wakes(what, id, model_wakes_for(id));
 }
 
-/* hwtimer_schedule (when = a delay) or hwtimer_schedule_at (when = D). */
+/* hwtimer_schedule (when = a delay), hwtimer_schedule_at (when = D) or
+   hwtimer_schedule_ticks (when = ticks from the timer's time). */
 static void op_schedule(int id, int form, uint64_t when) {
+    static const char *const names[] = {"schedule", "schedule_at", "schedule_ticks"};
     hwtimer_timeout *to = &sim.nodes[id].to;
     int want = model_schedule_result(&sim.m, id);
     void *arg = random_arg(id);
     int got = form == ARM_ABSOLUTE ? hwtimer_schedule_at(sim.t, to, when, on_fire, arg)
-                               : hwtimer_schedule(sim.t, to, when, on_fire, arg);
-    check_arm(form == ARM_ABSOLUTE ? "schedule_at" : "schedule", id, got, want,
-              deadline_of(form, when), 0, arg);
+              : form == ARM_TICKS  ? hwtimer_schedule_ticks(sim.t, to, when, on_fire, arg)
+                                   : hwtimer_schedule(sim.t, to, when, on_fire, arg);
+    check_arm(names[form], id, got, want, deadline_of(form, when), 0, arg);
 }
 
 static void op_schedule_periodic(int id, int form, uint64_t when, uint64_t period) {
@@ -841,7 +851,7 @@ static void op_schedule_periodic(int id, int form, uint64_t when, uint64_t perio
    looks inside hwtimer: such a node pushed later must stay where it is. */
 static int filed_coarse(const hwtimer_timeout *to) {
     return hwtimer_timeout_state(to) == HWTIMER_PENDING &&
-           to->where >= HWTIMER__WHERE_WHEEL + to->owner->width;
+           to->where >= HWTIMER__WHERE_WHEEL + to->wheel->geo.width;
 }
 
 /* Keeps the period and arg (and callback) of the last scheduling, pending or not. A pending
@@ -913,6 +923,19 @@ static uint64_t random_when(int form) {
     return form == ARM_ABSOLUTE ? random_deadline() : random_delay();
 }
 
+/* Ticks for hwtimer_schedule_ticks: none, a few, about a rotation or two, upper levels, any
+   (past the last tick). */
+static uint64_t random_ticks(void) {
+    switch (draw_below(6)) {
+    case 0: return 0;
+    case 1: return 1 + draw_below(4);
+    case 2: return draw_below(2u * (uint64_t)sim.ticks_per_wheel + 2);
+    case 3: return draw_log_bits(24);
+    case 4: return draw_log_bits(64);
+    default: return UINT64_MAX;
+    }
+}
+
 static void op_random_reschedule(int id) {
     int form = random_form();
     op_reschedule(id, form, random_when(form));
@@ -949,7 +972,7 @@ static void op_random_arm(int id) {
     form = random_form();
     when = random_when(form);
     switch (draw_below(6)) {
-    case 0:
+    case 0: op_schedule(id, ARM_TICKS, random_ticks()); break;
     case 1:
     case 2: op_schedule(id, form, when); break;
     case 3: op_schedule_periodic(id, form, when, draw_percent(3) ? 0 : random_period()); break;

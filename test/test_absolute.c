@@ -1,6 +1,7 @@
-/* test_absolute.c - the absolute forms hwtimer_schedule_at, hwtimer_schedule_periodic_at and
-   hwtimer_reschedule_at: the same errors as their relative forms, firing at the first
-   boundary at or after the deadline given, and, caller-driven, no clock read at all. */
+/* test_absolute.c - the forms that read no clock: hwtimer_schedule_at,
+   hwtimer_schedule_periodic_at and hwtimer_reschedule_at (the same errors as their relative
+   forms, firing at the first boundary at or after the deadline given), and
+   hwtimer_schedule_ticks (ticks counted from the timer's time). */
 #include "harness.h"
 #include "fixture.h"
 #include "probe.h"
@@ -268,6 +269,77 @@ static void test_no_clock_read(void) {
     fixture_close(&f);
 }
 
+/* A callback that arms its peer `delay` ticks from the timer's time (the pass's now). */
+static void act_schedule_peer_ticks(probe *p) {
+    p->result[0] = hwtimer_schedule_ticks(p->f->t, &p->peer[0]->to, p->delay, probe_fn,
+                                          p->peer[0]);
+}
+
+/* hwtimer_schedule_ticks: its deadline is the timer's time + ticks * tick_ns, the time being
+   S before any advance, then the now of the last one that was not a no-op (from a callback,
+   of the pass under way); it reads no clock; past the last tick it clamps to UINT64_MAX;
+   its errors are schedule's. */
+static void test_schedule_ticks(void) {
+    fixture f;
+    hwtimer_config cfg;
+    counted_clock c;
+    probe p[4];
+    uint64_t tenths;
+    fixture_config(&f, &cfg, 5 * SEC + 300, MS, 8);
+    c.f = &f;
+    c.reads = 0;
+    cfg.clock_fn = counted_clock_read;
+    cfg.clock_ctx = &c;
+    fixture_create(&f, &cfg);
+    probes_init(p, 4, &f);
+    ATOMIC_SET(&c.reads, 0u);
+    f.clock += 7 * MS; /* not advanced yet: the timer's time is S */
+    CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[0].to, 3, probe_fn, &p[0]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_timeout_deadline(&p[0].to), f.start + 3 * MS);
+    CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[0].to, 3, probe_fn, &p[0]), HWTIMER_EBUSY);
+    CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[1].to, 0, probe_fn, &p[1]), HWTIMER_OK); /* S */
+    CHECK_EQ(hwtimer_schedule_ticks(NULL, &p[2].to, 1, probe_fn, &p[2]), HWTIMER_EINVAL);
+    CHECK_EQ(hwtimer_schedule_ticks(f.t, NULL, 1, probe_fn, &p[2]), HWTIMER_EINVAL);
+    CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[2].to, 1, NULL, &p[2]), HWTIMER_EINVAL);
+    CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[2].to, UINT64_MAX, probe_fn, &p[2]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_timeout_deadline(&p[2].to), UINT64_MAX);
+    CHECK_EQ(ATOMIC_GET(&c.reads), 0);
+    /* a now between boundaries: the deadline counts from it, and runs at the boundary after */
+    CHECK_EQ(advance_to(&f, f.start + 2 * MS + 500), 1); /* p[1] */
+    CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[1].to, 4, probe_fn, &p[1]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_timeout_deadline(&p[1].to), f.start + 6 * MS + 500);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 6)), 1); /* p[0] (at 3), not p[1] */
+    CHECK_EQ(p[1].runs, 1);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 7)), 1);
+    CHECK_EQ(p[1].runs, 2);
+    CHECK_EQ(p[1].early, 0);
+    /* from a callback: the now of the pass under way */
+    p[0].action = act_schedule_peer_ticks;
+    p[0].peer[0] = &p[3];
+    p[0].delay = 2;
+    CHECK_EQ(probe_schedule_at(&p[0], tick_at(&f, 9)), HWTIMER_OK);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 10) + 1), 1);
+    CHECK_EQ(p[0].result[0], HWTIMER_OK);
+    CHECK_EQ(hwtimer_timeout_deadline(&p[3].to), tick_at(&f, 12) + 1);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 12)), 0);
+    CHECK_EQ(advance_to(&f, tick_at(&f, 13)), 1);
+    CHECK_EQ(p[3].early, 0);
+    /* near the end of time, nows between boundaries: a deadline past UINT64_MAX is
+       UINT64_MAX, never one that wrapped around (whichever fraction of a tick now has) */
+    for (tenths = 19; tenths >= 11; tenths--) {
+        uint64_t now = UINT64_MAX - tenths * (MS / 10), k;
+        CHECK_EQ(advance_to(&f, now), 0);
+        for (k = 1; k <= 3; k++) {
+            CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[1].to, k, probe_fn, &p[1]), HWTIMER_OK);
+            CHECK_EQ(hwtimer_timeout_deadline(&p[1].to),
+                     k * MS <= UINT64_MAX - now ? now + k * MS : UINT64_MAX);
+            CHECK_EQ(probe_cancel(&p[1]), 1);
+        }
+    }
+    CHECK_EQ(probe_cancel(&p[2]), 1);
+    fixture_close(&f);
+}
+
 int main(void) {
     RUN_TEST(test_errors);
     RUN_TEST(test_errors_of_some_forms);
@@ -275,5 +347,6 @@ int main(void) {
     RUN_TEST(test_periodic_at_fixed_rate);
     RUN_TEST(test_reschedule_at);
     RUN_TEST(test_no_clock_read);
+    RUN_TEST(test_schedule_ticks);
     return test_finish();
 }

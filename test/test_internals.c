@@ -3,12 +3,12 @@
 
      hwtimer__due_tick              deadline -> the tick of its boundary
      hwtimer__wheel_where           tick -> the level and slot it is filed in
-     hwtimer__level_next_occupied   the first occupied slot at or after an index, from the
-                                    bit tree hwtimer__level_mark / _unmark keep
+     hwtimer__bits_next             the first occupied slot at or after an index, from the
+                                    bit tree hwtimer__bits_set keeps
      hwtimer__leeway_tick           a node's due tick e and leeway -> the tick its window's
                                     grid of 2^k ticks puts it at
 
-   and the push to a later deadline (hwtimer__push_later): in every mode this build has (no
+   and the push to a later deadline (hwtimer__wheel_push_later): in every mode this build has (no
    threads; locks, a worker, shards), a push later of a node filed in a coarse slot, in
    either form, leaves its links, its place and every bit tree as they were, and the pass
    re-files it when it reaches that slot; a push earlier, or of a node in level 0, moves it
@@ -25,6 +25,10 @@
 #include "fixture.h"
 
 enum { DRAWS = 200000 };
+
+/* The private parts these tests read: a timer's first wheel, and its geometry. */
+static hwtimer__wheel *wheel0(hwtimer *t) { return &hwtimer__shard_at(t, 0)->wheel; }
+static const hwtimer__geometry *geometry(hwtimer *t) { return &wheel0(t)->geo; }
 
 /* A value spread over every magnitude: a random number of low bits. */
 static uint64_t draw_any(uint64_t *rng) {
@@ -47,16 +51,16 @@ static void check_due_ticks(uint64_t start, uint64_t tick, uint64_t *rng) {
     fixture_open(&f, start, tick, 2); /* tick * width must fit in 64 bits */
     for (i = 0; i < DRAWS; i++) {
         uint64_t d = i % 4 ? start + draw_any(rng) : draw_any(rng), b;
-        uint64_t k = hwtimer__due_tick(f.t, d);
+        uint64_t k = hwtimer__due_tick(geometry(f.t), d);
         wrong += k != due_tick_by_division(start, tick, d);
         /* where a boundary exists, the tick is its k */
         if (test_boundary(start, tick, d, &b)) off_boundary += start + k * tick != b;
     }
     CHECK_EQ(wrong, 0);
     CHECK_EQ(off_boundary, 0);
-    CHECK_EQ(hwtimer__due_tick(f.t, start), 0);
-    CHECK_EQ(hwtimer__due_tick(f.t, start + 1), 1);
-    CHECK_EQ(hwtimer__due_tick(f.t, start + tick), 1);
+    CHECK_EQ(hwtimer__due_tick(geometry(f.t), start), 0);
+    CHECK_EQ(hwtimer__due_tick(geometry(f.t), start + 1), 1);
+    CHECK_EQ(hwtimer__due_tick(geometry(f.t), start + tick), 1);
     fixture_close(&f);
 }
 
@@ -93,16 +97,16 @@ static void check_wheel_where(uint64_t tick_ns, uint32_t ticks_per_wheel, uint64
     unsigned bits = 1;
     fixture_open(&f, 0, tick_ns, ticks_per_wheel);
     while (((uint32_t)1 << bits) < ticks_per_wheel) bits++;
-    max_tick = hwtimer__due_tick(f.t, UINT64_MAX);
-    saved = f.t->elapsed;
+    max_tick = hwtimer__due_tick(geometry(f.t), UINT64_MAX);
+    saved = wheel0(f.t)->elapsed;
     for (i = 0; i < DRAWS; i++) {
         uint64_t elapsed = draw_any(rng) % max_tick;
         uint64_t tick = elapsed + 1 + draw_any(rng) % (max_tick - elapsed);
-        f.t->elapsed = elapsed;
-        wrong += hwtimer__wheel_where(f.t, tick) != where_by_digits(elapsed, tick, bits);
+        wheel0(f.t)->elapsed = elapsed;
+        wrong += hwtimer__wheel_where(wheel0(f.t), tick) != where_by_digits(elapsed, tick, bits);
     }
-    f.t->elapsed = saved;
-    CHECK_EQ(f.t->bits, bits);
+    wheel0(f.t)->elapsed = saved;
+    CHECK_EQ(geometry(f.t)->bits, bits);
     CHECK_EQ(wrong, 0);
     fixture_close(&f);
 }
@@ -117,7 +121,7 @@ static void test_wheel_where(void) {
     check_wheel_where((uint64_t)1 << 40, 64, &rng);
 }
 
-/* ---- hwtimer__level_next_occupied ------------------------------------------------------------ */
+/* ---- hwtimer__bits_next ------------------------------------------------------------------------- */
 
 /* The first set index at or after `from` in a plain array of flags, or width. */
 static uint32_t next_set(const unsigned char *set, uint32_t width, uint32_t from) {
@@ -129,31 +133,29 @@ static uint32_t next_set(const unsigned char *set, uint32_t width, uint32_t from
    next occupied slot from random places after each change. Leaves the level empty. */
 static void check_next_occupied(uint32_t ticks_per_wheel, uint32_t density, uint64_t *rng) {
     fixture f;
-    hwtimer__level *lv;
+    const hwtimer__geometry *g;
+    uint64_t *lv;
     unsigned char *set;
     uint32_t width, i;
     size_t draw, wrong = 0;
     fixture_open(&f, 0, MS, ticks_per_wheel);
-    width = f.t->width;
-    lv = &f.t->level[0];
+    g = geometry(f.t);
+    width = g->width;
+    lv = wheel0(f.t)->occupied; /* level 0's bit tree */
     set = (unsigned char *)calloc_or_die(width, 1);
     for (draw = 0; draw < DRAWS / 4; draw++) {
         uint32_t slot = (uint32_t)test_rng_below(rng, width);
         uint32_t from = (uint32_t)test_rng_below(rng, width);
-        if (test_rng_below(rng, 100) < density) {
-            hwtimer__level_mark(f.t, lv, slot);
-            set[slot] = 1;
-        } else {
-            hwtimer__level_unmark(f.t, lv, slot);
-            set[slot] = 0;
-        }
-        wrong += hwtimer__level_next_occupied(f.t, lv, from) != next_set(set, width, from);
-        wrong += hwtimer__level_next_occupied(f.t, lv, slot) != next_set(set, width, slot);
+        int on = test_rng_below(rng, 100) < density;
+        hwtimer__bits_set(g, lv, slot, on);
+        set[slot] = (unsigned char)on;
+        wrong += hwtimer__bits_next(g, lv, from) != next_set(set, width, from);
+        wrong += hwtimer__bits_next(g, lv, slot) != next_set(set, width, slot);
     }
     for (i = 0; i < width; i++) {
-        if (set[i]) hwtimer__level_unmark(f.t, lv, i);
+        if (set[i]) hwtimer__bits_set(g, lv, i, 0);
     }
-    CHECK_EQ(hwtimer__level_next_occupied(f.t, lv, 0), width);
+    CHECK_EQ(hwtimer__bits_next(g, lv, 0), width);
     CHECK_EQ(wrong, 0);
     free(set);
     fixture_close(&f);
@@ -178,13 +180,13 @@ static void check_leeway_ticks(uint64_t start, uint64_t *rng) {
     size_t i, wrong = 0;
     uint64_t last;
     fixture_open(&f, start, 1, 2);
-    last = hwtimer__due_tick(f.t, UINT64_MAX);
+    last = hwtimer__due_tick(geometry(f.t), UINT64_MAX);
     for (i = 0; i < DRAWS; i++) {
         uint64_t e = i % 8 == 0 ? last - test_rng_below(rng, 1000) : draw_any(rng), got;
         if (e > last) e %= last + 1; /* last < UINT64_MAX here */
         CHECK_EQ(hwtimer_timeout_set_leeway(&to, i % 16 ? draw_any(rng) | 1 : UINT64_MAX),
                  HWTIMER_OK);
-        got = hwtimer__leeway_tick(f.t, &to, e);
+        got = hwtimer__leeway_tick(wheel0(f.t), &to, e);
         wrong += got != test_leeway_grid_tick(e, hwtimer__leeway(&to), last);
         wrong += got < e || got - e > hwtimer__leeway(&to); /* in the window */
     }
@@ -201,13 +203,13 @@ static void test_leeway_tick(void) {
     check_leeway_ticks(UINT64_MAX - 5000, &rng);  /* every window runs into the last tick */
     fixture_open(&f, 0, MS, 512);
     CHECK_EQ(hwtimer_timeout_set_leeway(&to, 10 * MS), HWTIMER_OK);
-    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 0), 0);
-    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 22), 24); /* 2^3 <= 10 + 1 */
-    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 24), 24);
+    CHECK_EQ(hwtimer__leeway_tick(wheel0(f.t), &to, 0), 0);
+    CHECK_EQ(hwtimer__leeway_tick(wheel0(f.t), &to, 22), 24); /* 2^3 <= 10 + 1 */
+    CHECK_EQ(hwtimer__leeway_tick(wheel0(f.t), &to, 24), 24);
     CHECK_EQ(hwtimer_timeout_set_leeway(&to, 100 * MS), HWTIMER_OK);
-    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 22), 64); /* the memo follows the node */
+    CHECK_EQ(hwtimer__leeway_tick(wheel0(f.t), &to, 22), 64); /* the memo follows the node */
     CHECK_EQ(hwtimer_timeout_set_leeway(&to, 7 * MS), HWTIMER_OK);
-    CHECK_EQ(hwtimer__leeway_tick(f.t, &to, 22), 24); /* 2^3 <= 7 + 1 */
+    CHECK_EQ(hwtimer__leeway_tick(wheel0(f.t), &to, 22), 24); /* 2^3 <= 7 + 1 */
     fixture_close(&f);
 }
 
@@ -221,20 +223,21 @@ typedef struct filing {
     uint64_t bits[64];
 } filing;
 
-/* The wheel that files `to`: t, or on a timer of shards the shard that holds it. */
-static hwtimer *wheel_of(hwtimer *t, const hwtimer_timeout *to) {
-    return t->group ? to->owner : t;
+/* The wheel of t that files `to`. */
+static hwtimer__wheel *wheel_of(hwtimer *t, const hwtimer_timeout *to) {
+    return &hwtimer__shard_of(t, to)->wheel;
 }
 
 static void take_filing(hwtimer *t, const hwtimer_timeout *to, filing *f) {
-    hwtimer *w = wheel_of(t, to);
-    hwtimer__lock(w); /* a worker may be in a pass */
+    hwtimer__shard *s = hwtimer__shard_of(t, to);
+    hwtimer__wheel *w = &s->wheel;
+    hwtimer__lock(t, s->mutex); /* a worker may be in a pass */
     f->link = to->link;
     f->where = to->where;
-    f->words = (size_t)w->levels * (w->layer_offset[w->bit_layers - 1] + 1);
+    f->words = (size_t)w->geo.levels * w->geo.level_words;
     CHECK(f->words <= sizeof f->bits / sizeof f->bits[0]);
-    memcpy(f->bits, w->level[0].occupied, f->words * sizeof(uint64_t)); /* levels in a row */
-    hwtimer__unlock(w);
+    memcpy(f->bits, w->occupied, f->words * sizeof(uint64_t)); /* levels in a row */
+    hwtimer__unlock(t, s->mutex);
 }
 
 static int same_filing(const filing *a, const filing *b) {
@@ -269,7 +272,7 @@ static void check_push_later(int worker, unsigned shards) {
     t = create_or_die(&cfg);
     CHECK_EQ(hwtimer_schedule_at(t, &far, 10 * SEC, on_push_fire, &fired), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule_at(t, &near, 20 * MS, on_push_fire, &fired), HWTIMER_OK);
-    CHECK(far.where >= HWTIMER__WHERE_WHEEL + wheel_of(t, &far)->width); /* coarse */
+    CHECK(far.where >= HWTIMER__WHERE_WHEEL + wheel_of(t, &far)->geo.width); /* coarse */
     /* later, both forms: only the deadline changes */
     take_filing(t, &far, &before);
     CHECK_EQ(hwtimer_reschedule_at(t, &far, 11 * SEC), HWTIMER_OK);

@@ -1,2 +1,2 @@
-meson setup build -Dtests=false -Dbench=false
+meson setup build --prefix="$HOME/.local" -Dtests=false -Dbench=false
 meson install -C build

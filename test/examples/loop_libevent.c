@@ -10,7 +10,7 @@
    The loop is libevent's (event_base_dispatch), so there is no "before the sleep" where
    the glue could look at the timer: one libevent timer event stands for the whole wheel,
    and the wheel says when that event must move. The glue, between the "glue" markers
-   and marked in serve():
+   and on every line tagged "glue" (its fields, its setup in serve()):
    - the event (tick) is kept at hwtimer_next_expiry(); when it fires, hwtimer_poll() runs
      what is due and the event is set again (or deleted: nothing pending);
    - cfg.wake_fn: hwtimer calls it inside a schedule whose deadline is earlier than the
@@ -60,7 +60,7 @@ static struct {
 struct server {
     hwtimer *timer;
     struct event_base *base;
-    struct event *tick; /* the timer event that stands for the wheel */
+    struct event *tick; /* glue: the timer event that stands for the wheel */
 };
 
 struct conn {
@@ -153,11 +153,11 @@ static void serve(int listen_fd) {
     s.base = event_base_new_with_config(ec);
     event_config_free(ec);
     if (!s.base) die("event_base_new_with_config");
-    s.tick = evtimer_new(s.base, on_tick, &s);
+    s.tick = evtimer_new(s.base, on_tick, &s); /* glue */
     hwtimer_config_default(&cfg);
     cfg.tick_ns = HWTIMER_MS(1); /* the default tick is 100 ms */
     cfg.wake_fn = on_wake;       /* glue */
-    cfg.wake_ctx = &s;
+    cfg.wake_ctx = &s;           /* glue */
     if (hwtimer_create(&s.timer, &cfg) != HWTIMER_OK) die("hwtimer_create");
     accepting = event_new(s.base, listen_fd, EV_READ | EV_PERSIST, on_accept, &s);
     event_add(accepting, NULL);
@@ -165,7 +165,7 @@ static void serve(int listen_fd) {
     event_base_dispatch(s.base); /* until the last connection is closed */
     hwtimer_destroy(s.timer);
     event_free(accepting);
-    event_free(s.tick);
+    event_free(s.tick); /* glue */
     event_base_free(s.base);
 }
 

@@ -7,8 +7,8 @@
 
    Build:  cc -I<dir of hwtimer.h> loop_libuv.c -luv -pthread    (-pthread: the demo's clients)
 
-   The glue, between the "glue" markers and marked in serve(): one uv_timer_t stands for
-   the whole wheel.
+   The glue, between the "glue" markers and on every line tagged "glue" (its fields, its
+   setup in serve()): one uv_timer_t stands for the whole wheel.
    - Time: the timer's clock is uv_hrtime() (cfg.clock_fn), and uv_now() is the loop's
      cached time: the same clock in whole ms, read once per iteration. So uv_now() * 1e6
      is a "now" that is never ahead of the timer's clock and costs no clock read: the loop
@@ -65,9 +65,9 @@ struct server {
     hwtimer *timer;
     uv_loop_t loop;
     uv_tcp_t listener;
-    uv_timer_t tick; /* the uv timer that stands for the wheel */
-    uv_prepare_t before_sleep;
-    uint64_t armed; /* the next expiry the uv timer is set for; UINT64_MAX: stopped */
+    uv_timer_t tick;           /* glue: the uv timer that stands for the wheel */
+    uv_prepare_t before_sleep; /* glue: sets it before the loop sleeps */
+    uint64_t armed; /* glue: the next expiry the uv timer is set for; UINT64_MAX: stopped */
 };
 
 struct conn {
@@ -112,7 +112,7 @@ static void conn_free(uv_handle_t *handle) { /* the last of a connection */
     free(HWTIMER_CONTAINER_OF(handle, struct conn, tcp));
     if (--seen.open > 0 || seen.accepted < CLIENTS) return;
     uv_close((uv_handle_t *)&s->listener, NULL); /* the demo is over: close the rest, */
-    uv_close((uv_handle_t *)&s->tick, NULL);     /* and uv_run returns */
+    uv_close((uv_handle_t *)&s->tick, NULL);     /* and uv_run returns (glue: these two) */
     uv_close((uv_handle_t *)&s->before_sleep, NULL);
 }
 
@@ -169,7 +169,7 @@ static void serve(int listen_fd) {
     cfg.tick_ns = HWTIMER_MS(1); /* the default tick is 100 ms */
     cfg.clock_fn = uv_clock;     /* glue */
     if (hwtimer_create(&s.timer, &cfg) != HWTIMER_OK) die("hwtimer_create");
-    s.armed = UINT64_MAX;
+    s.armed = UINT64_MAX; /* glue: stopped */
     if (uv_loop_init(&s.loop) != 0) die("uv_loop_init");
     uv_timer_init(&s.loop, &s.tick);                 /* glue */
     uv_prepare_init(&s.loop, &s.before_sleep);       /* glue */

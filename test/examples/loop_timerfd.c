@@ -11,8 +11,9 @@
    timerfd wakes it. Useful when the sleep is not yours to compute (a library owns
    epoll_wait), or for wake-ups finer than epoll_wait's milliseconds.
 
-   The glue, between the "glue" markers: the timer's default clock is CLOCK_MONOTONIC in
-   ns, so hwtimer_next_expiry() is an absolute time for a CLOCK_MONOTONIC timerfd as it is
+   The glue, between the "glue" markers and on every line tagged "glue" (the timerfd's
+   fields, setup and dispatch): the timer's default clock is CLOCK_MONOTONIC in ns, so
+   hwtimer_next_expiry() is an absolute time for a CLOCK_MONOTONIC timerfd as it is
    (TFD_TIMER_ABSTIME). Before each epoll_wait the loop sets the timerfd again if the next
    expiry changed (UINT64_MAX: nothing pending, disarm); when the timerfd fires,
    hwtimer_poll() runs what is due.
@@ -60,11 +61,13 @@ struct conn {
 
 struct server {
     hwtimer *timer;
-    int epfd, listen_fd, tfd;
-    uint64_t armed; /* the time the timerfd is set to; UINT64_MAX: disarmed */
+    int epfd, listen_fd;
+    int tfd;        /* glue: the timerfd */
+    uint64_t armed; /* glue: the time the timerfd is set to; UINT64_MAX: disarmed */
 };
 
-static char listener_marker, timerfd_marker; /* epoll's data.ptr: these, or a conn */
+static char listener_marker, timerfd_marker; /* epoll's data.ptr: these, or a conn (glue:
+                                                 the timerfd's) */
 
 static void watch(struct server *s, int fd, void *ptr) {
     struct epoll_event ev;
@@ -142,28 +145,28 @@ static void serve(int listen_fd) {
     if (hwtimer_create(&s.timer, &cfg) != HWTIMER_OK) die("hwtimer_create");
     s.listen_fd = listen_fd;
     s.epfd = epoll_create1(0);
-    s.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+    s.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK); /* glue */
     if (s.epfd < 0 || s.tfd < 0) die("epoll_create1, timerfd_create");
-    s.armed = UINT64_MAX;
+    s.armed = UINT64_MAX; /* glue: disarmed */
     watch(&s, listen_fd, &listener_marker);
-    watch(&s, s.tfd, &timerfd_marker);
+    watch(&s, s.tfd, &timerfd_marker); /* glue */
     while (seen.accepted < CLIENTS || seen.open > 0) { /* the demo ends when all are gone */
-        int n, i, timer_fired = 0;
+        int n, i, timer_fired = 0; /* glue: timer_fired */
         timerfd_arm(&s); /* glue: the one call before the sleep */
         n = epoll_wait(s.epfd, events, 64, -1);
         for (i = 0; i < n; i++) {
             void *ptr = events[i].data.ptr;
-            if (ptr == &timerfd_marker) timer_fired = 1;
+            if (ptr == &timerfd_marker) timer_fired = 1; /* glue */
             else if (ptr == &listener_marker) accept_all(&s);
             else on_readable(&s, (struct conn *)ptr);
         }
-        if (timer_fired) { /* last: a callback may free a connection that has an event above */
+        if (timer_fired) { /* glue, last: a callback may free a connection with an event above */
             seen.timer_wakeups++;
             if (timerfd_fired(&s) == 0) seen.empty_wakeups++;
         }
     }
     hwtimer_destroy(s.timer);
-    close(s.tfd);
+    close(s.tfd); /* glue */
     close(s.epfd);
 }
 

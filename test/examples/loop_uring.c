@@ -10,12 +10,13 @@
    The loop only sleeps in io_uring_submit_and_wait: readiness comes as IORING_OP_POLL_ADD
    completions, and the timer is one IORING_OP_TIMEOUT in the ring.
 
-   The glue, between the "glue" markers: the timer's default clock is CLOCK_MONOTONIC in
-   ns, the clock of an IORING_TIMEOUT_ABS timeout, so hwtimer_next_expiry() is that
-   timeout's time as it is. Before each sleep the loop re-arms if the next expiry changed:
-   it removes the timeout in flight (IORING_OP_TIMEOUT_REMOVE) and submits a new one, each
-   tagged with a generation number so that a replaced one's completion is ignored. When
-   the current one completes with -ETIME, hwtimer_poll() runs what is due.
+   The glue, between the "glue" markers and on every line tagged "glue" (the timeout's
+   fields, setup and dispatch): the timer's default clock is CLOCK_MONOTONIC in ns, the
+   clock of an IORING_TIMEOUT_ABS timeout, so hwtimer_next_expiry() is that timeout's time
+   as it is. Before each sleep the loop re-arms if the next expiry changed: it removes the
+   timeout in flight (IORING_OP_TIMEOUT_REMOVE) and submits a new one, each tagged with a
+   generation number so that a replaced one's completion is ignored. When the current one
+   completes with -ETIME, hwtimer_poll() runs what is due.
 
    Closing a connection whose poll request is in the ring (its timeout fired): the ring
    holds the socket, so close() would not end the request. The callback shuts the socket
@@ -61,8 +62,8 @@ static struct {
 
 /* A request's user_data: a connection (a pointer: even), one of these, or a timeout's tag:
    its generation, shifted, with the low bit set (odd). */
-enum { TAG_LISTEN = 2, TAG_REMOVE = 4 };
-#define TIMEOUT_TAG(gen) (((gen) << 1) | 1u)
+enum { TAG_LISTEN = 2, TAG_REMOVE = 4 }; /* TAG_REMOVE: glue */
+#define TIMEOUT_TAG(gen) (((gen) << 1) | 1u) /* glue */
 
 struct conn {
     int fd;
@@ -74,12 +75,13 @@ struct server {
     hwtimer *timer;
     struct io_uring ring;
     int listen_fd;
-    uint64_t armed; /* the time of the timeout in flight; UINT64_MAX: none */
-    uint64_t gen;   /* the generation of the timeout in flight */
-    struct __kernel_timespec when;
+    uint64_t armed; /* glue: the time of the timeout in flight; UINT64_MAX: none */
+    uint64_t gen;   /* glue: the generation of the timeout in flight */
+    struct __kernel_timespec when; /* glue: its time, which the ring reads at submission */
 };
 
-static struct io_uring_sqe *sqe_get(struct server *s) { /* flushes a full queue first */
+static struct io_uring_sqe *sqe_get(struct server *s) { /* flushes a full queue first (the
+                                                            glue uses it too) */
     struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
     if (!sqe) io_uring_submit(&s->ring);
     if (!sqe && !(sqe = io_uring_get_sqe(&s->ring))) die("io_uring_get_sqe");
@@ -183,18 +185,18 @@ static void serve(int listen_fd) {
     cfg.tick_ns = HWTIMER_MS(1);  /* the default tick is 100 ms */
     if (hwtimer_create(&s.timer, &cfg) != HWTIMER_OK) die("hwtimer_create");
     s.listen_fd = listen_fd;
-    s.armed = UINT64_MAX;
+    s.armed = UINT64_MAX; /* glue: no timeout in flight */
     poll_fd(&s, listen_fd, TAG_LISTEN);
     while (seen.accepted < CLIENTS || seen.open > 0) { /* the demo ends when all are gone */
         struct io_uring_cqe *cqe;
-        int timer_due = 0;
+        int timer_due = 0; /* glue */
         uring_arm(&s); /* glue: the one call before the sleep */
         io_uring_submit_and_wait(&s.ring, 1);
         while (io_uring_peek_cqe(&s.ring, &cqe) == 0) {
             uint64_t tag = io_uring_cqe_get_data64(cqe);
             int res = cqe->res;
             io_uring_cqe_seen(&s.ring, cqe);
-            if (tag & 1u) timer_due |= uring_timer_due(&s, tag, res);
+            if (tag & 1u) timer_due |= uring_timer_due(&s, tag, res); /* glue */
             else if (tag == TAG_LISTEN) accept_all(&s);
             else if (tag != TAG_REMOVE) conn_ready(&s, (struct conn *)(uintptr_t)tag);
         }

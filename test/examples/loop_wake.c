@@ -10,12 +10,13 @@
 
    How: the timer has locks (cfg.threads = hwtimer_threads_default()) and no worker
    (cfg.worker 0), so any thread may schedule while the loop alone runs the callbacks, in
-   hwtimer_poll(). The glue is between the "glue" markers: an eventfd in the loop's poll
-   set, and cfg.wake_fn, which writes it. hwtimer calls wake_fn on the scheduling thread,
-   with no lock held, when that schedule's deadline is earlier than what the loop was last
-   told (or the loop was told nothing was pending), at most once per answer. The loop
-   wakes, reads the eventfd and asks the timer again. (Since wake_fn tells of changes to
-   an answer, the loop must ask once before it first sleeps: its first poll() does.)
+   hwtimer_poll(). The glue is between the "glue" markers and on the lines tagged "glue":
+   an eventfd in the loop's poll set, and cfg.wake_fn, which writes it. hwtimer calls
+   wake_fn on the scheduling thread, with no lock held, when that schedule's deadline is
+   earlier than what the loop was last told (or the loop was told nothing was pending), at
+   most once per answer. The loop wakes, reads the eventfd and asks the timer again.
+   (Since wake_fn tells of changes to an answer, the loop must ask once before it first
+   sleeps: its first poll() does.)
 
    The demo: WORKERS threads each schedule JOBS timeouts, a few ms apart, each due 1 to
    40 ms later: first while the loop sleeps with nothing pending, then while it sleeps
@@ -38,7 +39,7 @@
 #define PHASES 2 /* the loop sleeps: forever, then for an hour */
 
 static hwtimer *timer;
-static int wakefd;            /* the eventfd that wakes the loop */
+static int wakefd;            /* glue: the eventfd that wakes the loop */
 static pthread_t loop_thread; /* main's */
 
 static void die(const char *what) {
@@ -166,7 +167,7 @@ int main(void) {
     int phase, w, far_away_pending;
     alarm(10); /* a watchdog: a demo that hangs is killed */
     loop_thread = pthread_self();
-    wakefd = eventfd(0, EFD_NONBLOCK);
+    wakefd = eventfd(0, EFD_NONBLOCK); /* glue */
     if (wakefd < 0) die("eventfd");
     hwtimer_config_default(&cfg);
     cfg.tick_ns = HWTIMER_MS(1);             /* the default tick is 100 ms */
@@ -184,6 +185,6 @@ int main(void) {
     }
     far_away_pending = hwtimer_cancel(timer, &far_away.timeout) == 1;
     hwtimer_destroy(timer);
-    close(wakefd);
+    close(wakefd); /* glue */
     return check(far_away_pending);
 }

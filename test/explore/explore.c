@@ -32,10 +32,10 @@
    in a row, again and again.
 
    WHAT IS CHECKED
-   A ledger entry per node (the hwtimer_timeout is allocated apart, so that it can be freed
-   right after its cancel while the entry stays) counts armings, runs, cancels, hand-backs.
-   Without ASan a freed node is poisoned and kept until the execution ends, so that a
-   timer that still reads it reads garbage the checks notice; under ASan it is freed.
+   A ledger entry per node (the hwtimer_timeout lives apart, so that it can be freed right
+   after its cancel while the entry stays) counts armings, runs, cancels, hand-backs. A
+   freed node is poisoned and kept until the execution ends, so that a timer that still
+   reads it reads garbage the checks notice; under ASan its memory is also unaddressable.
    - After every scheduling decision, for each timer whose mutex is free: hwtimer_pending is
      exact (it equals the live nodes that are PENDING plus the periodic ones whose callback
      runs, EXPIRED with a period), so a freed node still counted shows; and after each
@@ -151,7 +151,7 @@ typedef void (*node_body)(node *n);
 struct node {
     hwtimer_timeout *to; /* NULL once freed */
     const void *stale;   /* the address it had */
-    void *quarantined;   /* freed, poisoned, not yet given back (without ASan) */
+    void *quarantined;   /* freed and poisoned (node_free) */
     int timer;
     uint64_t period;
     node_body body; /* what its callback does */
@@ -200,12 +200,12 @@ static void config_for_explore(hwtimer_config *cfg, int worker) {
     cfg->shards = explore_shards;
 }
 
-/* A timer and its shards, for the checks, which read them directly (hwtimer.h is included
-   with its implementation): part k of t is t itself for an ordinary timer, else shard k. */
-static unsigned parts_of(const hwtimer *t) { return t->group ? t->group->shards : 1; }
-static hwtimer *part_of(hwtimer *t, unsigned k) { return t->group ? t->group->shard[k] : t; }
+/* A timer's wheels and what their locks guard, for the checks, which read them directly
+   (hwtimer.h is included with its implementation). */
+static unsigned parts_of(const hwtimer *t) { return t->shards; }
+static hwtimer__shard *part_of(const hwtimer *t, unsigned k) { return hwtimer__shard_at(t, k); }
 
-/* No lock of t's is held: its state (every shard's) is consistent. */
+/* No lock of t's is held: its state (every wheel's) is consistent. */
 static int timer_is_free(hwtimer *t) {
     unsigned k;
     if (!ex_mutex_is_free(t->mutex)) return 0;
@@ -227,35 +227,37 @@ static int timer_lock_is_mine(hwtimer *t) {
 static size_t timer_pending_now(hwtimer *t) {
     size_t n = 0;
     unsigned k;
-    for (k = 0; k < parts_of(t); k++) n += part_of(t, k)->pending;
+    for (k = 0; k < parts_of(t); k++) n += part_of(t, k)->wheel.pending;
     return n;
 }
 
 static uint64_t timer_next_now(hwtimer *t) {
-    uint64_t next = UINT64_MAX;
+    uint64_t next = UINT64_MAX, tick;
     unsigned k;
     for (k = 0; k < parts_of(t); k++) {
-        uint64_t n = hwtimer__next_expiry_locked(part_of(t, k));
-        if (n < next) next = n;
+        hwtimer__wheel *wh = &part_of(t, k)->wheel;
+        if (hwtimer__wheel_next_tick(wh, &tick) && hwtimer__tick_time(&wh->geo, tick) < next) {
+            next = hwtimer__tick_time(&wh->geo, tick);
+        }
     }
     return next;
 }
 
-/* The node whose callback runs on t (in any shard), or NULL. */
+/* The node whose callback runs on t (in any wheel), or NULL. */
 static hwtimer_timeout *timer_running(hwtimer *t) {
     unsigned k;
     for (k = 0; k < parts_of(t); k++) {
-        if (part_of(t, k)->running) return part_of(t, k)->running;
+        if (part_of(t, k)->run.node) return part_of(t, k)->run.node;
     }
     return NULL;
 }
 
-/* Locked sections of t's (every shard's) that have ended. */
+/* Locked sections of t's (and of each wheel's own lock) that have ended. */
 static unsigned timer_releases(hwtimer *t) {
     unsigned n = ex_mutex_releases(t->mutex);
     unsigned k;
-    if (t->group) {
-        for (k = 0; k < parts_of(t); k++) n += ex_mutex_releases(part_of(t, k)->mutex);
+    for (k = 0; k < parts_of(t); k++) {
+        if (part_of(t, k)->mutex != t->mutex) n += ex_mutex_releases(part_of(t, k)->mutex);
     }
     return n;
 }
@@ -277,35 +279,46 @@ static void timer_open(int i, int worker) {
 
 static void node_fire(hwtimer_timeout *to, void *arg);
 
+/* The nodes' memory: node i at the same address in every execution, so that a schedule
+   replays exactly (a busy slot picks a node's list by its address; malloc under ASan would
+   hand out a new address each time). */
+static hwtimer_timeout node_memory[MAX_NODES];
+
+#ifdef EX_ASAN
+void __asan_poison_memory_region(void const volatile *addr, size_t size);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#define EX_POISON(p, n) __asan_poison_memory_region(p, n)
+#define EX_UNPOISON(p, n) __asan_unpoison_memory_region(p, n)
+#else
+#define EX_POISON(p, n) ((void)(p), (void)(n))
+#define EX_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 static node *node_new(int timer, node_body body) {
     node *n = &w.nodes[w.nnodes++];
     memset(n, 0, sizeof *n);
-    n->to = (hwtimer_timeout *)calloc(1, sizeof *n->to);
-    if (!n->to) ex_fail("out of memory");
+    n->to = &node_memory[node_index(n)];
+    memset(n->to, 0, sizeof *n->to);
     n->stale = n->to;
     n->timer = timer;
     n->body = body;
     return n;
 }
 
-/* What a freed node holds without ASan: garbage that looks like a periodic node whose
-   callback runs (EXPIRED, a nonzero period), so that a timer that still reads it acts on
-   it visibly. */
+/* What a freed node holds: garbage that looks like a periodic node whose callback runs
+   (EXPIRED, a nonzero period), so that a timer that still reads it acts on it visibly. */
 static void poison(hwtimer_timeout *to) {
     memset(to, 0x5A, sizeof *to);
     to->state = HWTIMER_EXPIRED;
 }
 
-/* Frees the node. Without ASan its memory is poisoned and kept until the execution ends
-   instead: a timer that still reads it sees the poison, which the checks notice, and a
-   write to it shows at the end. */
+/* Frees the node: its memory is poisoned and kept until the execution ends. A timer that
+   still reads it sees the poison, which the checks notice, and a write to it shows at the
+   end; under ASan any access to it is reported at once. */
 static void node_free(node *n) {
-#ifdef EX_ASAN
-    free(n->to);
-#else
     poison(n->to);
     n->quarantined = n->to;
-#endif
+    EX_POISON(n->to, sizeof *n->to);
     n->to = NULL;
 }
 
@@ -327,6 +340,7 @@ static int node_arm(node *n, uint64_t delay, uint64_t period) {
 static void check_poison_intact(const node *n) {
     hwtimer_timeout intact;
     poison(&intact);
+    if (n->quarantined) EX_UNPOISON(n->quarantined, sizeof intact);
     if (n->quarantined && memcmp(n->quarantined, &intact, sizeof intact)) {
         ex_fail("node %d was written to after it was freed", node_index(n));
     }
@@ -518,7 +532,7 @@ static void check_step(void) {
         if (timer_releases(t) == w.checked_at[i] || freed_node_at(timer_running(t))) continue;
         w.checked_at[i] = timer_releases(t);
         for (k = 0; k < parts_of(t); k++) {
-            invariant = hwtimer__check_locked(part_of(t, k));
+            invariant = hwtimer__check_shard(t, part_of(t, k));
             if (invariant) {
                 ex_fail("timer %d: hwtimer_check finds invariant %d broken (part %u)", i,
                         invariant, k);
@@ -550,16 +564,19 @@ static void check_quiet(void) {
         unsigned p;
         if (!w.alive[i] || !timer_is_free(t)) continue;
         for (k = 0; k < ex_thread_count(); k++) {
-            for (p = 0; p <= parts_of(t); p++) { /* the timer, then each part */
-                hwtimer *q = p == parts_of(t) ? t : part_of(t, p);
-                if (ex_waits_on(k) == q->done_cond && !q->in_pass && !q->running) {
-                    ex_fail("lost wake-up: T%d waits for a callback or pass of timer %d to "
-                            "end, and none is under way", k, i);
-                }
+            int waits = ex_waits_on(k) == t->done_cond && !t->pass.on && !timer_running(t);
+            for (p = 0; p < parts_of(t); p++) { /* a wheel's own: a cancel's */
+                hwtimer__shard *q = part_of(t, p);
+                waits |= q->done_cond != t->done_cond && ex_waits_on(k) == q->done_cond &&
+                         !q->run.node;
+            }
+            if (waits) {
+                ex_fail("lost wake-up: T%d waits for a callback or pass of timer %d to "
+                        "end, and none is under way", k, i);
             }
         }
         worker = w.worker[i] ? ex_thread_started_with(t) : -1;
-        if (worker >= 0 && ex_waits_on(worker) == t->wake_cond &&
+        if (worker >= 0 && ex_waits_on(worker) == t->worker.wake_cond &&
             timer_next_now(t) <= ex_clock_seen()) {
             ex_fail("lost wake-up: the worker of timer %d sleeps, work was due at %llu ns and "
                     "the clock read %llu ns", i, (unsigned long long)timer_next_now(t),
@@ -1031,12 +1048,11 @@ static const char *const at_names[AT_KINDS] = {"asleep", "wants a lock", "holds 
 static unsigned long fork_states[AT_KINDS];
 
 static void note_fork_state(hwtimer *t, int worker) {
-    int holds = 0, in_pass = t->in_pass;
+    int holds = 0, in_pass = t->pass.on;
     unsigned k;
-    for (k = 0; k < parts_of(t); k++) in_pass |= part_of(t, k)->in_pass;
     if (ex_mutex_owner(t->mutex) == worker) holds = 1;
     for (k = 0; k < parts_of(t); k++) holds |= ex_mutex_owner(part_of(t, k)->mutex) == worker;
-    fork_states[AT_ASLEEP] += ex_waits_on(worker) == t->wake_cond;
+    fork_states[AT_ASLEEP] += ex_waits_on(worker) == t->worker.wake_cond;
     fork_states[AT_WANTS_LOCK] += (unsigned long)ex_wants_mutex(worker);
     fork_states[AT_HOLDS_LOCK] += (unsigned long)holds;
     fork_states[AT_IN_PASS] += (unsigned long)in_pass;
@@ -1325,11 +1341,7 @@ enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
 static const scenario *current_scenario;
 
 static void world_main(void) {
-    int i;
-    for (i = 0; i < w.nnodes; i++) {
-        free(w.nodes[i].to);
-        free(w.nodes[i].quarantined);
-    }
+    EX_UNPOISON(node_memory, sizeof node_memory);
     memset(&w, 0, sizeof w);
     hwtimer__threads_seen = 0; /* threads take shards in the order they first arm: the same
                                   order in every execution of a schedule */
