@@ -11,10 +11,11 @@
      HWTIMER_CHECK_BITMAP   a word of the bit tree without its bit in the layer above, or a
                             bit for a slot whose lists are empty
      HWTIMER_CHECK_COUNT    the nodes filed are not the pending count, or pending is over
-                            max_pending; on a timer of shards also the group's count of its
-                            shards' nodes (cfg.max_pending), and a shard's own failure
+                            max_pending; on a timer of shards also the count its wheels
+                            share (cfg.max_pending), and one wheel's own count
      HWTIMER_CHECK_NEAR     a filing that needs the due list or a wake-up would go straight
-                            to the wheel
+                            to the wheel, or the wheel watches fewer ticks than the loop's
+                            answer needs
 
    Each corruption is undone right after, and the check must then be 0 again, so that the
    timer is destroyed whole. hwtimer_check(NULL) is 0, a healthy timer gives 0 wherever its
@@ -24,50 +25,57 @@
    The corruptions reach the timer's private parts: all of that goes through the helpers of
    the first section, and nothing else here names a private field. This file compiles the
    implementation itself (harness.h), as the helpers read its types; the timers are ordinary
-   ones in every mode (the shards mode's group is made explicitly for the group's check). */
+   ones of one wheel in every mode (a timer of shards is made explicitly for the shared
+   count). */
 #undef HWTIMER_TEST_SHARDS
 #include "harness.h"
 #include "fixture.h"
 
 /* ---- the private parts this file touches ------------------------------------------------- */
 
-/* The head of list k of `slot` in `level`. */
+/* Shard k of a timer, and its wheel (a timer of one wheel: shard 0). */
+static hwtimer__shard *shard_of(hwtimer *t, unsigned k) { return hwtimer__shard_at(t, k); }
+static hwtimer__wheel *wheel_of(hwtimer *t, unsigned k) { return &shard_of(t, k)->wheel; }
+
+/* The head of list k of `slot` in `level` (shard 0's wheel). */
 static struct hwtimer__link *slot_list(hwtimer *t, unsigned level, uint32_t slot, unsigned k) {
-    return &hwtimer__slot(&t->level[level], slot)[k];
+    hwtimer__wheel *w = wheel_of(t, 0);
+    return &hwtimer__slot_lists(w, (level << w->geo.bits) + slot)[k];
 }
 
 /* Word w of layer `layer` of level `level`'s occupancy bit tree. */
 static uint64_t *bit_word(hwtimer *t, unsigned level, unsigned layer, uint32_t w) {
-    return &t->level[level].occupied[t->layer_offset[layer] + w];
+    hwtimer__wheel *wheel = wheel_of(t, 0);
+    return &hwtimer__level_bits(wheel, level)[wheel->geo.layer_offset[layer] + w];
 }
 
-static unsigned bit_layers(const hwtimer *t) { return t->bit_layers; }
+static unsigned bit_layers(hwtimer *t) { return wheel_of(t, 0)->geo.bit_layers; }
 
 /* The level and slot a filed node waits in, from its `where`. */
-static unsigned level_of(const hwtimer *t, const hwtimer_timeout *to) {
-    return (to->where - HWTIMER__WHERE_WHEEL) >> t->bits;
+static unsigned level_of(hwtimer *t, const hwtimer_timeout *to) {
+    return (to->where - HWTIMER__WHERE_WHEEL) >> wheel_of(t, 0)->geo.bits;
 }
-static uint32_t slot_of(const hwtimer *t, const hwtimer_timeout *to) {
-    return (to->where - HWTIMER__WHERE_WHEEL) & t->mask;
+static uint32_t slot_of(hwtimer *t, const hwtimer_timeout *to) {
+    return (to->where - HWTIMER__WHERE_WHEEL) & wheel_of(t, 0)->geo.mask;
 }
 
-static struct hwtimer__link *due_list(hwtimer *t) { return &t->due; }
-static size_t *pending_field(hwtimer *t) { return &t->pending; }
+static struct hwtimer__link *due_list(hwtimer *t) { return &wheel_of(t, 0)->due; }
+static size_t *pending_field(hwtimer *t, unsigned k) { return &wheel_of(t, k)->pending; }
 static size_t *max_pending_field(hwtimer *t) { return &t->max_pending; }
-static uint64_t *notice_field(hwtimer *t) { return &t->notice_upto; }
-static uint64_t due_upto_of(const hwtimer *t) { return t->due_upto; }
-static uint64_t wake_upto_of(const hwtimer *t) { return hwtimer__wake_upto(t); }
+static uint64_t *notice_field(hwtimer *t) { return &wheel_of(t, 0)->notice_upto; }
+static uint64_t *watch_field(hwtimer *t) { return &wheel_of(t, 0)->watch_upto; }
+static uint64_t due_upto_of(hwtimer *t) { return wheel_of(t, 0)->due_upto; }
+static uint64_t wake_upto_of(hwtimer *t) { return hwtimer__wake_upto(shard_of(t, 0)); }
 
 /* A node's private fields (the node's layout is public; its fields are the timer's). */
 static struct hwtimer__link *link_of(hwtimer_timeout *to) { return &to->link; }
 static uint32_t *where_field(hwtimer_timeout *to) { return &to->where; }
 static uint8_t *state_field(hwtimer_timeout *to) { return &to->state; }
-static hwtimer **owner_field(hwtimer_timeout *to) { return &to->owner; }
+static struct hwtimer__wheel **wheel_field(hwtimer_timeout *to) { return &to->wheel; }
 static uint64_t *deadline_field(hwtimer_timeout *to) { return &to->deadline; }
 
-/* A timer of shards: shard i, and the group's count of its shards' pending nodes. */
-static hwtimer *group_shard(hwtimer *t, unsigned i) { return t->group->shard[i]; }
-static long *group_count(hwtimer *t) { return &t->group->pending; }
+/* A timer of shards with max_pending: the count of its wheels' pending nodes they share. */
+static long *shared_count(hwtimer *t) { return &t->shared_pending; }
 
 /* ---- the setup ----------------------------------------------------------------------------- */
 
@@ -109,7 +117,8 @@ static void check_from_callback(hwtimer_timeout *to, void *arg) {
 }
 
 /* NULL is 0; so is a healthy timer, empty, with nodes in the due list, in level 0 and in
-   coarse levels, and from inside a periodic callback (pending, filed nowhere). */
+   coarse levels, one pushed later in a coarse slot that starts before its tick, and from
+   inside a periodic callback (pending, filed nowhere). */
 static void test_healthy(void) {
     fixture f;
     hwtimer_timeout due = HWTIMER_TIMEOUT_INIT, near = HWTIMER_TIMEOUT_INIT,
@@ -122,6 +131,9 @@ static void test_healthy(void) {
     at_tick(&f, &near, 20);
     at_tick(&f, &far, 5000);
     at_tick(&f, &farther, (uint64_t)1 << 40);
+    CHECK_EQ(hwtimer_check(f.t), 0);
+    CHECK_EQ(hwtimer_reschedule_at(f.t, &far, 6000 * MS), HWTIMER_OK);
+    CHECK_EQ(slot_of(f.t, &far), 9); /* pushed later: it waits on in the slot of tick 5000 */
     CHECK_EQ(hwtimer_check(f.t), 0);
     CHECK_EQ(hwtimer_schedule_periodic_at(f.t, &periodic, 15 * MS, MS, check_from_callback, &f),
              HWTIMER_OK);
@@ -137,35 +149,42 @@ static void test_healthy(void) {
    link back, and a list that holds more nodes than the timer counts as pending. */
 static void test_links(void) {
     fixture f;
-    hwtimer_timeout a = HWTIMER_TIMEOUT_INIT, b = HWTIMER_TIMEOUT_INIT;
-    struct hwtimer__link *a_prev, *b_prev;
+    hwtimer_timeout first = HWTIMER_TIMEOUT_INIT, n[3];
+    struct hwtimer__link *x, *y, *x_prev, *y_prev;
+    unsigned i;
     fixture_open(&f, 0, MS, WIDTH);
-    at_tick(&f, &a, 20);
-    at_tick(&f, &b, 20); /* the same slot, the same list: head, a, b */
-    CHECK(link_of(&a)->next == link_of(&b));
-    a_prev = link_of(&a)->prev; /* the list's head */
-    link_of(&a)->prev = link_of(&b);
-    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, link_of(&a)->prev = a_prev);
-    b_prev = link_of(&b)->prev; /* a */
-    link_of(&b)->prev = link_of(&b);
-    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, link_of(&b)->prev = b_prev);
-    --*pending_field(f.t);
-    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, ++*pending_field(f.t));
+    at_tick(&f, &first, 20); /* alone in the slot: its first list */
+    for (i = 0; i < 3; i++) {
+        hwtimer_timeout_init(&n[i]);
+        at_tick(&f, &n[i], 20); /* a list the node's address picks */
+    }
+    /* two of them armed one after the other in one list (nodes close in memory share it) */
+    x = link_of(&n[0])->next == link_of(&n[1]) ? link_of(&n[0]) : link_of(&n[1]);
+    y = x->next;
+    CHECK(y == link_of(&n[1]) || y == link_of(&n[2]));
+    x_prev = x->prev;
+    x->prev = y;
+    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, x->prev = x_prev);
+    y_prev = y->prev; /* x */
+    y->prev = y;
+    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, y->prev = y_prev);
+    *pending_field(f.t, 0) = 1; /* fewer than that list holds */
+    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, *pending_field(f.t, 0) = 4);
     fixture_close(&f);
 }
 
-/* A filed node that is not pending on this timer: another owner, another state, or a
+/* A filed node that is not pending in this wheel: another wheel, another state, or a
    `where` that names another list than the one it is in. */
 static void test_node(void) {
     fixture f;
     hwtimer_timeout a = HWTIMER_TIMEOUT_INIT;
-    hwtimer *owner;
+    struct hwtimer__wheel *wheel;
     uint32_t where;
     fixture_open(&f, 0, MS, WIDTH);
     at_tick(&f, &a, 20);
-    owner = *owner_field(&a);
-    *owner_field(&a) = NULL;
-    CHECK_BROKEN(&f, HWTIMER_CHECK_NODE, *owner_field(&a) = owner);
+    wheel = *wheel_field(&a);
+    *wheel_field(&a) = NULL;
+    CHECK_BROKEN(&f, HWTIMER_CHECK_NODE, *wheel_field(&a) = wheel);
     *state_field(&a) = HWTIMER_EXPIRED;
     CHECK_BROKEN(&f, HWTIMER_CHECK_NODE, *state_field(&a) = HWTIMER_PENDING);
     where = *where_field(&a);
@@ -246,8 +265,8 @@ static void test_count(void) {
     fixture_open_limited(&f, 0, MS, WIDTH, 2);
     at_tick(&f, &a, 20);
     at_tick(&f, &b, 5000);
-    ++*pending_field(f.t);
-    CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, --*pending_field(f.t));
+    ++*pending_field(f.t, 0);
+    CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, --*pending_field(f.t, 0));
     *max_pending_field(f.t) = 1;
     CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, *max_pending_field(f.t) = 2);
     fixture_close(&f);
@@ -260,7 +279,8 @@ static void count_wake(void *ctx) {
 }
 
 /* A filing that would skip what it must notice: the due list (ticks up to the last one
-   advanced to) or the loop's wake-up (ticks before the time the loop was told). */
+   advanced to) or the loop's wake-up (ticks before the time the loop was told), or a wheel
+   that watches fewer ticks than its loop's answer needs. */
 static void test_near(void) {
     fixture f;
     hwtimer_config cfg;
@@ -280,13 +300,15 @@ static void test_near(void) {
     notice = *notice_field(f.t);
     *notice_field(f.t) = 50; /* past due_upto, before the answer */
     CHECK_BROKEN(&f, HWTIMER_CHECK_NEAR, *notice_field(f.t) = notice);
+    *watch_field(f.t) = 50; /* the wheel would not report a filing before the answer */
+    CHECK_BROKEN(&f, HWTIMER_CHECK_NEAR, *watch_field(f.t) = 100);
     CHECK_EQ(woken, 0);
     fixture_close(&f);
 }
 
-/* A timer of shards with max_pending: the group counts its shards' pending nodes in one
-   number, which must be theirs (and never below 0); a shard's own failure is the group's. */
-static void test_group(void) {
+/* A timer of shards with max_pending: its wheels share one count of their pending nodes,
+   which must be theirs; one wheel's count that is not its nodes is the timer's failure. */
+static void test_shared_count(void) {
     fixture f;
     hwtimer_config cfg;
     hwtimer_timeout a = HWTIMER_TIMEOUT_INIT, b = HWTIMER_TIMEOUT_INIT;
@@ -299,14 +321,12 @@ static void test_group(void) {
     at_tick(&f, &a, 20);
     at_tick(&f, &b, 5000);
     CHECK_EQ(hwtimer_check(f.t), 0);
-    counted = *group_count(f.t);
+    counted = *shared_count(f.t);
     CHECK_EQ(counted, 2);
-    *group_count(f.t) = 3;
-    CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, *group_count(f.t) = counted);
-    *group_count(f.t) = -1;
-    CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, *group_count(f.t) = counted);
-    ++*pending_field(group_shard(f.t, 1));
-    CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, --*pending_field(group_shard(f.t, 1)));
+    *shared_count(f.t) = 3;
+    CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, *shared_count(f.t) = counted);
+    ++*pending_field(f.t, 1);
+    CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, --*pending_field(f.t, 1));
     fixture_close(&f);
 }
 
@@ -320,6 +340,6 @@ int main(void) {
     RUN_TEST(test_bitmap);
     RUN_TEST(test_count);
     RUN_TEST(test_near);
-    RUN_TEST(test_group);
+    RUN_TEST(test_shared_count);
     return test_finish();
 }

@@ -8,7 +8,7 @@
      hwtimer_start, schedule and reschedule say HWTIMER_ETHREAD and change nothing, and
      the timer works once threads start again;
    - the same in the child after fork(): hwtimer_fork_child cannot re-create the lock (of
-     the timer, or of a shard) or restart the worker: HWTIMER_ETHREAD, and a second call
+     the timer, or of a shard's wheel) or restart the worker: HWTIMER_ETHREAD, and a second call
      that succeeds gives a timer that runs what the child inherited;
    - sizes that do not fit a size_t: thread objects (a table's sizes) so large that the one
      allocation cannot be counted: HWTIMER_ENOMEM before anything is asked of the
@@ -176,7 +176,7 @@ static unsigned fail_each(int kind, unsigned shards) {
     unsigned n;
     fixture_config(&f, &cfg, 0, MS, 64);
     cfg.shards = shards;
-    cfg.worker = 1; /* on the list fork() locks, once made (a failed group is not) */
+    cfg.worker = 1; /* on the list fork() locks, once made (a failed timer is not) */
     hear_into(&cfg, &h);
     for (n = 1;; n++) {
         int rc;
@@ -199,14 +199,16 @@ static unsigned fail_each(int kind, unsigned shards) {
 }
 
 /* Every mutex and condition variable of a timer (and of each of its shards) the C library
-   cannot make: one mutex and two condition variables a wheel, a condition attribute for
-   each condition variable with POSIX threads. */
+   cannot make: the timer's mutex and two condition variables (a pass done, the worker's
+   wake-up), and with several shards a mutex and a condition variable each; a condition
+   attribute for each condition variable with POSIX threads. */
 static void test_create_objects_fail(void) {
-    unsigned wheels = 1 + test_shards(test_threads());
-    CHECK_EQ(fail_each(MUTEX, test_shards(test_threads())), wheels);
-    CHECK_EQ(fail_each(COND, test_shards(test_threads())), 2 * wheels);
-    CHECK_EQ(fail_each(CONDATTR, test_shards(test_threads())), HWTIMER_TEST_MODE == 3 ? 0 : 2 * wheels);
-    CHECK_EQ(fail_each(MUTEX, 2), 3u); /* a timer of shards in every mode: the group, 2 shards */
+    unsigned shards = test_shards(test_threads()), own = shards > 1 ? shards : 0;
+    CHECK_EQ(fail_each(MUTEX, shards), 1 + own);
+    CHECK_EQ(fail_each(COND, shards), 2 + own);
+    CHECK_EQ(fail_each(CONDATTR, shards), HWTIMER_TEST_MODE == 3 ? 0 : 2 + own);
+    CHECK_EQ(fail_each(MUTEX, 2), 3u); /* a timer of shards in every mode: its own, 2 shards' */
+    CHECK_EQ(fail_each(COND, 2), 4u);
 }
 
 static void count_run(hwtimer_timeout *to, void *arg) {
@@ -295,14 +297,16 @@ static void fork_child_fails(int worker, unsigned shards, int kind, unsigned n) 
     hwtimer_destroy(t);
 }
 
-/* The lock of the timer, or of one of its shards, or a condition variable, cannot be made
-   again in the child; or its worker cannot be started there. */
+/* The lock of the timer, or of one of its shards' wheels, or a condition variable (the
+   timer's, a shard's), cannot be made again in the child; or its worker cannot be started
+   there. */
 static void test_fork_child_fails(void) {
     unsigned shards = test_shards(test_threads());
     fork_child_fails(0, shards, MUTEX, 1);
     fork_child_fails(0, 0, COND, 2);
-    fork_child_fails(0, 2, MUTEX, 1); /* the first shard's */
-    fork_child_fails(0, 2, MUTEX, 3); /* the group's own, after both shards' */
+    fork_child_fails(0, 2, MUTEX, 1); /* the timer's own */
+    fork_child_fails(0, 2, MUTEX, 3); /* the second shard's, after the first's */
+    fork_child_fails(0, 2, COND, 4);  /* the second shard's, after the timer's and the first's */
     if (!TEST_WORKER_IN_CHILD) return;
     fork_child_fails(1, shards, THREAD, 1);
     fork_child_fails(1, 2, THREAD, 1);
@@ -340,10 +344,13 @@ static void check_uncountable(size_t mutex_size, size_t cond_size, size_t thread
     CHECK(strstr(h.last, "more memory than size_t can count") != NULL);
 }
 
-static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
+/* Each part of a timer's one allocation starts a cache line of 64 bytes. */
+enum { LINE = 64 };
+static size_t round_line(size_t n) { return (n + LINE - 1) & ~(size_t)(LINE - 1); }
 
-/* The bytes before the thread objects in a wheel of 2 slots: what such a timer takes
-   (hwtimer_stats.bytes) less its objects, each rounded up to 16 bytes. */
+/* The bytes before the thread objects in a one-wheel timer of 2 slots: what such a timer
+   takes (hwtimer_stats.bytes) less its three objects and two threads' records, each on
+   lines of its own, and the line that aligns the timer. */
 static size_t bytes_before_objects(void) {
     const hwtimer_threads *th = test_threads();
     hwtimer_config cfg;
@@ -354,12 +361,13 @@ static size_t bytes_before_objects(void) {
     fixture_create(&f, &cfg);
     hwtimer_stats_get(f.t, &s);
     fixture_close(&f);
-    return s.bytes - align16(th->mutex_size) - 2 * align16(th->cond_size) -
-           2 * align16(th->thread_size);
+    return s.bytes - round_line(th->mutex_size) - 2 * round_line(th->cond_size) -
+           2 * round_line(th->thread_size) - LINE;
 }
 
-/* Each object's size in turn too large, the second of two objects of a size too, and, for a
-   timer of shards, the group's own data after objects that just fit. */
+/* Each object's size in turn too large, the second of two objects of a size too, and two
+   threads' records that a one-wheel timer can count but a timer of shards, with its
+   shards' wheels and objects before them, cannot. */
 static void test_sizes_past_size_t(void) {
     size_t before = bytes_before_objects(), half = SIZE_MAX / 2, fit;
     check_uncountable(SIZE_MAX, 1, 1, 0);
@@ -367,9 +375,9 @@ static void test_sizes_past_size_t(void) {
     check_uncountable(1, half, 1, 0); /* the first condition variable fits, not the second */
     check_uncountable(1, 1, SIZE_MAX, 0);
     check_uncountable(1, 1, half, 0);
-    /* two threads' records that leave less than 32 bytes before SIZE_MAX - 16: a timer
-       without a group's data is then only too big to allocate, a group cannot be counted */
-    fit = ((SIZE_MAX - before - 3 * 16 - 16) / 2) & ~(size_t)15;
+    /* records that leave the last line and the two lines each part must leave room for:
+       one wheel's timer is then only too big to allocate */
+    fit = ((SIZE_MAX - before - 3 * LINE - LINE - 2 * LINE) / 2) & ~(size_t)(LINE - 1);
     {
         hwtimer_threads th = sized_table(1, 1, fit);
         hwtimer_config cfg;
@@ -380,7 +388,7 @@ static void test_sizes_past_size_t(void) {
         cfg.shards = 0;
         f.mem.refuse = 1;
         CHECK_EQ(hwtimer_create(&t, &cfg), HWTIMER_ENOMEM);
-        CHECK_EQ(f.mem.last_size, before + 3 * 16 + 2 * fit); /* asked for, refused */
+        CHECK_EQ(f.mem.last_size, before + 3 * LINE + 2 * fit + LINE); /* asked for, refused */
     }
     check_uncountable(1, 1, fit, 2);
 }

@@ -10,8 +10,8 @@
    - two threads claim a fresh node for a timer of shards at once: the one that loses the
      compare-and-swap arms the node in the winner's shard, not in its own;
    - a timer of shards with a worker whose callback destroys it while the thread that armed
-     that node is still telling the group so (its shard's wake-up): the worker frees the
-     timer only once that thread is done with it.
+     that node is still waking the worker (after its wheel's lock, at the timer's): the
+     worker frees the timer only once that thread is done with it.
 
    The others run on a backend that wraps this mode's and shapes its waits and locks: it
    counts the waits (so that a callback can hold on until the threads it expects wait),
@@ -35,17 +35,16 @@
 
 /* ---- the private parts this file touches ------------------------------------------------- */
 
-/* A timer's own mutex (a group's: the group's, not a shard's). */
+/* A timer's own mutex (a timer of shards: the timer's, not a wheel's). */
 static void *timer_mutex(hwtimer *t) { return t->mutex; }
 
 #ifdef TEST_CLAIM_RACE
-/* Shard i of a timer of shards; the timer that holds a node (its owner). */
-static hwtimer *group_shard(hwtimer *t, unsigned i) {
-    const hwtimer__group *group = t->group;
-    return group->shard[i];
+/* The wheel of a timer's shard i; the wheel a node names (armed there, or claimed). */
+static struct hwtimer__wheel *shard_wheel(hwtimer *t, unsigned i) {
+    return &hwtimer__shard_at(t, i)->wheel;
 }
-static hwtimer *owner_of(const hwtimer_timeout *to) { return to->owner; }
-static void set_owner(hwtimer_timeout *to, hwtimer *owner) { to->owner = owner; }
+static struct hwtimer__wheel *wheel_of(const hwtimer_timeout *to) { return to->wheel; }
+static void set_wheel(hwtimer_timeout *to, struct hwtimer__wheel *w) { to->wheel = w; }
 #endif
 
 /* ---- a backend whose waits the test shapes ------------------------------------------------ */
@@ -246,7 +245,7 @@ static void test_cancels_leave_first_in_first_out(void) {
     fixture_close(&f);
 }
 
-/* ---- a group destroyed by its worker while a thread still tells it of an arming ----------- */
+/* ---- a timer of shards destroyed by its worker while a thread still wakes it ------------- */
 
 static struct {
     hwtimer *t;
@@ -272,11 +271,11 @@ static void release_after_destroy(void *arg) {
     ATOMIC_SET(&shape.resume, 1u);
 }
 
-/* This thread arms a node due at once on a worker-mode timer of shards, and is held as its
-   shard tells the group (at its lock of the group's mutex), before the worker is woken; the
+/* This thread arms a node due at once on a worker-mode timer of shards, and is held as it
+   wakes the worker (its wheel's lock released, at its lock of the timer's mutex); the
    worker wakes for a later node anyway, runs the node, whose callback destroys the timer,
    and must wait for this thread before it frees anything. Nothing is freed until then. */
-static void test_group_outlives_a_wake_under_way(void) {
+static void test_timer_outlives_a_wake_under_way(void) {
     fixture f;
     hwtimer_config cfg;
     hwtimer_timeout later = HWTIMER_TIMEOUT_INIT, now = HWTIMER_TIMEOUT_INIT;
@@ -316,7 +315,7 @@ static struct {
     char *page;
     size_t size;
     hwtimer_timeout *node;
-    hwtimer *winner; /* the other thread's claim, made at the fault; then NULL */
+    struct hwtimer__wheel *winner; /* the other thread's claim, made at the fault; then NULL */
     unsigned faults;
 } claim;
 
@@ -329,7 +328,7 @@ static void on_claim_fault(int sig, siginfo_t *info, void *context) {
     }
     claim.faults++;
     mprotect(claim.page, claim.size, PROT_READ | PROT_WRITE);
-    set_owner(claim.node, claim.winner);
+    set_wheel(claim.node, claim.winner);
     claim.winner = NULL;
 }
 
@@ -338,15 +337,15 @@ static void test_claim_lost_to_another_shard(void) {
     hwtimer_config cfg;
     hwtimer_timeout mine_probe = HWTIMER_TIMEOUT_INIT;
     struct sigaction act, old;
-    hwtimer *mine, *other;
+    struct hwtimer__wheel *mine, *other;
     unsigned runs = 0;
     fixture_config(&f, &cfg, 0, MS, 64);
     cfg.shards = 2;
     fixture_create(&f, &cfg);
     /* this thread's shard, seen from a fresh node it arms */
     CHECK_EQ(hwtimer_schedule_at(f.t, &mine_probe, HOUR, count_run, &runs), HWTIMER_OK);
-    mine = owner_of(&mine_probe);
-    other = mine == group_shard(f.t, 0) ? group_shard(f.t, 1) : group_shard(f.t, 0);
+    mine = wheel_of(&mine_probe);
+    other = mine == shard_wheel(f.t, 0) ? shard_wheel(f.t, 1) : shard_wheel(f.t, 0);
     claim.size = (size_t)sysconf(_SC_PAGESIZE);
     {
         void *page = NULL;
@@ -366,7 +365,7 @@ static void test_claim_lost_to_another_shard(void) {
     CHECK_EQ(hwtimer_schedule_at(f.t, claim.node, 5 * MS, count_run, &runs), HWTIMER_OK);
     sigaction(SIGSEGV, &old, NULL);
     CHECK_EQ(claim.faults, 1);
-    CHECK(owner_of(claim.node) == other); /* armed where the other claim put it */
+    CHECK(wheel_of(claim.node) == other); /* armed where the other claim put it */
     CHECK_EQ(hwtimer_is_pending(f.t, claim.node), 1);
     CHECK_EQ(hwtimer_pending(f.t), 2);
     CHECK_EQ(advance_to(&f, 5 * MS), 1);
@@ -382,7 +381,7 @@ int main(void) {
     RUN_TEST(test_advance_waits_for_pass);
     RUN_TEST(test_cancel_waits_again);
     RUN_TEST(test_cancels_leave_first_in_first_out);
-    RUN_TEST(test_group_outlives_a_wake_under_way);
+    RUN_TEST(test_timer_outlives_a_wake_under_way);
 #ifdef TEST_CLAIM_RACE
     RUN_TEST(test_claim_lost_to_another_shard);
 #else
