@@ -117,8 +117,7 @@ static void check_from_callback(hwtimer_timeout *to, void *arg) {
 }
 
 /* NULL is 0; so is a healthy timer, empty, with nodes in the due list, in level 0 and in
-   coarse levels, one pushed later in a coarse slot that starts before its tick, and from
-   inside a periodic callback (pending, filed nowhere). */
+   coarse levels, and from inside a periodic callback (pending, filed nowhere). */
 static void test_healthy(void) {
     fixture f;
     hwtimer_timeout due = HWTIMER_TIMEOUT_INIT, near = HWTIMER_TIMEOUT_INIT,
@@ -131,9 +130,6 @@ static void test_healthy(void) {
     at_tick(&f, &near, 20);
     at_tick(&f, &far, 5000);
     at_tick(&f, &farther, (uint64_t)1 << 40);
-    CHECK_EQ(hwtimer_check(f.t), 0);
-    CHECK_EQ(hwtimer_reschedule_at(f.t, &far, 6000 * MS), HWTIMER_OK);
-    CHECK_EQ(slot_of(f.t, &far), 9); /* pushed later: it waits on in the slot of tick 5000 */
     CHECK_EQ(hwtimer_check(f.t), 0);
     CHECK_EQ(hwtimer_schedule_periodic_at(f.t, &periodic, 15 * MS, MS, check_from_callback, &f),
              HWTIMER_OK);
@@ -194,7 +190,9 @@ static void test_node(void) {
 }
 
 /* A node in a slot its due tick does not allow: its tick already passed, a level-0 slot
-   that is not its tick's, a coarse slot that starts after its tick. */
+   that is not its tick's, a coarse slot that starts after its tick. And what it allows: a
+   coarse slot that starts at or before the tick (a push later leaves a node there), another
+   deadline of the same tick in level 0. */
 static void test_slot(void) {
     fixture f;
     hwtimer_timeout near = HWTIMER_TIMEOUT_INIT, far = HWTIMER_TIMEOUT_INIT;
@@ -208,8 +206,13 @@ static void test_slot(void) {
     CHECK_BROKEN(&f, HWTIMER_CHECK_SLOT, *deadline_field(&near) = 20 * MS);
     *deadline_field(&near) = 21 * MS;
     CHECK_BROKEN(&f, HWTIMER_CHECK_SLOT, *deadline_field(&near) = 20 * MS);
+    *deadline_field(&near) = 19 * MS + 1; /* the same tick */
+    CHECK_EQ(hwtimer_check(f.t), 0);
     *deadline_field(&far) = 4607 * MS;
-    CHECK_BROKEN(&f, HWTIMER_CHECK_SLOT, *deadline_field(&far) = 5000 * MS);
+    CHECK_BROKEN(&f, HWTIMER_CHECK_SLOT, *deadline_field(&far) = 4608 * MS);
+    CHECK_EQ(hwtimer_reschedule_at(f.t, &far, 6000 * MS), HWTIMER_OK);
+    CHECK_EQ(slot_of(f.t, &far), 9); /* pushed later: it waits on in the slot of tick 4608 */
+    CHECK_EQ(hwtimer_check(f.t), 0);
     fixture_close(&f);
 }
 
@@ -307,7 +310,8 @@ static void test_near(void) {
 }
 
 /* A timer of shards with max_pending: its wheels share one count of their pending nodes,
-   which must be theirs; one wheel's count that is not its nodes is the timer's failure. */
+   which must be theirs; a wheel's count that is not its nodes (the first's, the last's) is
+   the timer's failure. */
 static void test_shared_count(void) {
     fixture f;
     hwtimer_config cfg;
@@ -325,6 +329,8 @@ static void test_shared_count(void) {
     CHECK_EQ(counted, 2);
     *shared_count(f.t) = 3;
     CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, *shared_count(f.t) = counted);
+    ++*pending_field(f.t, 0); /* (the first wheel's failure ends the check there) */
+    CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, --*pending_field(f.t, 0));
     ++*pending_field(f.t, 1);
     CHECK_BROKEN(&f, HWTIMER_CHECK_COUNT, --*pending_field(f.t, 1));
     fixture_close(&f);
