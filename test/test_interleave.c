@@ -5,6 +5,8 @@
    - hwtimer_cancel of a running callback whose wait on the timer returns before the
      callback ends (the thread hooks may return early from a wait): it waits again, and
      returns only once the callback has;
+   - hwtimer_stop while another thread's pass runs a callback: it waits for that pass, the
+     callback's arming meanwhile is refused, and the stop cancels the rest;
    - two threads cancel the same running callback, and the one that began waiting first
      leaves first (the list of waiting cancels is not left in the order it was made);
    - two threads claim a fresh node for a timer of shards at once: the one that loses the
@@ -121,7 +123,8 @@ typedef struct held {
     fixture *f;
     unsigned until_waits; /* it returns once this many waits began */
     unsigned entered, finished; /* atomic */
-    hwtimer_timeout later;      /* scheduled by it, due at once */
+    hwtimer_timeout later;      /* scheduled by it, due at once ... */
+    int later_result;           /* ... which hwtimer_schedule_at answered */
     unsigned later_runs;
 } held;
 
@@ -135,7 +138,7 @@ static void hold_on(hwtimer_timeout *to, void *arg) {
     (void)to;
     ATOMIC_SET(&h->entered, 1u);
     CHECK(wait_for_count(&shape.waits, h->until_waits, 10 * SEC));
-    CHECK_EQ(hwtimer_schedule_at(h->f->t, &h->later, 0, count_run, &h->later_runs), HWTIMER_OK);
+    h->later_result = hwtimer_schedule_at(h->f->t, &h->later, 0, count_run, &h->later_runs);
     ATOMIC_SET(&h->finished, 1u);
 }
 
@@ -242,6 +245,28 @@ static void test_cancels_leave_first_in_first_out(void) {
     CHECK_EQ(ATOMIC_GET(&shape.waits), 2);
     test_thread_join(&a.thread);
     CHECK_EQ(hwtimer_advance(f.t, 2 * MS), 1);
+    fixture_close(&f);
+}
+
+/* A stop while another thread's pass runs a callback waits for that pass to end (the
+   callback's arming then is refused: the timer is stopped), then cancels what is left. */
+static void test_stop_waits_for_pass(void) {
+    fixture f;
+    held h;
+    advancer a;
+    hwtimer_timeout far = HWTIMER_TIMEOUT_INIT;
+    unsigned far_runs = 0;
+    open_shaped(&f);
+    CHECK_EQ(hwtimer_schedule_at(f.t, &far, HOUR, count_run, &far_runs), HWTIMER_OK);
+    start_held(&f, &h, 1, &a);
+    CHECK_EQ(hwtimer_stop(f.t, NULL, NULL), 1); /* `far` */
+    CHECK_EQ(ATOMIC_GET(&h.finished), 1);
+    CHECK_EQ(h.later_result, HWTIMER_ESTOPPED);
+    CHECK_EQ(ATOMIC_GET(&shape.waits), 1);
+    test_thread_join(&a.thread);
+    CHECK_EQ(a.ran, 1);
+    CHECK_EQ(hwtimer_timeout_state(&far), HWTIMER_CANCELLED);
+    CHECK_EQ(far_runs, 0);
     fixture_close(&f);
 }
 
@@ -381,6 +406,7 @@ int main(void) {
     RUN_TEST(test_advance_waits_for_pass);
     RUN_TEST(test_cancel_waits_again);
     RUN_TEST(test_cancels_leave_first_in_first_out);
+    RUN_TEST(test_stop_waits_for_pass);
     RUN_TEST(test_timer_outlives_a_wake_under_way);
 #ifdef TEST_CLAIM_RACE
     RUN_TEST(test_claim_lost_to_another_shard);
