@@ -3363,7 +3363,9 @@ VERSION HISTORY   [hwtimer:history]   (newest first)
 
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks (ticks from the timer's time: no clock, no
                        division); schedule and cancel without threads take an inline way
-                       with no call; one allocation for a timer of shards too
+                       with no call, and with threads read nothing unlocked; one allocation
+                       for a timer of shards too; a stop empties the wheels one at a time
+                       (two locks held at most)
    1.0.1 (2026-11-27)  restructured, no change of API or behaviour: the wheel a type of its
                        own (hwtimer__wheel), the timer a front end over 1 .. 64 of them (no
                        timer of timers for shards), one path per operation and mode, each
