@@ -9,12 +9,10 @@
    It compiles as C99 or later and as C++. Include order matters only under a strict
    -std=c99 or -std=c11 (which hides POSIX): there the file that defines
    HWTIMER_IMPLEMENTATION includes hwtimer.h before any system header (it then defines
-   _POSIX_C_SOURCE 200809L itself) or is compiled with -D_POSIX_C_SOURCE=200809L; if a
-   system header came first, the build stops at one #error that says so. In the default
-   modes (gnu99 ... gnu17, C++) any order works and hwtimer.h defines no feature-test
-   macro: your file sees the names it would see without it. Names your C library hides
-   behind a macro of its own stay hidden (glibc's accept4, pipe2, ... need _GNU_SOURCE):
-   define it before your first #include.
+   _POSIX_C_SOURCE 200809L itself) or is compiled with -D_POSIX_C_SOURCE=200809L, else one
+   #error says so. In the default modes (gnu99 ... gnu17, C++) any order works and no
+   feature-test macro is defined: names your C library hides behind one (glibc's accept4
+   needs _GNU_SOURCE) need it defined before your first #include.
 
 QUICK START
 
@@ -60,23 +58,11 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    OPTIONS                      the macros to define before including
    VERSIONS                     the version macros and what 1.x promises
    the declarations             types, then each function with its rules and error codes
-   the implementation           THE DESIGN (for maintainers), then the sections:
-     [hwtimer:portability]      bit scans, compiler hints, atomics, thread-locals, sentences
-     [hwtimer:data]             the geometry, a wheel, a wheel's shard, the timer
-     [hwtimer:ticks]            deadlines to ticks and back, leeway, the slot of a tick
-     [hwtimer:wheel]            a wheel: lists, bit trees, filing, a pass's steps, walks
-     [hwtimer:check]            a wheel's invariants (hwtimer_check)
-     [hwtimer:locking]          the lock order, and which wheel holds a node
-     [hwtimer:loop]             the front end, 1: the loop's answers and wake_fn
-     [hwtimer:nodes]            the front end, 2: arming, moving, cancelling a node
-     [hwtimer:pass]             the front end, 3: the pass and its callbacks
-     [hwtimer:worker]           the worker thread
-     [hwtimer:entries]          schedule, reschedule and cancel, without and with threads
-     [hwtimer:platform]         the clock; POSIX (with fork), C11 and Win32 threads
-     [hwtimer:lifecycle]        the config's check, create, stop, destroy, fork, check
-     [hwtimer:public]           the public functions, in the order they are declared
-     [hwtimer:license]          the license
-     [hwtimer:history]          the version history, newest first
+   the implementation           THE DESIGN (for maintainers), then the sections
+     [hwtimer:portability] [hwtimer:data] [hwtimer:ticks] [hwtimer:wheel] [hwtimer:check]
+     [hwtimer:locking] [hwtimer:loop] [hwtimer:nodes] [hwtimer:pass] [hwtimer:worker]
+     [hwtimer:entries] [hwtimer:platform] [hwtimer:lifecycle] [hwtimer:public]
+   [hwtimer:license], [hwtimer:history]  the license; the version history, newest first
 
 WHAT IT IS
 
@@ -84,11 +70,10 @@ WHAT IT IS
    deadlines, retries, heartbeats, leases, idle connections): Netty's HashedWheelTimer made
    hierarchical, like Kafka's and Linux's. Schedule, reschedule and cancel are O(1) and
    never allocate: the node (hwtimer_timeout) lives in your own struct; only
-   hwtimer_create allocates, one block (hwtimer_stats.bytes). Empty ticks cost nothing: a
-   loop or a worker sleeps until the next tick with work, so a 1 ms tick is free while
-   nothing is due. Exact to the tick, never early (TIME); caller-driven or with a worker
-   thread (THREADS). One timer holds millions of timeouts: share one, not one per
-   connection (cfg.log_fn hears of the 65th timer with a worker).
+   hwtimer_create allocates, one block. Empty ticks cost nothing: a loop or a worker
+   sleeps until the next tick with work. Exact to the tick, never early (TIME);
+   caller-driven or with a worker thread (THREADS). One timer holds millions of timeouts:
+   share one, not one per connection.
 
 TIME
 
@@ -109,16 +94,14 @@ EVENT LOOPS
      hwtimer_timeout_deadline).
    - Cached time (libuv's uv_now, a frame time): pass it to hwtimer_advance and the _at
      forms, or count in ticks from it (hwtimer_schedule_ticks), and the timer reads no
-     clock. It must be the timer's clock or a rounded-down
-     reading of it: a time ahead runs timeouts early. A deadline built from it for
-     something newer than the loop's pass (a connection accepted late in a burst) starts
-     that much early: schedule that one with a form that reads the clock.
+     clock. It must be the timer's clock or a rounded-down reading of it: a time ahead
+     runs timeouts early. A deadline built from it for something newer than the loop's
+     pass (a connection accepted late in a burst) starts that much early: schedule that
+     one with a form that reads the clock.
    - A loop that sleeps in a library (libevent, libuv) keeps one library timer at
      hwtimer_next_expiry and sets cfg.wake_fn, so that a schedule the loop does not see
-     (another thread, a library callback) wakes it. It asks hwtimer_next_expiry once
-     before its first sleep: wake_fn is called only when a schedule makes the loop's last
-     answer too late, so never before the first answer ("Waking the loop" at
-     hwtimer_next_expiry).
+     (another thread, a library callback) wakes it; it asks hwtimer_next_expiry before
+     its first sleep ("Waking the loop" at hwtimer_next_expiry).
    Recipes that run: test/examples/loop_*.c (poll, epoll + timerfd, io_uring, libevent,
    libuv, a worker beside your loop).
 
@@ -152,11 +135,10 @@ THREADS
    A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c): a
    one-shot is no longer pending once its callback is claimed, so another thread may arm it
    again before the callback gets your lock; the callback then asks hwtimer_is_pending
-   under your lock. Never call hwtimer_cancel holding that lock (it waits for the callback,
-   which waits for the lock). hwtimer_schedule and hwtimer_reschedule never wait for a
-   callback (they take only the timer's own locks, which no callback holds), so they may
-   be called holding it. A callback may free the struct of its node once it has cancelled
-   the struct's other nodes and no other thread can reach it.
+   under your lock. Never call hwtimer_cancel holding that lock (hwtimer_cancel).
+   Schedule and reschedule never wait for a callback: they may be called holding it. A
+   callback may free the struct of its node once it has cancelled the struct's other
+   nodes and no other thread can reach it.
 
    Many producers: shards. Every call takes the timer's one lock: two threads that schedule
    and cancel at once get less done than one alone. cfg.shards = n (2 .. 64) gives the
@@ -166,9 +148,8 @@ THREADS
    they first arm on any timer of shards; thread k uses wheel k mod n), where it stays for
    every later call from any thread. Use as many as threads that arm at once. The cost: a
    thread alone is a little slower; memory for n wheels; hwtimer_pending, _next_expiry,
-   _poll_timeout_ms, _foreach, _stop and a pass take every wheel's lock; with max_pending
-   each arming also writes a count all wheels share (leave it 0 where producers must
-   scale).
+   _poll_timeout_ms, _foreach, _stop and a pass take every wheel's lock; max_pending adds
+   a count all wheels share (leave it 0 where producers must scale).
 
 OPTIONS (define before including, in the implementation file unless noted)
 
@@ -200,8 +181,7 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #ifndef HWTIMER_H_INCLUDED
 #define HWTIMER_H_INCLUDED
 
-/* Only under a strict -std (which hides POSIX) and if the file set none: elsewhere a
-   feature-test macro would hide names (MAP_ANONYMOUS, usleep). */
+/* Only under a strict -std, if the file set none: elsewhere it would hide names. */
 #if defined(HWTIMER_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&   \
     !defined(__APPLE__) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&       \
     !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
@@ -223,8 +203,7 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
 
 /* HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
-   *to. In C++ only for standard-layout classes (offsetof); for others pass the object as
-   the callback's arg. */
+   *to. In C++ only for standard-layout classes (offsetof); else pass the object as arg. */
 #define HWTIMER_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -274,7 +253,7 @@ struct hwtimer__link {
 
 /* A timeout node: put one in your own struct; zero-filled, it is idle. Its fields are
    private (read them with hwtimer_timeout_state, _deadline, _arg, _period). At most 64
-   bytes on 64-bit targets; fields in the order a cancel reads them. */
+   bytes on 64-bit targets. */
 struct hwtimer_timeout {
     struct hwtimer__link link; /* first: a link converts to its node */
     uint32_t where;            /* which list holds it while pending (HWTIMER__WHERE_*) */
@@ -293,7 +272,7 @@ struct hwtimer_timeout {
 
 /* Thread hooks for another threading library; every hook is required. The timer's one
    allocation holds mutex_size, cond_size and thread_size bytes (aligned for any type) for
-   each mutex, condition variable and thread handle. */
+   each mutex, condition variable and thread. */
 struct hwtimer_threads {
     const char *name;
     size_t mutex_size, cond_size, thread_size;
@@ -304,8 +283,8 @@ struct hwtimer_threads {
     int (*cond_init)(void *cond);
     void (*cond_destroy)(void *cond);
     void (*cond_broadcast)(void *cond);
-    /* Waits on cond (mutex held) until a broadcast or about timeout_ns have passed
-       (UINT64_MAX: no limit). It may return early: the timer re-checks its clock. */
+    /* Waits on cond (mutex held) until a broadcast or about timeout_ns (UINT64_MAX: no
+       limit); it may return early. */
     void (*cond_wait)(void *cond, void *mutex, uint64_t timeout_ns);
     int (*thread_start)(void *thread, void (*fn)(void *arg), void *arg);
     void (*thread_join)(void *thread);
@@ -329,15 +308,13 @@ typedef struct hwtimer_config {
     void *alloc_ctx;
     void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
-    /* log_fn (NULL: silent; hwtimer never prints) hears, once each time, an English
-       sentence valid during the call only, with no lock of the timer held:
+    /* log_fn (NULL: silent; hwtimer never prints) hears an English sentence, valid during
+       the call only, no lock of the timer held:
        - a refusal by hwtimer_create: the field and the rule, a failed allocation and its
          size, a threads backend that could not make a lock;
-       - a worker's callback that ran longer than max(100 ms, tick_ns), making every
-         timeout due meanwhile late; at most once a second per timer (the worker then
-         reads the clock around each callback);
-       - a timer with a worker created while 64 or more others are alive in the process
-         (each is a thread): share one timer. */
+       - a worker's callback that ran longer than max(100 ms, tick_ns), at most once a
+         second per timer (the worker then reads the clock around each callback);
+       - a timer with a worker created while 64 or more others are alive in the process. */
     void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
     unsigned shards; /* 0 or 1: one wheel; 2 .. 64: that many, each with its own lock
@@ -365,9 +342,9 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
    or > 2^30, tick_ns times the rounded wheel size overflows 64 bits, worker without
    threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, only one of
    alloc_fn and free_fn, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1
-   without threads or without GCC's or MSVC's atomics and thread-locals. HWTIMER_ENOMEM:
-   the allocation failed. HWTIMER_ETHREAD: a mutex or condition variable could not be
-   made. On error *out is NULL (cfg.log_fn hears why). */
+   without threads or without GCC's or MSVC's atomics and thread-locals. HWTIMER_ENOMEM,
+   HWTIMER_ETHREAD (a lock or condition variable could not be made). On error *out is NULL
+   (log_fn hears why). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
 
 /* Stops the timer (as hwtimer_stop with no `unprocessed`) and frees it; then it refers to
@@ -388,11 +365,11 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
 /* Makes *to a fresh idle node (as zero-filling it). Never on a pending node. */
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 
-/* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1), no
-   allocation. Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL),
-   HWTIMER_ESTOPPED (after stop), HWTIMER_EBUSY (to is pending, here or on another timer),
-   HWTIMER_EFULL (max_pending reached), HWTIMER_ETHREAD (the worker could not start). A
-   node may be scheduled again from its own callback, and on another timer once not pending. */
+/* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1).
+   Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL), HWTIMER_ESTOPPED,
+   HWTIMER_EBUSY (to is pending, here or on another timer), HWTIMER_EFULL (max_pending),
+   HWTIMER_ETHREAD (the worker could not start). A node may be scheduled again from its
+   own callback, and on another timer once not pending. */
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg);
 
@@ -403,17 +380,16 @@ HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t de
                                     hwtimer_fn fn, void *arg);
 /* hwtimer_schedule with D = T + ticks * tick_ns (at most UINT64_MAX), T the timer's time:
    the `now` of the last hwtimer_advance (from a callback, of the pass under way; with a
-   worker, of its last pass; S before any), as libuv's uv_timer_start counts from uv_now.
-   It reads no clock: the cheapest arming. A timeout for something newer than T starts
-   that much early (Cached time in EVENT LOOPS). Errors as hwtimer_schedule. */
+   worker, of its last pass; S before any), as libuv counts from uv_now. It reads no
+   clock: the cheapest arming (Cached time in EVENT LOOPS). Errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
                                        hwtimer_fn fn, void *arg);
 
 /* Runs fn for D = now + delay_ns, then D+p, D+2p, ... (fixed rate, no drift): after a run
    for D in advance(t, now) (a worker: now = the clock when the run started), the next
-   deadline is the first D + k*p after now; missed periods are skipped, not run in a
-   burst. It stays pending until cancelled, even while its callback runs. period_ns 0:
-   HWTIMER_EINVAL; other errors as hwtimer_schedule. */
+   deadline is the first D + k*p after now; missed periods are skipped. It stays pending
+   until cancelled, even while its callback runs. period_ns 0: HWTIMER_EINVAL; other
+   errors as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg);
 
@@ -427,8 +403,8 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
    more ahead, it only stores the deadline (the one sign: an early hwtimer_next_expiry).
    Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
    pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
-   NULL, or to never scheduled (the first arming, a schedule, names the callback).
-   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
+   NULL, or to never scheduled. HWTIMER_EBUSY: pending on another timer. Else as
+   hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
@@ -439,11 +415,11 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
    another timer. A periodic timeout is pending while its callback runs: cancelled there,
    it returns 1 and is not re-armed.
    Synchronous: on any thread but the one running the timeout's callback, it waits for that
-   callback to return (as Linux's del_timer_sync); then the timer no longer refers to `to`,
-   which you may free. So never cancel while holding a lock that callback may wait for,
-   nor across two timers in a cycle. A callback on timer A that schedules its node on
-   timer B must not touch the node once another thread may cancel it on B and free it:
-   that cancel does not wait for A's callback.
+   callback to return (as Linux's del_timer_sync); then you may free `to`. So never cancel
+   while holding a lock that callback may wait for, nor across two timers in a cycle. A
+   callback on timer A that schedules its node on timer B must not touch the node once
+   another thread may cancel it on B and free it: that cancel does not wait for A's
+   callback.
    Once a one-shot's callback is called, the timer never touches the node unless it is
    scheduled again: the callback may free or reuse it. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
@@ -457,7 +433,7 @@ HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 /* The deadline D of the last scheduling (0 if never scheduled, or NULL): a callback's own
    time (re-arming at D + interval with hwtimer_schedule_at does not drift). It, _arg and
    _period read the node without a lock: only for a node no other thread is scheduling (a
-   one-shot may be armed again once its callback begins: the callback reads it first). */
+   callback reads it first: its one-shot may be armed again meanwhile). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
 /* 1 while `to` is pending on t as hwtimer_pending counts it (a periodic timeout inside
@@ -480,39 +456,35 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    D), so that nearby deadlines share a pass and a worker or loop wakes less often (Apple's
    dispatch leeway, Linux's timer slack): with B = tick e and n = floor(leeway_ns /
    tick_ns), at the first tick at or after e that is a multiple of 2^k, the largest power
-   of two <= n + 1 (so in e .. e + n; past the last tick a deadline can have, that tick).
-   With a 1 ms tick: 10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. It
-   counts as due at that tick for ordering, and stays through any number of schedulings
-   until set again (zero-filled: 0). Stored as up to 65535 times a power of ten ns,
-   rounded down: four significant digits are exact, others lose at most 1 part in 5000.
-   HWTIMER_EBUSY: `to` is pending (a periodic inside its own callback too); HWTIMER_EINVAL:
-   to NULL. */
+   of two <= n + 1 (past the last tick a deadline can have, that tick). With a 1 ms tick:
+   10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. It counts as due at that
+   tick for ordering, and stays until set again (zero-filled: 0). Stored as up to 65535
+   times a power of ten ns, rounded down (four significant digits exact). HWTIMER_EBUSY:
+   `to` is pending (a periodic inside its own callback too); HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---- Time and driving ---- */
 
 /* How many timeouts are pending (scheduled, not yet run, not cancelled), exact at all
-   times: a cancel, or a one-shot's callback claimed, frees a place under cfg.max_pending
-   at once. 0 for NULL. */
+   times: a cancel, or a one-shot's callback claimed, frees a place under max_pending at
+   once. 0 for NULL. */
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
 /* Calls visit(to, ctx) once for each timeout hwtimer_pending counts, in no set order, and
    returns how many; O(pending + occupied slots). The visitor may call the accessors that
-   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t (they never
-   deadlock; with threads, given thread-locals as in GCC, clang and MSVC); no other
-   function of t. With threads the walk holds t's locks: it sees one moment, and other
-   threads' calls wait. NULL t or visit: 0. */
+   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t (with threads,
+   given GCC's, clang's or MSVC's thread-locals); no other function of t. With threads the
+   walk holds t's locks: it sees one moment, other threads' calls wait. NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (0 for NULL). */
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
 /* Caller-driven mode: runs every pending timeout whose boundary B <= now, in order of B
-   (ties in any order), and returns how many callbacks ran. Any gap works (a nanosecond to
-   years) at the cost of the occupied slots only; a now below the previous one does
-   nothing. What a callback schedules or reschedules runs in a later call. From the
-   timer's callback, in worker mode, or NULL t: 0. With threads, a call during another
-   thread's pass waits for it to end. */
+   (ties in any order), and returns how many callbacks ran. Any gap works, at the cost of
+   the occupied slots only; a now below the previous one does nothing. What a callback
+   schedules or reschedules runs in a later call. From the timer's callback, in worker
+   mode, or NULL t: 0. With threads, a call during another thread's pass waits for it. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
@@ -528,12 +500,11 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    thread, outside advance) whose boundary is before the last answer of
    hwtimer_next_expiry or hwtimer_poll_timeout_ms, or made while it was "nothing pending",
    calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send):
-   - at most once per answer: then none until the loop asks again;
-   - never inside advance (a callback's schedule, or another thread's during a pass): the
-     loop asks again after advance anyway; never with a worker;
+   - at most once per answer (none before the first): then none until the loop asks again;
+   - never inside advance (a callback's schedule, or another thread's during a pass), nor
+     with a worker;
    - with threads, on the scheduling thread once the timer's lock is released; without,
-     in the scheduling call once the node is filed. It may call the timer's functions
-     (hwtimer_next_expiry to re-arm the loop's timer: a new answer).
+     in the scheduling call once the node is filed. It may call the timer's functions.
    A cancel never calls it: the loop wakes for nothing and asks again. */
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
@@ -564,11 +535,10 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
    worker, starts a new one for the inherited timeouts; nothing pending is lost, and a
    callback the worker was running at the fork counts as done (a periodic one is
    re-armed). Fork while no other thread is inside a call to t; the worker may be anywhere
-   (with the POSIX backend fork() waits while it holds a lock of t: so never fork from the
+   (the POSIX backend's fork() waits while it holds a lock of t: never fork from the
    foreach visitor of a timer with a worker). Forked in a worker's callback, that thread
-   goes on as the child's worker. Without threads: nothing to do. The parent is
-   unaffected. HWTIMER_EINVAL: t NULL; HWTIMER_ETHREAD: a lock, condition variable or the
-   worker could not be made. */
+   goes on as the child's worker. Without threads: nothing to do. HWTIMER_EINVAL: t NULL;
+   HWTIMER_ETHREAD: a lock or the worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);
 
 /* Checks every internal invariant of t's wheels, for tests and debugging (O(pending +
@@ -597,15 +567,14 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
 THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
-   The structure. The geometry (the tick and the levels, fixed at create); a wheel
-   (hwtimer__wheel: slots and bit trees, the lists `due` and `ready`, a pending count; no
-   lock, thread, clock, callback, wake_fn or log); the timer (struct hwtimer), the front
-   end over 1 .. 64 wheels: config, clock, threads, worker, the loop's answers, log,
-   counters. A shard (hwtimer__shard) is a wheel and what its lock guards: its node's
-   running callback, the cancels waiting for it, the timer's last answer. One wheel's lock
-   is the timer's; with cfg.shards each has its own, a thread arms a fresh node in its own
-   wheel, and the node stays there while armed (`wheel` names it): one lock orders every
-   call on it.
+   The structure. The geometry: the tick and the levels, fixed at create. A wheel
+   (hwtimer__wheel): slots and bit trees, the lists `due` and `ready`, a pending count; no
+   lock, thread, clock, callback or log. The timer (struct hwtimer): the front end over
+   1 .. 64 wheels: config, clock, threads, worker, the loop's answers, log, counters. A shard
+   is a wheel and what its lock guards: the callback of its node that runs, the cancels
+   waiting for it, the timer's last answer. One wheel's lock is the timer's; with cfg.shards
+   each has its own, a thread arms a fresh node in its own wheel, where it stays while armed
+   (`wheel` names it): one lock orders every call on it.
 
    Locks. The timer's, then its wheels' in order. Schedule, reschedule and cancel take only
    the node's wheel's; a pass, an answer, pending, foreach, stop and check take the timer's,
@@ -618,7 +587,7 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    wheel, found with all their locks held. Each wheel keeps a copy; a filing before it
    marks the wheel, and once the wheel's lock is released the timer's decides: a sleeping
    worker is woken, or wake_fn is called, once per answer, never during a pass. Only
-   filings at a tick up to notice_upto (or into `due`) are compared at all.
+   filings at a tick up to notice_upto are compared at all.
 
    Time is counted in ticks from the timer's start S: tick k is the boundary S + k*tick_ns.
    Deadline D is due at tick e = ceil((D-S)/tick_ns). `elapsed` is the tick up to which the
@@ -630,8 +599,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    `elapsed` differ) / b, in the slot of e's digit at that level: level 0 holds the
    timeouts due in the current rotation of W ticks, level 1 those due in the current
    rotation of W*W ticks but not this one, and so on: everything in a lower level is due
-   before anything in a higher one. With W = 512 (b = 9) a slot of level k is 512^k ticks
-   wide; the largest tick has 45 bits with a 1 ms tick, 38 with 100 ms: L = 5 for both.
+   before anything in a higher one. With W = 512 the largest tick has 45 bits with a 1 ms
+   tick, 38 with 100 ms: L = 5 for both.
 
                    512 slots x 1 ms              512 slots x 100 ms
        level    slot width   level span       slot width   level span
@@ -644,12 +613,12 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    (uint64_t time ends 584 years after the clock's zero: the top level is partly used.)
 
    To advance to tick `target`, repeat: find the first occupied slot after elapsed's
-   position in the lowest non-empty level (bitmap search); if it starts after target, stop;
-   else set elapsed to its start and empty it: a level-0 slot's timeouts run; a higher
-   slot's are re-filed relative to the new elapsed, into a lower level (or run, if due
-   now). Every occupied slot is visited once, in time order, and no empty one is. A coarse
-   slot starts at a multiple of W ticks: the only ticks where timeouts move down (or are
-   re-filed after a push) and that hwtimer_next_expiry may name with nothing to run.
+   position in the lowest non-empty level; if it starts after target, stop; else set
+   elapsed to its start and empty it: a level-0 slot's timeouts run; a higher slot's are
+   re-filed relative to the new elapsed, into a lower level (or run, if due now). Every
+   occupied slot is visited once, in time order, and no empty one is. A coarse slot starts
+   at a multiple of W ticks: the only ticks where timeouts move down and that
+   hwtimer_next_expiry may name with nothing to run.
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the first while it is
    empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
@@ -668,24 +637,22 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    finding it costs a bit scan on every filing.
 
    Pushing a deadline later (lazy re-filing). Most reschedules push an idle timeout later.
-   When the node waits in a coarse level (level 1 or up, as one due W ticks or more ahead
-   always does) and no pass is under way, the reschedule only stores the new deadline: its
-   coarse slot starts at or before the new boundary, and the pass files every node of a
-   coarse slot by its deadline anyway (as HAProxy and Go's runtime do). Every other move
-   files at once: earlier (it may have to wake), from level 0 or `due`, or during a pass
-   (it must wait for the next one). The cost: a wake-up that runs nothing at a coarse
-   slot where only pushed timeouts wait, at most one per rotation of level 0 (so a level-0
-   node is moved at once); a re-filing (stats.refiled) only when a pass reaches a coarse
-   slot a node was pushed past: never more often than pushes, about once per idle period.
+   When the node waits in a coarse level (as one due W ticks or more ahead does) and no
+   pass is under way, the reschedule only stores the new deadline: its slot starts at or
+   before the new boundary, and the pass files every node of a coarse slot by its deadline
+   anyway. Every other move files at once: earlier (it may have to wake), from level 0 or
+   `due`, or during a pass (it must wait for the next one). The cost: a wake-up that runs
+   nothing at a coarse slot where only pushed timeouts wait, at most one per rotation of
+   level 0 (so a level-0 node is moved at once); a re-filing (stats.refiled) only when a
+   pass reaches a coarse slot a node was pushed past: never more often than pushes.
 
    Trade-offs. Memory: L*W*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps, 161 KiB
    for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A timeout
    moves down at most L-1 times (plus its re-filings), each time with its due tick
    recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
-   `due`, sorted by deadline (inserted from the tail: O(1) for a clock that does not go
-   backwards), and run at the start of the next advance: "never in the same pass" stays
-   simple and exact.
+   `due`, sorted by deadline (inserted from the tail: O(1) unless the clock steps back),
+   and run at the start of the next advance: "never in the same pass" stays exact.
 
    Invariants (hwtimer_check tests each; HWTIMER_ASSERT where they are relied on):
    - a level's occupancy bits are set exactly for its slots whose lists hold a node;
@@ -756,12 +723,10 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
 /* =================================================================================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
-
-   Also wide shifts, a saturating add, and the log's sentences.
    ================================================================================= */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
-/* <windows.h> defines min, max, near and far: keep them from a file that had none. */
+/* Keep <windows.h>'s min, max, near and far from a file that had none. */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -786,11 +751,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
-/* What the compiler offers: GCC and Clang, MSVC, or neither. HWTIMER__NOINLINE keeps a
-   slow path from costing its caller registers; HWTIMER__LOAD and _STORE are for a node's
-   fields read without its lock; HWTIMER__ATOMIC_ADD, for counters kept without one, is a
-   plain add without builtins. Shards need HWTIMER__THREAD_LOCAL and HWTIMER__CAS_PTR
-   (HWTIMER__HAVE_THREAD_LOCAL), else hwtimer_create refuses them. */
+/* GCC and Clang, MSVC, or neither. LOAD and STORE: a node's fields read without its lock;
+   ATOMIC_ADD: counters kept without one. Shards need THREAD_LOCAL and CAS_PTR. */
 
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
@@ -809,7 +771,12 @@ static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_cl
 #define HWTIMER__CAS_PTR(p, expected, desired)                                          \
     __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
                                 __ATOMIC_ACQUIRE)
-#elif defined(_MSC_VER)
+#else
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__LOAD(p) (*(p))
+#define HWTIMER__STORE(p, v) (*(p) = (v))
+#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
+#if defined(_MSC_VER)
 #include <intrin.h>
 static unsigned hwtimer__ctz64(uint64_t x) {
     unsigned long i;
@@ -823,10 +790,6 @@ static unsigned hwtimer__msb64(uint64_t x) {
 }
 #define HWTIMER__ALWAYS_INLINE static __forceinline
 #define HWTIMER__NOINLINE __declspec(noinline)
-#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
 #define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
 #define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
 #define HWTIMER__HAVE_THREAD_LOCAL 1
@@ -843,15 +806,12 @@ static unsigned hwtimer__msb64(uint64_t x) {
 static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1)); } /* lowest bit */
 #define HWTIMER__ALWAYS_INLINE static
 #define HWTIMER__NOINLINE
-#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
 #define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
 #define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
 #define HWTIMER__HAVE_THREAD_LOCAL 0
 #define HWTIMER__THREAD_LOCAL
 #define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
+#endif
 #endif
 /* A 64-bit load or store is atomic only where pointers are 64 bits. */
 #if UINTPTR_MAX > 0xFFFFFFFFu
@@ -874,8 +834,7 @@ static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     HWTIMER__STORE(&to->state, (uint8_t)state);
 }
 
-/* A sentence for cfg.log_fn, built without stdio (no allocation, no locale), cut at its
-   size. */
+/* A sentence for cfg.log_fn, built without stdio, cut at its size. */
 typedef struct hwtimer__sentence {
     char text[256];
     size_t len;
@@ -899,8 +858,6 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
 
 /* =================================================================================
    [hwtimer:data] Data: a node's place, the geometry, a wheel, its shard, the timer
-
-   The three layers of "The structure" in THE DESIGN, each a type.
    ================================================================================= */
 
 /* hwtimer_timeout.where: 0, so that a zero-filled node is nowhere. */
@@ -938,7 +895,7 @@ typedef struct hwtimer__geometry {
     unsigned bit_layers;  /* of a level's bit tree: a bit per slot, then a bit per word */
     size_t level_words;   /* of one level's bit tree */
     /* by the highest bit in which a tick differs from elapsed: the `where` of the level's
-       slot 0, and above bit 32 the shift of its digit (level * bits). No division. */
+       slot 0, and above bit 32 its digit's shift (level * bits) */
     uint64_t level_of_bit[64];
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
@@ -968,7 +925,7 @@ typedef struct hwtimer__wheel {
     uint64_t refiled;           /* ... of which re-filings after a push later */
 } hwtimer__wheel;
 
-/* A step of a pass in one wheel: the ready nodes due at `tick`, or the slot starting there. */
+/* A pass's step in one wheel: the ready nodes due at `tick`, or the slot starting there. */
 typedef struct hwtimer__step {
     uint64_t tick;
     int runs_ready; /* the ready nodes, else the slot */
@@ -978,19 +935,15 @@ typedef struct hwtimer__step {
 
 /* What a callback did to its own node while it ran (hwtimer__run_first_ready). */
 typedef enum hwtimer__fate {
-    HWTIMER__UNTOUCHED = 0, /* a periodic node is re-armed for its next period */
+    HWTIMER__UNTOUCHED = 0,
     HWTIMER__REARMED,       /* scheduled or rescheduled: pending again, filed */
-    HWTIMER__CANCELLED      /* cancelled: never touched again */
+    HWTIMER__CANCELLED
 } hwtimer__fate;
 
-/* The node N whose callback runs now, with no lock held. The pass claims N: it leaves
-   `ready` as EXPIRED; a one-shot stops counting as pending at once, a periodic one stays
-   pending (EXPIRED with a period) until cancelled, and the entries treat N by that (a
-   cancel on another thread then waits for the callback). `fate` records what the callback
-   did to N. When the callback returns: REARMED: a cancel waiting on another thread
-   cancels that arming too (hwtimer__cancel_for_waiter); UNTOUCHED and periodic: re-armed
-   for the first period after `now`; otherwise N is never touched again (a one-shot's
-   callback may have freed it). */
+/* The node whose callback runs now, no lock held. It left `ready` as EXPIRED; a one-shot
+   no longer counts as pending, a periodic one does until cancelled. On return: REARMED: a
+   waiting cancel cancels that arming too; UNTOUCHED and periodic: re-armed for the first
+   period after `now`; else never touched again (a one-shot's callback may have freed it). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
@@ -998,15 +951,15 @@ typedef struct hwtimer__running {
     uint64_t now;          /* the `now` its periodic re-arm counts from */
 } hwtimer__running;
 
-/* A cancel waiting for a running callback, on the canceller's stack; `hit`: the pass
-   cancelled the node's re-arming for it. */
+/* A cancel waiting for a running callback, on its stack; `hit`: the pass cancelled the
+   node's re-arming for it. */
 typedef struct hwtimer__cancel_wait {
     hwtimer_timeout *to;
     int hit;
     struct hwtimer__cancel_wait *next;
 } hwtimer__cancel_wait;
 
-/* An answer to the loop or the worker: no tick with work lies before `time` ("Waking"). */
+/* An answer to the loop or the worker: no work before `time` ("Waking"). */
 typedef struct hwtimer__answer {
     uint64_t time;
     int none;  /* nothing was pending */
@@ -1023,11 +976,10 @@ typedef struct hwtimer__shard {
     hwtimer__running run;
     hwtimer__cancel_wait *cancel_waits;
     hwtimer__answer answer; /* the timer's last answer, as this wheel's filings see it */
-    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX): an arming
-                               that reads the clock past it wakes the worker */
+    uint64_t wake_by_clock; /* the worker sleeps until then (else UINT64_MAX) */
 } hwtimer__shard;
 
-/* The pass under way (hwtimer__pass): at most one per timer. */
+/* The pass under way: at most one per timer. */
 typedef struct hwtimer__pass_state {
     int on;
     void *thread;       /* the thread that runs it and its callbacks */
@@ -1070,10 +1022,8 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    hwtimer__wheel *quick_wheel; /* no threads: the one wheel, for the inline arm and cancel; else NULL */
-    /* no threads: an arming into a wheel with this many pending goes the general way
-       (max_pending; 0 once stopped); 0 with threads */
-    size_t arm_limit;
+    hwtimer__wheel *quick_wheel; /* the inline paths': the one wheel, with threads no_wheel */
+    size_t arm_limit; /* at this many pending an arming goes the general way (0: always) */
 
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
     long shared_pending; /* ... and the nodes pending in all wheels */
@@ -1100,7 +1050,7 @@ static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
                                       (size_t)i * HWTIMER__SHARD_STRIDE);
 }
 
-/* The one forward declaration: the worker frees a timer destroyed from its callback. */
+/* The worker frees a timer destroyed from its callback. */
 static void hwtimer__finish_destroy(hwtimer *t);
 
 /* =================================================================================
@@ -1109,8 +1059,7 @@ static void hwtimer__finish_destroy(hwtimer *t);
    Arithmetic on the geometry; its one write is a wheel's leeway memo.
    ================================================================================= */
 
-/* n / tick_ns: by multiply-high with tick_inv = floor((2^64-1)/tick), an estimate of
-   floor(n/tick) or one less that a comparison corrects. */
+/* n / tick_ns: q, by multiply-high, is floor(n/tick) or one less; the comparison corrects. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
 #if defined(__SIZEOF_INT128__)
     uint64_t q = (uint64_t)(__extension__((unsigned __int128)n * g->tick_inv) >> 64);
@@ -1138,7 +1087,7 @@ static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     return v;
 }
 
-/* The node's state and leeway share a 4-byte word (the build stops if they do not). */
+/* The node's state and leeway share a 4-byte word. */
 typedef char hwtimer__state_and_leeway_share_a_word
     [offsetof(hwtimer_timeout, leeway_exp) == offsetof(hwtimer_timeout, state) + 1 &&
      offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 ? 1 : -1];
@@ -1149,8 +1098,8 @@ static uint32_t hwtimer__leeway_bits(void) {
     return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
-/* A leeway's key in the memo: its exponent and digits in one load, nonzero for any leeway.
-   Read before the state is stored: a load that spans a store just made waits for it. */
+/* A leeway's key in the memo: its exponent and digits, nonzero for any leeway. Read before
+   the state is stored: a load that spans a store just made waits for it. */
 static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
@@ -1175,7 +1124,6 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hw
     return up & ~w->memo.mask;
 }
 
-/* The tick a node runs at for a deadline. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                    uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(&w->geo, deadline);
@@ -1206,7 +1154,7 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, uns
     return hwtimer__shl(hwtimer__shr(w->elapsed, up), up) | hwtimer__shl(slot, shift);
 }
 
-/* The geometry: levels enough for the latest deadline's tick, and each level's bit tree. */
+/* Levels enough for the latest deadline's tick, and each level's bit tree. */
 static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
                                    uint32_t ticks_per_wheel, uint64_t start) {
     unsigned layer;
@@ -1237,11 +1185,11 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* =================================================================================
    [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
-   Functions of a wheel, never of a timer, run with the wheel's lock held (or no threads).
-   A filing at a tick the front end watches (watch_upto) is reported to the filer.
+   Functions of a wheel, never of a timer, run with its lock held (or no threads). A filing
+   at a tick the front end watches (watch_upto) is reported to the filer.
    ================================================================================= */
 
-/* Doubly linked circular lists with a sentinel head. */
+/* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
 /* Appends n: with the head known, one load fewer than inserting after its last node. */
@@ -1268,9 +1216,7 @@ static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link 
     to->prev = from->prev;
     hwtimer__list_init(from);
 }
-static hwtimer_timeout *hwtimer__node(struct hwtimer__link *link) {
-    return (hwtimer_timeout *)(void *)link;
-}
+static hwtimer_timeout *hwtimer__node(struct hwtimer__link *l) { return (hwtimer_timeout *)l; }
 
 /* A level's bit tree: a bit per slot, and in each layer above a bit per nonzero word. */
 static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
@@ -1310,7 +1256,7 @@ static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *b
     return (uint32_t)pos;
 }
 
-/* The lists of the slot with wheel index id (level << bits) + slot. */
+/* The lists of slot id = (level << bits) + slot. */
 HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__wheel *w,
                                                                  uint32_t id) {
     return &w->lists[(size_t)id * HWTIMER_SLOT_LISTS];
@@ -1325,14 +1271,14 @@ HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *
     return !occupied;
 }
 
-/* Walks visit a few lists in step, each from both ends ("Each slot" in THE DESIGN). */
+/* Walks visit lists in step, each from both ends ("Each slot" in THE DESIGN). */
 typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
 
 /* One list being walked: the next nodes to visit from each end; front is NULL once done. */
 typedef struct hwtimer__walk { struct hwtimer__link *front, *back; } hwtimer__walk;
 
-/* Visits a walk's next one or two nodes; 0 once done. The neighbours are read before a visit
-   (which may re-link or free its node) and prefetched: the other lists' visits hide the wait. */
+/* Visits a walk's next one or two nodes; 0 once done. The neighbours are read (and
+   prefetched) before a visit, which may re-link or free its node. */
 HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
                                               void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
@@ -1360,7 +1306,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
         walk[walks].back = lists[k].prev;
         walks++;
     }
-    if (walks == 1) { /* a copy the compiler keeps in registers */
+    if (walks == 1) { /* a copy kept in registers */
         hwtimer__walk one = walk[0];
         while (hwtimer__walk_step(&one, visit, ctx)) continue;
         return;
@@ -1376,9 +1322,8 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id)
     hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 1);
 }
 
-/* Files a node in slot `where`: its first list while empty, else the one its address picks
-   ("Each slot" in THE DESIGN). A slot may be occupied with its first list empty: marking twice
-   is harmless. */
+/* Files a node in slot `where` ("Each slot" in THE DESIGN). A slot may be occupied with its
+   first list empty: marking twice is harmless. */
 #define HWTIMER__LIST_RUN_BITS 16
 HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
                                                   uint32_t where) {
@@ -1396,8 +1341,7 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct h
     return hwtimer__node_tick(w, hwtimer__node(l), hwtimer__node(l)->deadline);
 }
 
-/* Makes a node in no list PENDING at `deadline` and files it at e, its tick, past
-   notice_upto: in its slot. */
+/* Makes a node in no list PENDING at `deadline`, in the slot of its tick e > notice_upto. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline, uint64_t e) {
     HWTIMER__STORE64(&to->deadline, deadline);
@@ -1405,9 +1349,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
     hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
 }
 
-/* The same at a tick <= notice_upto: watched in its slot, or, due in the pass under way or
-   passed, in `due` in tick order (from its tail: O(1) unless the clock stepped back).
-   Returns whether the tick is watched. */
+/* The same at a tick <= notice_upto: in its slot, or up to due_upto in `due` in tick order,
+   from its tail. Returns whether the tick is watched. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t deadline, uint64_t tick) {
     if (tick > w->due_upto) {
@@ -1423,7 +1366,7 @@ static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_ti
     return tick <= w->watch_upto;
 }
 
-/* Either, its tick found before the state is stored (hwtimer__leeway_key) and put in *tick:
+/* Either, its tick (put in *tick) found before the state is stored (hwtimer__leeway_key):
    1 if that tick is watched. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
                                                uint64_t deadline, uint64_t *tick) {
@@ -1433,8 +1376,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
     return 0;
 }
 
-/* A node alone in its list left it: a slot's bit is cleared if all its lists are empty. Out
-   of line, so that a cancel needs few registers. */
+/* A node alone in its list left it: the slot's bit is cleared if all its lists are empty.
+   Out of line: a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     if (where >= HWTIMER__WHERE_WHEEL && hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
@@ -1458,8 +1401,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_ti
     if (filed) hwtimer__wheel_unfile(w, to);
 }
 
-/* A push later that leaves the node in its coarse slot ("Pushing a deadline later" in THE
-   DESIGN): 1 if it may. */
+/* A push later that leaves the node in its slot ("Pushing" in THE DESIGN): 1 if it may. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline) {
     int may = to->state == HWTIMER_PENDING && to->where >= HWTIMER__WHERE_WHEEL + w->geo.width &&
@@ -1490,8 +1432,8 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
     w->notice_upto = upto > w->due_upto ? upto : w->due_upto;
 }
 
-/* The first occupied slot after elapsed's position, in the lowest level that has one (a
-   lower level's slots start first), and its start. */
+/* The first occupied slot after elapsed's position, in the lowest level that has one (its
+   slots start first), and its start. */
 static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     unsigned level;
@@ -1531,7 +1473,7 @@ static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
 }
 
 /* The pass's next step here: the ready nodes, else the next occupied slot up to the target;
-   0 if none (UINT64_MAX is a tick like any other). */
+   0 if none. */
 static int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
     if (!hwtimer__list_empty(&w->ready)) {
         step->runs_ready = 1;
@@ -1548,8 +1490,7 @@ static void hwtimer__wheel_end(hwtimer__wheel *w, int reached) {
     w->collecting = 0;
 }
 
-/* Emptying a slot at elapsed, and how many ticks a coarse one spans (UINT64_MAX: past the
-   last). */
+/* Emptying a slot at elapsed, and how many ticks a coarse one spans. */
 typedef struct hwtimer__collect { hwtimer__wheel *w; uint64_t span; } hwtimer__collect;
 
 /* A node of a level-0 slot is due at its tick (none waits there pushed later): it runs. */
@@ -1559,7 +1500,7 @@ static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
 }
 
 /* A node of a coarse slot: to `ready`, or to a later slot by its deadline, counted as a move
-   down, and as a re-filing too if its tick lies past the slot's end. */
+   down, and as a re-filing if its tick lies past the slot's end. */
 static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__collect *c = (hwtimer__collect *)ctx;
     hwtimer__wheel *w = c->w;
@@ -1581,7 +1522,7 @@ static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step)
     hwtimer__collect c;
     unsigned k, used;
     w->elapsed = step->tick;
-    HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0)); /* the bit tree said occupied */
+    HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0));
     c.w = w;
     /* a sparse slot's nodes are in its first list */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
@@ -1596,7 +1537,6 @@ static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step)
     hwtimer__bits_set(g, hwtimer__level_bits(w, step->level), step->slot, 0);
 }
 
-/* Takes the first ready node out. */
 static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
     hwtimer_timeout *to = hwtimer__node(w->ready.next);
     HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
@@ -1616,11 +1556,8 @@ typedef struct hwtimer__nodes_walk {
 
 static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
     hwtimer__nodes_walk *walk = (hwtimer__nodes_walk *)ctx;
-    if (walk->out) {
-        hwtimer__set_state(to, HWTIMER_CANCELLED);
-    } else {
-        walk->fn(to, walk->ctx);
-    }
+    if (walk->out) hwtimer__set_state(to, HWTIMER_CANCELLED);
+    else walk->fn(to, walk->ctx);
     walk->visited++;
 }
 
@@ -1640,9 +1577,8 @@ static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
              slot = hwtimer__bits_next(g, bits, slot + 1)) {
             struct hwtimer__link *lists = hwtimer__slot_lists(w, (l << g->bits) + slot);
             hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
-            for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++) {
+            for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++)
                 hwtimer__list_splice(&out[k], &lists[k]);
-            }
         }
     }
 }
@@ -1657,7 +1593,6 @@ static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link 
     return walk.visited;
 }
 
-/* Empties the lists a stop hands back. */
 static void hwtimer__init_out(struct hwtimer__link *out) {
     unsigned k;
     for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
@@ -1686,8 +1621,7 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
 /* =================================================================================
    [hwtimer:check] The invariant check: a wheel against THE DESIGN's invariants
 
-   What hwtimer_check runs on each wheel, its lock held. It changes nothing but the
-   wheel's leeway memo.
+   Run on each wheel, its lock held; it changes nothing but the leeway memo.
    ================================================================================= */
 
 /* 0 if a node due at `tick` may wait in slot `slot_where` (its own, or pushed later a coarse
@@ -1725,8 +1659,7 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
     return 0;
 }
 
-/* Level l's bit tree, then its occupied slots (a slot with nodes but no bit is missed by
-   the count). */
+/* Level l's bit tree, then its occupied slots (one with nodes but no bit fails the count). */
 static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     const hwtimer__geometry *g = &w->geo;
     const uint64_t *bits = hwtimer__level_bits(w, l);
@@ -1753,7 +1686,7 @@ static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     return 0;
 }
 
-/* Every invariant of one wheel; n: its pending nodes held out of the lists, the count so far. */
+/* Every invariant of one wheel; n: its pending nodes held out of the lists. */
 static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     unsigned l;
     int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
@@ -1812,15 +1745,12 @@ static void hwtimer__signal(const hwtimer *t, void *cond, unsigned waiters) {
     if (waiters) t->threads->cond_broadcast(cond);
 }
 
-/* Is the caller the thread running t's callbacks now (t's lock held)? Without threads,
-   whatever runs during a pass runs in a callback. */
+/* Is the caller the thread running t's callbacks now (t's lock held)? */
 static int hwtimer__in_own_callback(const hwtimer *t) {
-    if (!t->pass.on) return 0;
-    return !t->threads || t->threads->thread_is_self(t->pass.thread);
+    return t->pass.on && (!t->threads || t->threads->thread_is_self(t->pass.thread));
 }
 
-/* Armed in the wheel it names: PENDING, or EXPIRED with a period (hwtimer__running). No
-   lock needed. */
+/* Armed in the wheel it names: PENDING, or EXPIRED with a period. No lock needed. */
 static int hwtimer__is_armed(const hwtimer_timeout *to) {
     int state = HWTIMER__LOAD(&to->state);
     return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
@@ -1843,8 +1773,7 @@ static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__whe
     return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
 }
 
-/* The shard of t that holds `to` or held it last, or NULL. No lock: a node stays in its
-   wheel while armed. */
+/* The shard of t that holds `to` or held it last, or NULL. No lock: see "The structure". */
 static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__shard_named(t, HWTIMER__LOAD(&to->wheel));
 }
@@ -1853,9 +1782,9 @@ static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout
 static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
-/* The shard that arms `to`: the one it names, else the calling thread's (thread n uses
-   shard n mod shards), claimed by a compare-and-swap against a second thread arming it at
-   once. A node armed on another timer: shard 0, which refuses it. */
+/* The shard that arms `to`: the one it names, else the calling thread's, claimed by a
+   compare-and-swap against another thread arming it. Armed on another timer: shard 0,
+   which refuses it. */
 static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *mine;
     if (t->shards == 1) return hwtimer__shard_at(t, 0);
@@ -1885,20 +1814,17 @@ static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
 /* =================================================================================
    [hwtimer:loop] The front end, 1: the loop's answers and wake_fn
 
-   "Waking" in THE DESIGN; the loop's side: "Waking the loop" at hwtimer_next_expiry.
+   "Waking" in THE DESIGN; the rule: "Waking the loop" at hwtimer_next_expiry.
    ================================================================================= */
 
-/* The last tick whose filing in s may call for a wake-up: 0 while its answer is not armed,
-   every tick after an answer of none, else the tick of the answer's time (an upper bound:
-   hwtimer__note_filing decides). */
+/* The last tick whose filing in s may call for a wake-up (hwtimer__note_filing decides). */
 static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
     if (!s->answer.armed) return 0;
     return s->answer.none ? UINT64_MAX : hwtimer__due_tick(&s->wheel.geo, s->answer.time);
 }
 
-/* Wakes a sleeping worker, or calls wake_fn once per answer, never during a pass (no lock
-   held). `counted`: in wakes_running, so that the timer outlives the call (the node just
-   filed may run on another thread meanwhile, and its callback destroy the timer). */
+/* Wakes a sleeping worker, or calls wake_fn (no lock held). `counted`: in wakes_running, so
+   that the timer outlives the call (a callback may destroy it meanwhile). */
 static void hwtimer__wake(hwtimer *t, int counted) {
     void (*fn)(void *) = NULL;
     void *ctx = NULL;
@@ -1921,11 +1847,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t
     return now && s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
 }
 
-/* A node was filed in s's wheel for `tick` (its lock held), the clock read as `now` (0:
-   not read). Before the wheel's answer, or with the clock past the worker's wake-up (it
-   sleeps in the OS's time, which a clock_fn of the user's can outrun), the answer is
-   spent: a wake-up now without threads, else once the lock is released. None during a
-   pass: the loop and the worker ask again after it. */
+/* A node was filed in s for `tick`, the clock read as `now` (0: not read). Before the
+   answer, or with the clock past the worker's wake-up (a clock_fn of the user's can outrun
+   the OS's), the answer is spent: a wake-up now without threads, else once unlocked. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
     if (!s->answer.armed || s->wheel.collecting) return;
     if (!s->answer.none && !hwtimer__clock_past(s, now) &&
@@ -1934,11 +1858,8 @@ static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, u
     }
     s->answer.armed = 0;
     hwtimer__wheel_watch(&s->wheel, 0);
-    if (t->threads) {
-        s->wake_now = 1;
-    } else {
-        hwtimer__wake(t, 0);
-    }
+    if (t->threads) s->wake_now = 1;
+    else hwtimer__wake(t, 0);
 }
 
 /* Releases the lock of wheel s, then wakes what a filing under it called for. */
@@ -1952,8 +1873,7 @@ static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
     if (wake) hwtimer__wake(t, 1);
 }
 
-/* Tells the loop or the worker when a pass has work next (t's lock held); every wheel
-   keeps the answer. */
+/* Tells the loop or the worker when a pass has work next (t's lock held). */
 static uint64_t hwtimer__give_answer(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     int none = 1;
@@ -1987,14 +1907,13 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
    In wheel s, its lock held (or no threads).
    ================================================================================= */
 
-/* n nodes stopped pending in a timer of shards with max_pending: their places in the count
-   that all wheels share go back. */
+/* n nodes stopped pending: their places in the count all wheels share go back. */
 static void hwtimer__release_shared(hwtimer *t, size_t n) {
     if (t->shared_limit) HWTIMER__ATOMIC_ADD(&t->shared_pending, -(long)n);
 }
 
-/* Why a node cannot be armed in wheel w now, or HWTIMER_OK, which (with a shared_limit)
-   has taken the node's place in the count all wheels share (lock held). */
+/* Why a node cannot be armed in w now, or HWTIMER_OK, which (with a shared_limit) has taken
+   the node's place in the count all wheels share. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
                                                 const hwtimer_timeout *to) {
     if (HWTIMER__LOAD(&t->stopped)) return HWTIMER_ESTOPPED;
@@ -2007,9 +1926,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
     return HWTIMER_OK;
 }
 
-/* May the node be armed the quick way: IDLE or CANCELLED, with no leeway? One load and one
-   test of the word that holds its state and leeway (on a little-endian machine: the states
-   0 and 3 are the only ones that plus one leave bit 1 clear). */
+/* IDLE or CANCELLED, with no leeway? On a little-endian machine one test of the word: the
+   states 0 and 3 are the only ones that plus one leave bit 1 clear. */
 HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
@@ -2020,18 +1938,17 @@ HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
            (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
 }
 
-/* What an armed node runs, and where: it is counted apart, as it files (lock held). */
-HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__shard *s, hwtimer_timeout *to,
+/* What an armed node runs, and where; it is counted apart, as it files. */
+HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__wheel *w, hwtimer_timeout *to,
                                               uint64_t period, hwtimer_fn fn, void *arg) {
     to->fn = fn;
     to->arg = arg;
     to->period = period;
-    HWTIMER__STORE_RELAXED(&to->wheel, &s->wheel); /* read without a lock: hwtimer__shard_of */
+    HWTIMER__STORE_RELAXED(&to->wheel, w); /* read without a lock: hwtimer__shard_of */
 }
 
-
-/* Gives a node pending in wheel s a new deadline. A periodic node inside its own callback is
-   in no list yet: it is filed now, and will not be re-armed by its period. */
+/* Gives a node pending in s a new deadline. A periodic node inside its own callback is in
+   no list yet: it is filed now, and not re-armed by its period. */
 static void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                  uint64_t now, uint64_t deadline) {
     hwtimer__wheel *w = &s->wheel;
@@ -2040,7 +1957,7 @@ static void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout 
     if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
     if (!hwtimer__wheel_push_later(w, to, deadline)) {
         tick = to->state == HWTIMER_PENDING ? hwtimer__wheel_move(w, to, deadline) : 0;
-        if (!tick) { /* not filed, or due at a tick that is noticed: filed anew */
+        if (!tick) { /* not filed, or its tick is noticed */
             if (to->state == HWTIMER_PENDING) hwtimer__wheel_unfile(w, to);
             noticed = hwtimer__wheel_file(w, to, deadline, &tick);
         }
@@ -2053,8 +1970,8 @@ static int hwtimer__running_unfiled(const hwtimer__shard *s, const hwtimer_timeo
     return to && to == s->run.node && s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED;
 }
 
-/* Cancels a periodic node of s inside its own callback (which then is not re-armed), or
-   one not pending there: 1 if it was pending, else 0. */
+/* Cancels a periodic node of s inside its own callback, or one not pending there: 1 if it
+   was pending, else 0. */
 static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard *s,
                                                      hwtimer_timeout *to) {
     if (!hwtimer__running_unfiled(s, to)) return 0;
@@ -2064,10 +1981,9 @@ static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard 
     return 1;
 }
 
-/* Cancels a node if it is pending in wheel s: 1, else 0. The usual case, a filed node, is
-   inline (a node of s changes only under its lock: plain reads). A filed node whose callback
-   runs was armed again (fate REARMED), which its cancel leaves as it is: the callback's
-   return then neither re-arms it nor reads it. */
+/* Cancels a node if it is pending in s: 1, else 0. A filed node, the usual case, is inline
+   (plain reads: a node of s changes only under its lock). A filed node whose callback runs
+   was re-armed (REARMED, left as it is): the callback's return neither re-arms nor reads it. */
 HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
                                                   hwtimer_timeout *to) {
     if (to->wheel == &s->wheel && to->state == HWTIMER_PENDING) {
@@ -2078,8 +1994,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
     return hwtimer__cancel_unusual(t, s, to);
 }
 
-/* The callback of `to` armed it again and returned: a cancel that waits for it cancels that
-   arming now (else a callback that keeps re-arming could outrun the waiter for ever). */
+/* The callback of `to` armed it again and returned: a waiting cancel cancels that arming
+   now (else a callback that keeps re-arming could outrun the waiter for ever). */
 static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to) {
     hwtimer__cancel_wait *waiter;
     for (waiter = s->cancel_waits; waiter; waiter = waiter->next) {
@@ -2090,8 +2006,8 @@ static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_ti
     }
 }
 
-/* When a node pending in s will run: the boundary of its tick; for a periodic node inside
-   its own callback, of the period its re-arm will give it. */
+/* When a node pending in s will run: its tick's boundary; for a periodic node inside its
+   own callback, that of its next period. */
 static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) {
     uint64_t deadline = to->deadline;
     if (hwtimer__running_unfiled(s, to)) {
@@ -2100,20 +2016,24 @@ static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) 
     return hwtimer__tick_time(&s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
 }
 
-/* Cancels every node of wheel s, the running one included, and hands none back (destroy
-   from a callback: the timer's lock and the wheel's held). */
-static void hwtimer__drop_all(hwtimer *t, hwtimer__shard *s) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+/* Cancels every node of s, the running one included, the filed ones into `out`: how many
+   those were (t's lock held; s's taken here, a wheel at a time, so that a stop holds two
+   locks at most: an arming in a wheel already emptied finds the timer stopped). */
+static size_t hwtimer__cancel_shard(hwtimer *t, hwtimer__shard *s, struct hwtimer__link *out) {
+    size_t n;
+    hwtimer__lock_wheel(t, s);
     if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
-    hwtimer__init_out(out);
-    hwtimer__release_shared(t, hwtimer__wheel_cancel_all(&s->wheel, out));
+    n = hwtimer__wheel_cancel_all(&s->wheel, out);
+    hwtimer__release_shared(t, n);
+    hwtimer__unlock_wheel(t, s);
+    return n;
 }
 
 /* =================================================================================
    [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
 
-   Its locks: "Locks" in THE DESIGN. A wheel's pass ends once, under its lock, it has no
-   step left.
+   Locks: "Locks" in THE DESIGN. A wheel's pass ends once, under its lock, it has no step
+   left.
    ================================================================================= */
 
 /* A periodic node's next period (during a pass: nothing to tell the loop). */
@@ -2139,8 +2059,7 @@ static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     t->log.fn(t->log.ctx, msg.text);
 }
 
-/* Runs the first ready node with no lock held; a one-shot node is not touched after: its
-   callback may have freed it. */
+/* Runs the first ready node's callback with no lock held (hwtimer__running). */
 static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now) {
     hwtimer_timeout *to = hwtimer__wheel_take_ready(&s->wheel);
     hwtimer_fn fn = to->fn;
@@ -2157,7 +2076,7 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
     s->run.fate = HWTIMER__UNTOUCHED;
     t->stats.fired++;
     if ((periodic && t->worker.mode) || t->log.slow_ns) started = t->clock_fn(t->clock_ctx);
-    s->run.now = periodic && t->worker.mode ? started : now; /* a worker's: from the run */
+    s->run.now = periodic && t->worker.mode ? started : now;
     hwtimer__unlock_wheel(t, s);
     hwtimer__unlock(t, t->mutex);
     fn(to, arg);
@@ -2173,12 +2092,12 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
     hwtimer__signal(t, s->done_cond, s->waiters);
 }
 
-/* Runs the step of wheel s just found (its lock held since). */
+/* Runs the step of s just found (its lock held since). */
 static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
                                 uint64_t now) {
     hwtimer__wheel *w = &s->wheel;
     size_t ran;
-    if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: exactly the slot's */
+    if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: the slot's */
     for (ran = 0; !HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
         if (step->runs_ready && hwtimer__listed_tick(w, w->ready.next) > step->tick) break;
         hwtimer__run_first_ready(t, s, now);
@@ -2204,7 +2123,7 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
 }
 
 /* Begins a pass up to `now`: 0 if none runs (`now` went back or is before the start, or
-   the timer stopped), else its target. */
+   the timer stopped). */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
@@ -2219,9 +2138,9 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     return 1;
 }
 
-/* One pass up to `now` (the timer's lock held); returns the callbacks it ran. With several
-   wheels another thread may change a wheel between its steps: a step is found again under
-   the wheel's lock, and runs only if it is still the one found. */
+/* One pass up to `now` (the timer's lock held): the callbacks it ran. With several wheels
+   another thread may change one between steps: a step is found again under the wheel's
+   lock, and runs only if it is still the one found. */
 static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     hwtimer__step step[HWTIMER__MAX_SHARDS];
     uint64_t on = 0, target; /* bit i: wheel i has step[i] to run */
@@ -2244,7 +2163,7 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
         hwtimer__lock_wheel(t, s);
         if (t->shards > 1 && !hwtimer__next_step(t, s, &step[i])) {
             on &= ~((uint64_t)1 << i);
-        } else if (step[i].tick == found) { /* else another step came first: found next */
+        } else if (step[i].tick == found) { /* else an earlier step: found next */
             ran += hwtimer__run_step(t, s, &step[i], now);
             if (!hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
         }
@@ -2274,8 +2193,7 @@ static void hwtimer__abandon_pass(hwtimer *t) {
    [hwtimer:worker] The worker thread
    ================================================================================= */
 
-/* Sleeps until the next boundary with work (or forever); woken early only by a filing due
-   sooner (hwtimer__wake), or by stop. */
+/* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop. */
 static void hwtimer__worker_main(void *arg) {
     hwtimer *t = (hwtimer *)arg;
     int destroy;
@@ -2311,7 +2229,7 @@ static int hwtimer__start_worker_locked(hwtimer *t) {
     return 0;
 }
 
-/* Starts the worker at an arming, if it does not run yet. */
+/* Starts the worker in worker mode if it does not run yet: 0 after stop too. */
 static int hwtimer__start_worker(hwtimer *t) {
     int err = HWTIMER_OK;
     if (!t->worker.mode || HWTIMER__LOAD(&t->worker.running)) return HWTIMER_OK;
@@ -2321,31 +2239,22 @@ static int hwtimer__start_worker(hwtimer *t) {
     return err;
 }
 
-static void hwtimer__join_worker_locked(hwtimer *t) {
-    if (!t->worker.running) return;
-    t->threads->cond_broadcast(t->worker.wake_cond);
-    hwtimer__unlock(t, t->mutex);
-    t->threads->thread_join(t->worker.thread);
-    hwtimer__lock(t, t->mutex);
-    HWTIMER__STORE(&t->worker.running, 0);
-}
-
 /* =================================================================================
    [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
-   One path per operation and mode: inline without threads (one wheel, no lock); out of
-   line with threads: the clock read once, the wheel chosen, lock, body, unlock and wake.
+   Inline without threads (one wheel, no lock); out of line with threads: the clock read
+   once, the wheel chosen, lock, body, unlock and wake.
    ================================================================================= */
 
-/* An arming in s (its lock held): a schedule (fn set), or a reschedule (fn NULL), which
-   moves a node pending here, or arms it again with its last callback, arg and period. */
+/* An arming in s: a schedule (fn set), or a reschedule (fn NULL), which moves a node
+   pending here, or arms it again with its last callback, arg and period. */
 static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                                  uint64_t now, uint64_t deadline, uint64_t period,
                                                  hwtimer_fn fn, void *arg) {
     uint64_t tick;
     int err;
     if (!fn) {
-        if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: there is no callback to run */
+        if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: no callback */
         if (hwtimer__is_pending_in(&s->wheel, to)) {
             hwtimer__move_locked(t, s, to, now, deadline);
             return HWTIMER_OK;
@@ -2357,7 +2266,7 @@ static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, 
     err = hwtimer__arm_refusal(t, &s->wheel, to);
     if (err) return err;
     if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
-    hwtimer__arm_fill(s, to, period, fn, arg);
+    hwtimer__arm_fill(&s->wheel, to, period, fn, arg);
     s->wheel.pending++;
     if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
         hwtimer__note_filing(t, s, tick, now);
@@ -2365,10 +2274,9 @@ static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, 
     return HWTIMER_OK;
 }
 
-/* Schedule (fn set) or reschedule (fn NULL), the general way: with threads, and without
-   them an arming the inline way leaves. `when` is a delay if `relative`, else the deadline.
-   The clock is read for a delay, and for a worker with a clock_fn of the user's
-   (hwtimer__note_filing). */
+/* Schedule or reschedule the general way: with threads, and without them an arming the
+   inline way leaves. The clock is read for a delay, and for a worker with a clock_fn of the
+   user's (hwtimer__note_filing). */
 static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                    int relative, uint64_t period, hwtimer_fn fn,
                                                    void *arg) {
@@ -2394,20 +2302,16 @@ static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
 /* How hwtimer__arm's `when` counts. */
 enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 
-/* The schedule forms. Without threads the usual arming (below the limit, which is 0 with
-   threads; a node IDLE or CANCELLED, with no leeway; due past notice_upto) is done here with
-   no call but the clock's; the rest goes the general way, before anything is written.
-   Without threads no cancel waits for a callback, so a callback's own node armed here needs
-   no fate (see hwtimer__running). */
+/* The schedule forms. Without threads the usual arming is done here with no call but the
+   clock's; the rest goes the general way, before anything is written. Without threads no
+   cancel waits for a callback, so a callback's own node armed here needs no fate. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         int form, uint64_t period, hwtimer_fn fn, void *arg) {
-    hwtimer__shard *s;
     hwtimer__wheel *w;
     uint64_t e;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
-    s = hwtimer__shard_at(t, 0);
-    w = t->quick_wheel; /* NULL with threads: nothing else is read unlocked */
-    if (!w || w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
+    w = t->quick_wheel; /* with threads, hwtimer__no_wheel: nothing else is read unlocked */
+    if (w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
         (form == HWTIMER__TICKS && when > t->pass.ticks_room)) {
         if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
         return hwtimer__arm_general(t, to, hwtimer__ticks_ahead(t, when), 0, period, fn, arg);
@@ -2420,14 +2324,14 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
         e = hwtimer__due_tick(&w->geo, when);
     }
     if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
-    hwtimer__arm_fill(s, to, period, fn, arg);
+    hwtimer__arm_fill(w, to, period, fn, arg);
     w->pending++;
     hwtimer__wheel_file_past(w, to, when, e); /* last: the slot's marking may be a tail call */
     return HWTIMER_OK;
 }
 
-/* The reschedule forms. Without threads, the usual one, an idle connection's timeout pushed
-   later on every read, is one store (hwtimer__wheel_push_later), inline. */
+/* The reschedule forms. Without threads the usual one, an idle timeout pushed later, is one
+   store, inline. */
 HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                int relative) {
     hwtimer__shard *s;
@@ -2441,9 +2345,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
     return hwtimer__arm_locked(t, s, to, 0, when, 0, NULL, NULL);
 }
 
-/* Cancel the general way: with threads, and without them a cancel hwtimer_cancel does not
-   do inline. Like Linux's del_timer_sync it waits for the node's callback running on
-   another thread, and an arming the callback makes meanwhile is cancelled as it returns
+/* Cancel the general way: with threads, and without them one hwtimer_cancel does not do
+   inline. Like Linux's del_timer_sync it waits for the node's callback running on another
+   thread; an arming the callback makes meanwhile is cancelled as it returns
    (hwtimer__cancel_for_waiter) or here. */
 static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *s = hwtimer__shard_of(t, to);
@@ -2452,7 +2356,7 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
     if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
     if (!t->threads) return hwtimer__cancel_locked(t, s, to);
     hwtimer__lock(t, s->mutex);
-    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed elsewhere meanwhile */
+    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed meanwhile */
         hwtimer__unlock(t, s->mutex);
         return HWTIMER_EINVAL;
     }
@@ -2479,9 +2383,6 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
 
 /* =================================================================================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
-
-   The only code that differs by platform; the rest reaches it through t->clock_fn,
-   t->threads and the fork list.
    ================================================================================= */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
@@ -2530,10 +2431,9 @@ static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
     ts->tv_nsec = (long)(nsec % 1000000000u);
 }
 
-/* The timer's locks are held briefly, and sleeping on one costs two kernel round trips:
-   a thread tries a taken lock up to HWTIMER_LOCK_SPINS times first, pausing 1, 2, 4 ... 64
-   times between tries, since each try takes the lock's cache line from the holder, which
-   needs it back to unlock. Returns 1 if it got the lock. */
+/* The timer's locks are held briefly, and sleeping on one costs two kernel round trips: try
+   a taken lock HWTIMER_LOCK_SPINS times first, pausing 1, 2, 4 ... 64 times between tries
+   (each try takes the line the holder needs to unlock). 1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
     unsigned i, j;
     for (i = 0; i < HWTIMER_LOCK_SPINS; i++) {
@@ -2587,8 +2487,7 @@ static void hwtimer__pt_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     }
     if (timeout_ns > ((uint64_t)1 << 52)) timeout_ns = (uint64_t)1 << 52; /* ~52 days */
 #if defined(__APPLE__)
-    ts.tv_sec = 0;
-    ts.tv_nsec = 0;
+    memset(&ts, 0, sizeof ts);
     hwtimer__timespec_add(&ts, timeout_ns);
     pthread_cond_timedwait_relative_np((pthread_cond_t *)c, (pthread_mutex_t *)m, &ts);
 #else
@@ -2626,13 +2525,14 @@ static const hwtimer_threads hwtimer__pthread_table = {
     hwtimer__pt_thread_join, hwtimer__pt_thread_detach, hwtimer__pt_thread_self,
     hwtimer__pt_thread_is_self};
 #define HWTIMER__PTHREAD_TABLE (&hwtimer__pthread_table)
+#else
+#define HWTIMER__PTHREAD_TABLE NULL
 #endif /* HWTIMER__PTHREAD */
 
-/* fork() and the worker. A worker may hold its timer's locks at any moment of a pass, and a
-   child forked then would inherit a wheel half changed. So every timer with a worker is on
-   a list whose locks fork() takes first (pthread_atfork, registered at the first such
-   timer), a timer then its shards: the fork comes while each worker sleeps, waits for a
-   lock or runs a callback, states the child's hwtimer_fork_child completes. */
+/* fork() and the worker. A worker may hold its timer's locks at any moment of a pass: a
+   child forked then would inherit a wheel half changed. So fork() first takes the locks of
+   every timer with a worker (pthread_atfork): it comes while each worker sleeps, waits for
+   a lock or runs a callback, states the child's hwtimer_fork_child completes. */
 #if defined(HWTIMER__PTHREAD) && !defined(_WIN32)
 static pthread_mutex_t hwtimer__fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t hwtimer__fork_once = PTHREAD_ONCE_INIT;
@@ -2695,8 +2595,7 @@ static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
 /* C11 waits until a wall-clock time: each wait is capped (HWTIMER_C11_MAX_WAIT_NS) against
-   a clock stepped back; one stepped forward only wakes the worker early, and it re-checks
-   the timer's clock. */
+   a clock stepped back; one stepped forward only wakes the worker early. */
 static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
     if (timeout_ns == UINT64_MAX) {
@@ -2739,6 +2638,8 @@ static const hwtimer_threads hwtimer__c11_table = {
     hwtimer__c11_thread_join, hwtimer__c11_thread_detach, hwtimer__c11_thread_self,
     hwtimer__c11_thread_is_self};
 #define HWTIMER__C11_TABLE (&hwtimer__c11_table)
+#else
+#define HWTIMER__C11_TABLE NULL
 #endif /* HWTIMER__C11 */
 
 #ifdef HWTIMER__WIN32
@@ -2805,27 +2706,15 @@ static const hwtimer_threads hwtimer__win32_table = {
     hwtimer__w32_thread_join, hwtimer__w32_thread_detach, hwtimer__w32_thread_self,
     hwtimer__w32_thread_is_self};
 #define HWTIMER__WIN32_TABLE (&hwtimer__win32_table)
-#endif /* HWTIMER__WIN32 */
-
-/* A backend left out. */
-#ifndef HWTIMER__PTHREAD_TABLE
-#define HWTIMER__PTHREAD_TABLE NULL
-#endif
-#ifndef HWTIMER__C11_TABLE
-#define HWTIMER__C11_TABLE NULL
-#endif
-#ifndef HWTIMER__WIN32_TABLE
+#else
 #define HWTIMER__WIN32_TABLE NULL
-#endif
+#endif /* HWTIMER__WIN32 */
 
 /* =================================================================================
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
-
-   The config's check (a refusal tells log_fn the field and the rule), the one allocation
-   laid out and carved, then destroy's end and the per-wheel parts of stop, check, foreach.
    ================================================================================= */
 
-/* Calls cfg->log_fn, if set, with "hwtimer_create: " what [value] rule. */
+/* Tells cfg->log_fn, if set, "hwtimer_create: " what [value] rule. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
                                   const uint64_t *value, const char *rule) {
     hwtimer__sentence msg = {"", 0};
@@ -2837,7 +2726,7 @@ static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
     cfg->log_fn(cfg->log_ctx, msg.text);
 }
 
-/* The first hook of a threads table that is missing (NULL, or a size of 0), or NULL. */
+/* The first hook or size of a threads table that is NULL or 0, or NULL. */
 static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
     if (!th->mutex_size) return "mutex_size";
     if (!th->cond_size) return "cond_size";
@@ -2868,52 +2757,49 @@ typedef struct hwtimer__rule {
 
 /* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn the first rule it breaks. */
 static int hwtimer__check_config(const hwtimer_config *cfg) {
-    uint64_t width = 2, per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
+    uint64_t per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
+    uint64_t width = per_wheel <= 2 ? 2 : (uint64_t)2 << hwtimer__msb64(per_wheel - 1);
     const char *missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
-    hwtimer__sentence table = {"", 0};
+    hwtimer__sentence table = {"", 0}; /* read when told: filled below */
     unsigned i;
-    while (width < per_wheel && width < ((uint64_t)1 << 30)) width <<= 1;
+    const hwtimer__rule rules[] = {
+        {cfg->tick_ns == 0, "tick_ns is 0: it must be at least 1 ns (start from "
+         "hwtimer_config_default, which sets 100 ms)", NULL, ""},
+        {per_wheel == 0 || per_wheel > ((uint64_t)1 << 30), "ticks_per_wheel is ", &per_wheel,
+         ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
+        {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
+         ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
+         "overflows 64 bits of nanoseconds; make either smaller"},
+        {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
+         ": set both or neither"},
+        {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
+         ": set both or neither"},
+        {!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK, "clock_fn is NULL and this build "
+         "has no platform clock (HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, ""},
+        {cfg->worker && !cfg->threads, "worker is set but threads is NULL: a worker needs a "
+         "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
+        {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
+         "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
+        {missing != NULL, table.text, NULL,
+         " is missing (NULL or 0): every hook and size is required"},
+        {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
+        {shards > 1 && !cfg->threads, "shards is ", &shards,
+         " but threads is NULL: shards need a threads backend"},
+        {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
+         " but this compiler has neither GCC's nor MSVC's atomics and "
+         "thread-local variables, which shards need: use 0"}};
     hwtimer__say(&table, "threads is a table whose ");
     hwtimer__say(&table, missing ? missing : "");
-    {
-        const hwtimer__rule rules[] = {
-            {cfg->tick_ns == 0, "tick_ns is 0: it must be at least 1 ns (start from "
-             "hwtimer_config_default, which sets 100 ms)", NULL, ""},
-            {per_wheel == 0 || per_wheel > ((uint64_t)1 << 30), "ticks_per_wheel is ", &per_wheel,
-             ": it must be 1 .. 2^30 (hwtimer_config_default sets 512)"},
-            {cfg->tick_ns > UINT64_MAX / width, "tick_ns is ", &cfg->tick_ns,
-             ": times the wheel's slots (ticks_per_wheel rounded up to a power of two) that "
-             "overflows 64 bits of nanoseconds; make either smaller"},
-            {cfg->alloc_fn && !cfg->free_fn, "alloc_fn is set but free_fn is NULL", NULL,
-             ": set both or neither"},
-            {!cfg->alloc_fn && cfg->free_fn, "free_fn is set but alloc_fn is NULL", NULL,
-             ": set both or neither"},
-            {!cfg->clock_fn && !HWTIMER__HAVE_DEFAULT_CLOCK, "clock_fn is NULL and this build "
-             "has no platform clock (HWTIMER_NO_DEFAULT_CLOCK): set clock_fn", NULL, ""},
-            {cfg->worker && !cfg->threads, "worker is set but threads is NULL: a worker needs a "
-             "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
-            {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
-             "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
-            {missing != NULL, table.text, NULL,
-             " is missing (NULL or 0): every hook and size is required"},
-            {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
-            {shards > 1 && !cfg->threads, "shards is ", &shards,
-             " but threads is NULL: shards need a threads backend"},
-            {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
-             " but this compiler has neither GCC's nor MSVC's atomics and "
-             "thread-local variables, which shards need: use 0"}};
-        for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-            if (!rules[i].broken) continue;
-            hwtimer__tell_refusal(cfg, rules[i].what, rules[i].value, rules[i].rule);
-            return HWTIMER_EINVAL;
-        }
+    for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        if (!rules[i].broken) continue;
+        hwtimer__tell_refusal(cfg, rules[i].what, rules[i].value, rules[i].rule);
+        return HWTIMER_EINVAL;
     }
     return HWTIMER_OK;
 }
 
-/* The thread objects, made in this order: the timer's lock, its condition variables (a
-   pass done, the worker's wake-up), then with several wheels each wheel's lock and
-   condition variable. Object k is a lock if k is 0, or odd from 3 on. */
+/* The thread objects, in order: the timer's lock, its conditions (a pass done, the worker's
+   wake-up), then with several wheels each wheel's lock and condition. */
 static unsigned hwtimer__thread_objects(unsigned shards) { return shards > 1 ? 3 + 2 * shards : 3; }
 static int hwtimer__is_mutex(unsigned k) { return k == 0 || (k > 2 && k % 2 == 1); }
 
@@ -2927,12 +2813,8 @@ static void **hwtimer__thread_object(hwtimer *t, unsigned k) {
 /* Destroys thread objects 0 .. n-1, last first. */
 static void hwtimer__unmake_thread_objects(hwtimer *t, unsigned n) {
     while (n-- > 0) {
-        void *object = *hwtimer__thread_object(t, n);
-        if (hwtimer__is_mutex(n)) {
-            t->threads->mutex_destroy(object);
-        } else {
-            t->threads->cond_destroy(object);
-        }
+        (hwtimer__is_mutex(n) ? t->threads->mutex_destroy : t->threads->cond_destroy)(
+            *hwtimer__thread_object(t, n));
     }
 }
 
@@ -2942,7 +2824,7 @@ static int hwtimer__make_thread_objects(hwtimer *t) {
     if (!t->threads) return HWTIMER_OK;
     for (k = 0; k < hwtimer__thread_objects(t->shards); k++) {
         void *object = *hwtimer__thread_object(t, k);
-        if (hwtimer__is_mutex(k) ? t->threads->mutex_init(object) : t->threads->cond_init(object)) {
+        if ((hwtimer__is_mutex(k) ? t->threads->mutex_init : t->threads->cond_init)(object)) {
             hwtimer__unmake_thread_objects(t, k);
             return HWTIMER_ETHREAD;
         }
@@ -2950,7 +2832,7 @@ static int hwtimer__make_thread_objects(hwtimer *t) {
     return HWTIMER_OK;
 }
 
-/* A walk over a timer's block (hwtimer__carve), each part on lines of its own. */
+/* A walk over a timer's block (hwtimer__carve). */
 typedef struct hwtimer__block {
     char *timer; /* where the timer lies, or NULL: the walk only measures */
     size_t size; /* from the timer to the end of the last part */
@@ -2966,9 +2848,9 @@ static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
 }
 
 /* Lays out a timer's block: the timer, its wheels, their lists and bit trees, the thread
-   objects, the threads, and a line to align the timer. With t NULL it only measures; else
-   (t and its wheels zero-filled) it points each part's owner at it and empties the wheels.
-   Returns the block's size, or 0 if that overflows a size_t. */
+   objects, the threads, a line to align the timer. With t NULL it only measures; else (t
+   and its wheels zero-filled) it points each part's owner at it and empties the wheels.
+   The block's size, or 0 if that overflows a size_t. */
 static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
                              unsigned shards) {
     uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
@@ -2997,8 +2879,8 @@ static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtim
     return b.fits ? b.size : 0;
 }
 
-/* Timers with a worker alive in the process (in this file under HWTIMER_STATIC): more
-   than HWTIMER__MANY_WORKERS likely means a timer per object (Netty warns at this count). */
+/* Timers with a worker alive (in this file under HWTIMER_STATIC): more than this likely
+   means a timer per object (Netty warns at this count). */
 #define HWTIMER__MANY_WORKERS 64
 static long hwtimer__live_workers;
 
@@ -3011,6 +2893,16 @@ static void hwtimer__count_worker(hwtimer *t) {
     }
 }
 
+/* The free_fn of a timer without one. */
+static void hwtimer__free(void *block, void *ctx) {
+    (void)ctx; /* (HWTIMER_FREE may not use it) */
+    HWTIMER_FREE(ctx, block);
+}
+
+/* The quick_wheel of a timer with threads: no node names it, nobody writes it, and its
+   pending count, 0, is at the arm_limit, 0: the inline paths never take it. */
+static hwtimer__wheel hwtimer__no_wheel;
+
 /* Fills a new timer's fields from its checked config. */
 static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned shards) {
     t->clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
@@ -3020,7 +2912,7 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     t->threads = cfg->threads;
     t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
     t->arm_limit = t->threads ? 0 : t->max_pending;
-    t->quick_wheel = t->threads ? NULL : &hwtimer__shard_at(t, 0)->wheel;
+    t->quick_wheel = t->threads ? &hwtimer__no_wheel : &hwtimer__shard_at(t, 0)->wheel;
     if (cfg->max_pending && shards > 1) { /* (shards have threads: no quick way) */
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
     }
@@ -3033,16 +2925,8 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
         t->log.slow_ns = cfg->tick_ns > HWTIMER__SLOW_CALLBACK_NS ? cfg->tick_ns
                                                                    : HWTIMER__SLOW_CALLBACK_NS;
     }
-    t->free_fn = cfg->free_fn;
+    t->free_fn = cfg->free_fn ? cfg->free_fn : hwtimer__free;
     t->alloc_ctx = cfg->alloc_ctx;
-}
-
-static void hwtimer__free_block(void *block, void (*free_fn)(void *, void *), void *ctx) {
-    if (free_fn) {
-        free_fn(block, ctx);
-    } else {
-        HWTIMER_FREE(ctx, block);
-    }
 }
 
 /* Creates a timer from a checked config. */
@@ -3080,7 +2964,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     if (hwtimer__make_thread_objects(t)) {
         hwtimer__tell_refusal(cfg, "the threads backend could not make a mutex or a condition "
                               "variable (mutex_init or cond_init failed)", NULL, "");
-        hwtimer__free_block(block, cfg->free_fn, cfg->alloc_ctx);
+        t->free_fn(block, t->alloc_ctx);
         return HWTIMER_ETHREAD;
     }
     if (t->worker.mode) hwtimer__count_worker(t);
@@ -3088,7 +2972,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
-/* Frees a stopped timer whose worker and passes are over, once no wake-up is under way. */
+/* Frees a stopped timer with no worker or pass, once no wake-up is under way. */
 static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__fork_list_remove(t);
     while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
@@ -3097,22 +2981,13 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     }
     if (t->worker.counted) HWTIMER__ATOMIC_ADD(&hwtimer__live_workers, -1);
     if (t->threads) hwtimer__unmake_thread_objects(t, hwtimer__thread_objects(t->shards));
-    hwtimer__free_block(t->block, t->free_fn, t->alloc_ctx);
+    t->free_fn(t->block, t->alloc_ctx);
 }
 
-/* Later armings take the slow way, which refuses them (t's lock held). */
+/* Later armings take the general way, which refuses them (t's lock held). */
 static void hwtimer__set_stopped(hwtimer *t) {
     HWTIMER__STORE(&t->stopped, 1);
     HWTIMER__STORE(&t->arm_limit, 0);
-}
-
-/* hwtimer_check on one shard (t's lock and its held). */
-
-static int hwtimer__check_shard(const hwtimer *t, hwtimer__shard *s) {
-    int err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
-    if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
-    if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
-    return err;
 }
 
 /* Visits every node pending in s (foreach; the locks held). */
@@ -3154,17 +3029,16 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
 }
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS]; /* (from a callback: handed back to none) */
     unsigned i;
     if (!t) return;
     hwtimer__lock(t, t->mutex);
-    /* From t's callback: every node is cancelled now; the pass stops at `stopped`, and it
-       or the worker frees t when the callback returns. */
+    /* From t's callback: the pass stops at `stopped`; it or the worker frees t. */
     if (hwtimer__in_own_callback(t)) {
         t->destroy_deferred = 1;
         hwtimer__set_stopped(t);
-        hwtimer__lock_wheels(t);
-        for (i = 0; i < t->shards; i++) hwtimer__drop_all(t, hwtimer__shard_at(t, i));
-        hwtimer__unlock_wheels(t);
+        hwtimer__init_out(out);
+        for (i = 0; i < t->shards; i++) hwtimer__cancel_shard(t, hwtimer__shard_at(t, i), out);
         hwtimer__unlock(t, t->mutex);
         return;
     }
@@ -3186,9 +3060,7 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_c11(void) { return HWTIMER__C
 
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) { return HWTIMER__WIN32_TABLE; }
 
-HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) {
-    if (to) memset(to, 0, sizeof *to);
-}
+HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) { if (to) memset(to, 0, sizeof *to); }
 
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg) {
@@ -3229,8 +3101,8 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
-    w = t->quick_wheel; /* NULL with threads: nothing else is read unlocked */
-    if (w && to->wheel == w && to->state == HWTIMER_PENDING) {
+    w = t->quick_wheel; /* with threads, one no node names: nothing else is read unlocked */
+    if (HWTIMER__LOAD(&to->wheel) == w && to->state == HWTIMER_PENDING) {
         hwtimer__wheel_uncount(w, to, 1);
         return 1;
     }
@@ -3238,8 +3110,7 @@ HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
-    if (!to) return HWTIMER_EINVAL;
-    return HWTIMER__LOAD(&to->state);
+    return to ? (int)HWTIMER__LOAD(&to->state) : (int)HWTIMER_EINVAL;
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
@@ -3271,18 +3142,14 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
     locked = hwtimer__lock_unless_visiting(t, s);
     if (hwtimer__is_pending_in(&s->wheel, to)) at = hwtimer__run_time(s, to);
     if (locked) hwtimer__unlock(t, s->mutex);
-    if (at == UINT64_MAX) return UINT64_MAX;
-    return at > now ? at - now : 0;
+    return at == UINT64_MAX ? UINT64_MAX : at > now ? at - now : 0;
 }
 
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns) {
     unsigned exp = 0;
     if (!to) return HWTIMER_EINVAL;
     if (hwtimer__is_armed(to)) return HWTIMER_EBUSY;
-    while (leeway_ns > 0xFFFFu) {
-        leeway_ns /= 10u;
-        exp++;
-    }
+    for (; leeway_ns > 0xFFFFu; exp++) leeway_ns /= 10u;
     to->leeway_exp = (uint8_t)exp;
     to->leeway_digits = (uint16_t)leeway_ns;
     return HWTIMER_OK;
@@ -3352,13 +3219,8 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
 }
 
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
-    int err;
     if (!t) return HWTIMER_EINVAL;
-    hwtimer__lock(t, t->mutex);
-    err = t->stopped ? HWTIMER_ESTOPPED : HWTIMER_OK;
-    if (!err && t->worker.mode && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(t, t->mutex);
-    return err;
+    return HWTIMER__LOAD(&t->stopped) ? HWTIMER_ESTOPPED : hwtimer__start_worker(t);
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
@@ -3373,17 +3235,17 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
         hwtimer__unlock(t, t->mutex);
         return err;
     }
-    /* the worker joined, another thread's pass waited for, every node put in `out` */
     hwtimer__set_stopped(t);
-    hwtimer__join_worker_locked(t);
+    if (t->worker.running) {
+        t->threads->cond_broadcast(t->worker.wake_cond);
+        hwtimer__unlock(t, t->mutex);
+        t->threads->thread_join(t->worker.thread);
+        hwtimer__lock(t, t->mutex);
+        HWTIMER__STORE(&t->worker.running, 0);
+    }
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
     hwtimer__init_out(out);
-    hwtimer__lock_wheels(t);
-    for (i = 0; i < t->shards; i++) {
-        n += hwtimer__wheel_cancel_all(&hwtimer__shard_at(t, i)->wheel, out);
-    }
-    hwtimer__release_shared(t, n);
-    hwtimer__unlock_wheels(t);
+    for (i = 0; i < t->shards; i++) n += hwtimer__cancel_shard(t, hwtimer__shard_at(t, i), out);
     hwtimer__unlock(t, t->mutex);
     hwtimer__hand_back(out, unprocessed, ctx);
     return (int64_t)n;
@@ -3423,8 +3285,7 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock_all(t);
-    /* Forked in a worker's callback: this thread is the worker, and goes on with its pass;
-       a second worker would run passes beside it. */
+    /* Forked in a worker's callback: this thread is the worker and goes on with its pass. */
     worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
     if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
     t->worker.sleeping = 0;
@@ -3451,8 +3312,11 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
     if (!t) return 0;
     hwtimer__lock_all(t);
     for (i = 0; i < t->shards && !err; i++) {
-        err = hwtimer__check_shard(t, hwtimer__shard_at(t, i));
-        n += hwtimer__shard_at(t, i)->wheel.pending;
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
+        if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
+        if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
+        n += s->wheel.pending;
     }
     if (!err && t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 0) != (long)n) {
         err = HWTIMER_CHECK_COUNT;
@@ -3499,7 +3363,9 @@ VERSION HISTORY   [hwtimer:history]   (newest first)
 
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks (ticks from the timer's time: no clock, no
                        division); schedule and cancel without threads take an inline way
-                       with no call; one allocation for a timer of shards too
+                       with no call, and with threads read nothing unlocked; one allocation
+                       for a timer of shards too; a stop empties the wheels one at a time
+                       (two locks held at most)
    1.0.1 (2026-11-27)  restructured, no change of API or behaviour: the wheel a type of its
                        own (hwtimer__wheel), the timer a front end over 1 .. 64 of them (no
                        timer of timers for shards), one path per operation and mode, each

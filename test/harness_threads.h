@@ -25,6 +25,18 @@
 #define TEST_TSAN 0
 #endif
 
+/* TEST_ASAN is 1 under AddressSanitizer. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+
 /* ---- time --------------------------------------------------------------------------- */
 
 /* The monotonic clock, in ns: the same clock a timer with no clock_fn reads. */

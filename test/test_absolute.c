@@ -236,23 +236,27 @@ static uint64_t counted_clock_read(void *ctx) {
     return test_fake_clock(&c->f->clock);
 }
 
+/* A fixture whose clock counts its reads (from 0 once created), with n probes. */
+static void counted_fixture(fixture *f, counted_clock *c, uint64_t start, probe *p, size_t n) {
+    hwtimer_config cfg;
+    fixture_config(f, &cfg, start, MS, 8);
+    c->f = f;
+    c->reads = 0;
+    cfg.clock_fn = counted_clock_read;
+    cfg.clock_ctx = c;
+    fixture_create(f, &cfg);
+    probes_init(p, n, f);
+    ATOMIC_SET(&c->reads, 0u);
+}
+
 /* Caller-driven (with this mode's threads or none), the _at forms never call clock_fn: not
    to arm, not to re-arm a cancelled node, not to move a pending one. The relative forms do,
    which shows the count works. */
 static void test_no_clock_read(void) {
     fixture f;
-    hwtimer_config cfg;
     counted_clock c;
     probe p[3];
-    fixture_config(&f, &cfg, 5 * SEC, MS, 8);
-    c.f = &f;
-    c.reads = 0;
-    cfg.clock_fn = counted_clock_read;
-    cfg.clock_ctx = &c;
-    fixture_create(&f, &cfg);
-    probes_init(p, 3, &f);
-
-    ATOMIC_SET(&c.reads, 0u);
+    counted_fixture(&f, &c, 5 * SEC, p, 3);
     CHECK_EQ(probe_schedule_at(&p[0], f.clock + 3 * MS), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule_periodic_at(f.t, &p[1].to, f.clock + 2 * MS, 4 * MS, probe_fn,
                                           &p[1]), HWTIMER_OK);
@@ -281,18 +285,10 @@ static void act_schedule_peer_ticks(probe *p) {
    its errors are schedule's. */
 static void test_schedule_ticks(void) {
     fixture f;
-    hwtimer_config cfg;
     counted_clock c;
     probe p[4];
     uint64_t tenths;
-    fixture_config(&f, &cfg, 5 * SEC + 300, MS, 8);
-    c.f = &f;
-    c.reads = 0;
-    cfg.clock_fn = counted_clock_read;
-    cfg.clock_ctx = &c;
-    fixture_create(&f, &cfg);
-    probes_init(p, 4, &f);
-    ATOMIC_SET(&c.reads, 0u);
+    counted_fixture(&f, &c, 5 * SEC + 300, p, 4);
     f.clock += 7 * MS; /* not advanced yet: the timer's time is S */
     CHECK_EQ(hwtimer_schedule_ticks(f.t, &p[0].to, 3, probe_fn, &p[0]), HWTIMER_OK);
     CHECK_EQ(hwtimer_timeout_deadline(&p[0].to), f.start + 3 * MS);

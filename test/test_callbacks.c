@@ -228,7 +228,31 @@ static void test_destroy_from_callback(void) {
     check_destroy_from_callback(1);
 }
 
-/* On the worker: the worker frees the timer when its pass ends (ASan checks no leak). */
+/* hwtimer_advance from the callback that destroyed its timer: 0 (a callback's advance runs
+   nothing), and it frees nothing: the timer is the pass's until the outer advance returns,
+   which frees it. */
+static void act_destroy_then_advance(probe *p) {
+    act_destroy(p);
+    p->result[1] = (int)hwtimer_advance(p->target->t, UINT64_MAX);
+    p->frees_seen += ATOMIC_GET(&p->target->mem.frees);
+}
+
+static void test_advance_after_destroy_from_callback(void) {
+    fixture r;
+    probe n;
+    open_with_probes(&r, &n, 1, 0, 8);
+    n.action = act_destroy_then_advance;
+    n.target = &r;
+    CHECK_EQ(probe_schedule(&n, MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer_advance(r.t, r.start + MS), 1);
+    CHECK_EQ(n.result[1], 0);
+    CHECK_EQ(n.frees_seen, 0);
+    CHECK(r.mem.allocs > 0);
+    CHECK_EQ(r.mem.frees, r.mem.allocs);
+}
+
+/* On the worker: the worker frees the timer when its pass ends (ASan checks no leak); an
+   advance from its callback (on a worker-mode timer, and after destroy) does nothing. */
 static void test_destroy_from_worker_callback(void) {
     hwtimer_config cfg;
     fixture r;
@@ -239,13 +263,14 @@ static void test_destroy_from_worker_callback(void) {
     cfg.worker = 1;
     r.t = create_or_die(&cfg);
     probes_init(n, 2, NULL); /* the real clock: no fixture */
-    n[0].action = act_destroy;
+    n[0].action = act_destroy_then_advance;
     n[0].target = &r;
     CHECK_EQ(hwtimer_schedule(r.t, &n[1].to, HOUR, probe_fn, &n[1]), HWTIMER_OK);
     CHECK_EQ(hwtimer_schedule(r.t, &n[0].to, MS, probe_fn, &n[0]), HWTIMER_OK);
     CHECK(wait_for_count(&r.mem.frees, ATOMIC_GET(&r.mem.allocs), 5 * SEC));
     CHECK_EQ(n[0].frees_seen, 0);
     CHECK_EQ(n[0].result[0], HWTIMER_ESTOPPED);
+    CHECK_EQ(n[0].result[1], 0);
     CHECK_EQ(n[0].runs, 1);
     CHECK_EQ(n[1].runs, 0);
     CHECK_EQ(hwtimer_timeout_state(&n[1].to), HWTIMER_CANCELLED);
@@ -259,6 +284,7 @@ int main(void) {
     RUN_TEST(test_callback_owns_its_node);
     RUN_TEST(test_callback_frees_its_node);
     RUN_TEST(test_destroy_from_callback);
+    RUN_TEST(test_advance_after_destroy_from_callback);
     if (test_threads()) { /* a worker thread needs a backend */
         RUN_TEST(test_destroy_from_worker_callback);
     }

@@ -21,9 +21,7 @@ int main(void) {
 
 #else
 
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "forking.h"
 
 #if TEST_TSAN
 /* ThreadSanitizer refuses a thread started in the child of a process that had threads
@@ -37,26 +35,8 @@ const char *__tsan_default_options(void) {
 }
 #endif
 
-/* AddressSanitizer does not intercept C11's thrd_create (GCC 12, clang 14): it never
-   registers those threads, so it never clears the poison of a stack they reuse. A worker
-   that hwtimer_fork_child starts in a child runs on the stack of the parent's worker (glibc
-   hands the child the stacks of the threads it does not have), whose shadow still marks
-   the scopes that had ended in the frames live at the fork: a false stack-use-after-scope
-   in the new worker's first frames (seen with the pass's frames of hwtimer 0.3.0; the same
-   program built without -fsanitize-address-use-after-scope, or in the pthread mode under
-   ASan, passes). So the C11 mode under ASan skips the tests that start a worker in the
-   child; every other build runs them. */
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
-#endif
-#endif
-#ifndef TEST_ASAN
-#define TEST_ASAN 0
-#endif
-#define TEST_WORKER_IN_CHILD !(HWTIMER_TEST_MODE == 3 && TEST_ASAN)
+/* TEST_ASAN and TEST_WORKER_IN_CHILD (forking.h): the C11 mode under ASan starts no worker in
+   a child. */
 
 /* AddressSanitizer's allocator (GCC 12) takes locks of its own, also as a thread starts
    (its stack bounds: pthread_getattr_np, malloc, free), and does not take them around
@@ -70,37 +50,6 @@ const char *__tsan_default_options(void) {
 /* How long a child or the parent may take to see its timeouts fire: generous, as the
    machine may be loaded. */
 #define FIRE_LIMIT (5 * SEC)
-
-static pid_t fork_or_die(void) {
-    pid_t pid;
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "fatal: fork failed\n");
-        exit(1);
-    }
-    return pid;
-}
-
-/* Ends a child: status 0 when no check failed since `checks_before`. */
-static void child_exit(int checks_before) {
-    fflush(stdout);
-    fflush(stderr);
-    _exit(test__checks_failed == checks_before ? 0 : 1);
-}
-
-/* Reaps the child: its exit status, -1 if it did not exit by itself. */
-static int reap_child(pid_t pid) {
-    int status = 0;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/* Reaps the child and checks that it exited by itself with status 0. */
-static void check_child(pid_t pid) {
-    CHECK_EQ(reap_child(pid), 0);
-}
 
 static uint64_t time_left(uint64_t until) {
     uint64_t now = now_ns();
@@ -249,6 +198,29 @@ static void test_worker_without_fork_child(void) {
     }
     check_both_fire(t, p);
     check_child(pid);
+    hwtimer_destroy(t);
+}
+
+/* A stopped worker-mode timer: in the child hwtimer_fork_child succeeds and starts no
+   worker (nothing may run), the timer stays stopped, and destroy there joins nothing. */
+static void test_stopped_worker(void) {
+    probe p;
+    hwtimer *t = worker_timer(MS, 64);
+    pid_t pid;
+    probes_init(&p, 1, NULL);
+    CHECK_EQ(hwtimer_schedule(t, &p.to, HOUR, probe_fn, &p), HWTIMER_OK);
+    CHECK_EQ(hwtimer_stop(t, NULL, NULL), 1);
+    pid = fork_or_die();
+    if (pid == 0) {
+        int before = test__checks_failed;
+        CHECK_EQ(hwtimer_fork_child(t), HWTIMER_OK);
+        CHECK_EQ(hwtimer_schedule(t, &p.to, 0, probe_fn, &p), HWTIMER_ESTOPPED);
+        CHECK_EQ(hwtimer_pending(t), 0);
+        hwtimer_destroy(t);
+        child_exit(before);
+    }
+    check_child(pid);
+    CHECK_EQ(p.runs, 0);
     hwtimer_destroy(t);
 }
 
@@ -450,6 +422,7 @@ int main(void) {
     RUN_TEST(test_arguments);
     RUN_TEST(test_caller_driven);
     RUN_TEST(test_worker_without_fork_child);
+    RUN_TEST(test_stopped_worker);
     if (TEST_WORKER_IN_CHILD) {
         RUN_TEST(test_worker);
         RUN_TEST(test_fork_during_periodic_callback);

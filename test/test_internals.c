@@ -8,15 +8,14 @@
                                     bit tree hwtimer__bits_set keeps
      hwtimer__leeway_tick           a node's due tick e and leeway -> the tick its window's
                                     grid of 2^k ticks puts it at
+     hwtimer__say, _say_number      a sentence for log_fn, cut at its buffer's size
 
    and the push to a later deadline (hwtimer__wheel_push_later): in every mode this build has (no
    threads; locks, a worker, shards), a push later of a node filed in a coarse slot, in
    either form, leaves its links, its place and every bit tree as they were, and the pass
    re-files it when it reaches that slot; a push earlier, or of a node in level 0, moves it
-   at once. And hwtimer_check's rule for such nodes: a node may wait in a coarse slot that
-   starts at or before its due tick, never after, and in level 0 only in its own slot.
-   Last, the list of due nodes: kept in order of tick, a node behind those of its own tick
-   (a filing in time order walks nothing).
+   at once. And the list of due nodes: kept in order of tick, a node behind those of its own
+   tick (a filing in time order walks nothing).
 
    Each runs on a real timer (made by hwtimer_create on a fake clock) whose geometry the
    helpers read; the brute-force side uses only the geometry hwtimer.h documents (ticks per
@@ -386,29 +385,28 @@ static void test_refiled_at_the_slot_end(void) {
     fixture_close(&f);
 }
 
-/* hwtimer_check lets a node wait in a coarse slot that starts at or before its tick (a push
-   later leaves it there), never in one that starts after, and in level 0 only in its own
-   slot. The deadlines are set behind the timer's back to break the rule. */
-static void test_check_filed_early(void) {
-    fixture f;
-    hwtimer_timeout far = HWTIMER_TIMEOUT_INIT, near = HWTIMER_TIMEOUT_INIT;
-    int fired = 0;
-    fixture_open(&f, 0, MS, 64);
-    CHECK_EQ(hwtimer_schedule_at(f.t, &far, 10 * SEC, on_push_fire, &fired), HWTIMER_OK);
-    CHECK_EQ(hwtimer_schedule_at(f.t, &near, 20 * MS, on_push_fire, &fired), HWTIMER_OK);
-    CHECK_EQ(hwtimer_check(f.t), 0);
-    far.deadline = 8192 * MS;     /* the slot's start: allowed */
-    CHECK_EQ(hwtimer_check(f.t), 0);
-    far.deadline = 8191 * MS; /* a tick before it: the pass would reach it late */
-    CHECK_EQ(hwtimer_check(f.t), HWTIMER_CHECK_SLOT);
-    far.deadline = 10 * SEC;
-    CHECK_EQ(hwtimer_reschedule_at(f.t, &far, 100 * SEC), HWTIMER_OK); /* left in its slot */
-    CHECK_EQ(hwtimer_check(f.t), 0);
-    near.deadline = 21 * MS; /* level 0: only the node's own tick */
-    CHECK_EQ(hwtimer_check(f.t), HWTIMER_CHECK_SLOT);
-    near.deadline = 19 * MS + 1; /* the same tick */
-    CHECK_EQ(hwtimer_check(f.t), 0);
-    fixture_close(&f);
+/* ---- hwtimer__say ------------------------------------------------------------------------ */
+
+/* A sentence grows word by word and number by number, and one longer than its buffer is cut
+   there, still ended by a NUL (the buffer's last byte). */
+static void test_sentence_cut(void) {
+    hwtimer__sentence msg = {"", 0};
+    char words[400];
+    memset(words, 'w', sizeof words - 1);
+    words[sizeof words - 1] = '\0';
+    hwtimer__say(&msg, "ran for ");
+    hwtimer__say_number(&msg, 0);
+    hwtimer__say(&msg, ", then ");
+    hwtimer__say_number(&msg, UINT64_MAX);
+    CHECK(strcmp(msg.text, "ran for 0, then 18446744073709551615") == 0);
+    CHECK_EQ(msg.len, strlen(msg.text));
+    hwtimer__say(&msg, words);
+    CHECK_EQ(msg.len, sizeof msg.text - 1);
+    CHECK_EQ(msg.text[sizeof msg.text - 1], '\0');
+    CHECK_EQ(msg.text[sizeof msg.text - 2], 'w');
+    hwtimer__say_number(&msg, 7); /* no room left: nothing changes */
+    CHECK_EQ(msg.len, sizeof msg.text - 1);
+    CHECK_EQ(msg.text[sizeof msg.text - 2], 'w');
 }
 
 /* ---- the list of due nodes -------------------------------------------------------------- */
@@ -455,6 +453,6 @@ int main(void) {
     RUN_TEST(test_due_order);
     RUN_TEST(test_push_later);
     RUN_TEST(test_refiled_at_the_slot_end);
-    RUN_TEST(test_check_filed_early);
+    RUN_TEST(test_sentence_cut);
     return test_finish();
 }
