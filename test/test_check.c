@@ -116,13 +116,23 @@ static void check_from_callback(hwtimer_timeout *to, void *arg) {
     CHECK_EQ(hwtimer_cancel(f->t, to), 1);
 }
 
+/* A one-shot beside the periodic node, due at its tick: whichever of the two runs first,
+   the other waits in the ready list while it checks. */
+static int check_beside = -1;
+
+static void check_from_beside(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    check_beside = hwtimer_check(((fixture *)arg)->t);
+}
+
 /* NULL is 0; so is a healthy timer, empty, with nodes in the due list, in level 0 and in
-   coarse levels, and from inside a periodic callback (pending, filed nowhere). */
+   coarse levels, and from inside a periodic callback (pending, filed nowhere) with a node of
+   its tick in the ready list, or from that node's callback with the periodic one there. */
 static void test_healthy(void) {
     fixture f;
     hwtimer_timeout due = HWTIMER_TIMEOUT_INIT, near = HWTIMER_TIMEOUT_INIT,
                     far = HWTIMER_TIMEOUT_INIT, farther = HWTIMER_TIMEOUT_INIT,
-                    periodic = HWTIMER_TIMEOUT_INIT;
+                    periodic = HWTIMER_TIMEOUT_INIT, beside = HWTIMER_TIMEOUT_INIT;
     CHECK_EQ(hwtimer_check(NULL), 0);
     open_at_tick_10(&f);
     CHECK_EQ(hwtimer_check(f.t), 0);
@@ -133,8 +143,10 @@ static void test_healthy(void) {
     CHECK_EQ(hwtimer_check(f.t), 0);
     CHECK_EQ(hwtimer_schedule_periodic_at(f.t, &periodic, 15 * MS, MS, check_from_callback, &f),
              HWTIMER_OK);
-    CHECK_EQ(advance_to(&f, 15 * MS), 2); /* `due`, then the periodic one */
+    CHECK_EQ(hwtimer_schedule_at(f.t, &beside, 15 * MS, check_from_beside, &f), HWTIMER_OK);
+    CHECK_EQ(advance_to(&f, 15 * MS), 3); /* `due`, then the periodic one and `beside` */
     CHECK_EQ(check_in_callback, 0);
+    CHECK_EQ(check_beside, 0);
     CHECK_EQ(hwtimer_pending(f.t), 3);
     fixture_close(&f);
 }
@@ -226,6 +238,10 @@ static void test_behind(void) {
     CHECK_BROKEN(&f, HWTIMER_CHECK_BEHIND,
                  (*bit_word(f.t, 0, 0, 0) = 0, *bit_word(f.t, 0, 1, 0) = 0));
     *bit_word(f.t, 0, 0, 0) |= (uint64_t)1 << 10; /* its position itself */
+    *bit_word(f.t, 0, 1, 0) |= 1u;
+    CHECK_BROKEN(&f, HWTIMER_CHECK_BEHIND,
+                 (*bit_word(f.t, 0, 0, 0) = 0, *bit_word(f.t, 0, 1, 0) = 0));
+    *bit_word(f.t, 0, 0, 0) |= 1u; /* slot 0, where no tick after the position can be */
     *bit_word(f.t, 0, 1, 0) |= 1u;
     CHECK_BROKEN(&f, HWTIMER_CHECK_BEHIND,
                  (*bit_word(f.t, 0, 0, 0) = 0, *bit_word(f.t, 0, 1, 0) = 0));
