@@ -9,8 +9,10 @@
    on a fake clock and on this thread alone (so a mutex held when it is locked again is held
    by this thread), from the outside, from callbacks and from a hwtimer_foreach visitor;
    then no misuse may have been counted, each call from the outside must have locked, and
-   each call from a visitor must not have (foreach holds the locks: it would deadlock). */
+   each call from a visitor must not have (foreach holds the locks: it would deadlock).
+   Last, on a timer of shards, the wheel (the lock) a thread's arming takes: its own. */
 #include "harness.h"
+#include "harness_threads.h"
 #include "fixture.h"
 #include "probe.h"
 
@@ -24,6 +26,7 @@ static struct {
     int held[GUARDED_MAX];
     unsigned mutexes;
     unsigned locks, misuses;
+    const void *last_locked;
 } guard;
 
 static hwtimer_threads guarded_threads;
@@ -65,6 +68,7 @@ static void guarded_mutex_lock(void *m) {
     guard.real->mutex_lock(m);
     guard.held[i] = 1;
     guard.locks++;
+    guard.last_locked = m;
 }
 
 /* Marks a held mutex released and returns its index; one not held is a misuse: -1. */
@@ -240,9 +244,56 @@ static void test_entry_points_lock(void) { check_entry_points(0); }
 
 static void test_entry_points_lock_shards(void) { check_entry_points(3); }
 
+/* ---- a thread's own wheel ------------------------------------------------------------------- */
+
+static void arm_on_new_thread(void *arg) {
+    CHECK_EQ(probe_schedule((probe *)arg, 10 * MS), HWTIMER_OK);
+}
+
+/* Arms p on a thread of its own, one that never armed a node before; returns the mutex the
+   arming took last (the guarded timer's) once the thread is gone. */
+static const void *arm_on_a_fresh_thread(probe *p) {
+    test_thread th;
+    guard.last_locked = NULL;
+    test_thread_start(&th, arm_on_new_thread, p);
+    test_thread_join(&th);
+    return guard.last_locked;
+}
+
+/* On a timer of 2 shards, a thread arms a node the timer does not hold in its own wheel
+   (threads are numbered as they first arm on a timer of shards, thread k uses wheel
+   k mod 2), under that wheel's lock, and the node stays there for every later call from
+   any thread. Threads that armed only on a timer of one wheel are not numbered: C, then A
+   on such a timer, then B take numbers k and k + 1, so B's wheel is not C's. */
+static void test_own_wheel_per_thread(void) {
+    fixture f, plain;
+    hwtimer_config cfg;
+    probe p[2], q;
+    const void *c_wheel, *b_wheel;
+    open_guarded(&f, 2);
+    probes_init(p, 2, &f);
+    fixture_config(&plain, &cfg, 0, MS, 64);
+    cfg.shards = 0;
+    fixture_create(&plain, &cfg);
+    probes_init(&q, 1, &plain);
+    c_wheel = arm_on_a_fresh_thread(&p[0]);
+    CHECK(arm_on_a_fresh_thread(&q) == NULL); /* A: another timer, not guarded */
+    b_wheel = arm_on_a_fresh_thread(&p[1]);
+    CHECK(c_wheel != NULL && b_wheel != NULL);
+    CHECK(c_wheel != b_wheel);
+    CHECK_EQ(hwtimer_reschedule(f.t, &p[0].to, 20 * MS), HWTIMER_OK);
+    CHECK(guard.last_locked == c_wheel);
+    CHECK_EQ(hwtimer_reschedule(f.t, &p[1].to, 20 * MS), HWTIMER_OK);
+    CHECK(guard.last_locked == b_wheel);
+    CHECK(guard_clean());
+    fixture_close(&plain);
+    fixture_close(&f);
+}
+
 int main(void) {
     REQUIRE_THREADS("test_locks");
     RUN_TEST(test_entry_points_lock);
     RUN_TEST(test_entry_points_lock_shards);
+    RUN_TEST(test_own_wheel_per_thread);
     return test_finish();
 }
