@@ -251,15 +251,46 @@ static void test_advance_after_destroy_from_callback(void) {
     CHECK_EQ(r.mem.frees, r.mem.allocs);
 }
 
-/* On the worker: the worker frees the timer when its pass ends (ASan checks no leak); an
-   advance from its callback (on a worker-mode timer, and after destroy) does nothing. */
+/* The backend's hooks, counting the threads started and those handed back (atomic: the
+   worker detaches itself). */
+static struct {
+    const hwtimer_threads *real;
+    unsigned started, detached, joined;
+} seen;
+
+static int seen_start(void *th, void (*fn)(void *), void *arg) {
+    int err = seen.real->thread_start(th, fn, arg);
+    if (!err) ATOMIC_ADD(&seen.started, 1u);
+    return err;
+}
+
+static void seen_detach(void *th) {
+    seen.real->thread_detach(th);
+    ATOMIC_ADD(&seen.detached, 1u);
+}
+
+static void seen_join(void *th) {
+    seen.real->thread_join(th);
+    ATOMIC_ADD(&seen.joined, 1u);
+}
+
+/* On the worker: the worker frees the timer when its pass ends (ASan checks no leak) and
+   detaches its own thread, which no one is left to join; an advance from its callback (on
+   a worker-mode timer, and after destroy) does nothing. */
 static void test_destroy_from_worker_callback(void) {
+    hwtimer_threads th;
     hwtimer_config cfg;
     fixture r;
     probe n[2];
+    memset(&seen, 0, sizeof seen);
+    seen.real = test_threads();
+    th = *seen.real;
+    th.thread_start = seen_start;
+    th.thread_detach = seen_detach;
+    th.thread_join = seen_join;
     fixture_config(&r, &cfg, 0, MS, 8);
     cfg.clock_fn = NULL;
-    cfg.threads = test_threads();
+    cfg.threads = &th;
     cfg.worker = 1;
     r.t = create_or_die(&cfg);
     probes_init(n, 2, NULL); /* the real clock: no fixture */
@@ -274,6 +305,9 @@ static void test_destroy_from_worker_callback(void) {
     CHECK_EQ(n[0].runs, 1);
     CHECK_EQ(n[1].runs, 0);
     CHECK_EQ(hwtimer_timeout_state(&n[1].to), HWTIMER_CANCELLED);
+    CHECK(wait_for_count(&seen.detached, 1, 5 * SEC));
+    CHECK_EQ(ATOMIC_GET(&seen.started), 1);
+    CHECK_EQ(ATOMIC_GET(&seen.joined), 0);
 }
 
 int main(void) {
