@@ -309,7 +309,7 @@ static void test_slow_callback_said_once_a_second(void) {
 }
 
 /* A tick longer than 100 ms raises the limit to the tick: 150 ms on a 200 ms tick is fine,
-   250 ms is said. */
+   250 ms is said, with the limit in whole milliseconds. */
 static void test_slow_callback_limit_is_the_tick(void) {
     slow_case c;
     hwtimer_timeout to = HWTIMER_TIMEOUT_INIT;
@@ -328,6 +328,16 @@ static void test_slow_callback_limit_is_the_tick(void) {
     CHECK_EQ(c.log.calls, 1);
     CHECK(strstr(c.log.last, "ran for 250 ms") != NULL);
     CHECK(strstr(c.log.last, "longer than 200 ms") != NULL);
+    hwtimer_destroy(t);
+
+    /* a tick a nanosecond short of 200 ms: the limit is said in whole ms, rounded down */
+    memset(&c, 0, sizeof c);
+    t = slow_timer(&c, 1, 200 * MS - 1, 1);
+    run_one(t, &c, &to, 200 * MS - 1, 250 * MS);
+    CHECK_EQ(hwtimer_stop(t, NULL, NULL), 0);
+    CHECK_EQ(c.log.calls, 1);
+    CHECK(strstr(c.log.last, "ran for 250 ms") != NULL);
+    CHECK(strstr(c.log.last, "longer than 199 ms") != NULL);
     hwtimer_destroy(t);
 }
 
