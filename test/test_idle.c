@@ -12,7 +12,8 @@
    window, so the 10 s claim is checked as "at most one wake-up in 2.5 s" (one is allowed:
    a spurious wake-up, or the stale wake described below). A ticking worker shows ~2500 and
    a spinning one shows a full core of CPU time. The CPU bound is loose (10% of one core)
-   and catches spinning, not small costs. */
+   and catches spinning, not small costs. Last, the count is not stuck at 0: a sleeping
+   worker woken for a timeout counts its wake-up. */
 #include "harness.h"
 #include "harness_threads.h"
 
@@ -121,7 +122,27 @@ static void test_worker_sleeps_while_nothing_is_due(void) {
     }
 }
 
+/* And the count is of real wake-ups: a worker asleep with nothing due wakes for a timeout
+   scheduled 20 ms ahead, and returns from its wait at least once to run it. */
+static void test_worker_wakes_for_what_is_due(void) {
+    scenario s;
+    hwtimer_stats after;
+    memset(&s, 0, sizeof s);
+    s.kind = &kinds[1];
+    begin_never_used(&s);
+    sleep_ns(50 * MS); /* asleep, nothing due */
+    hwtimer_stats_get(s.t, &s.before);
+    CHECK_EQ(hwtimer_schedule(s.t, &s.node, 20 * MS, count_run, &s.runs), HWTIMER_OK);
+    CHECK(wait_for_count(&s.runs, 1, 3 * SEC));
+    hwtimer_stats_get(s.t, &after);
+    CHECK(after.wakeups >= s.before.wakeups + 1);
+    CHECK_EQ(after.fired, 1);
+    CHECK_EQ(hwtimer_stop(s.t, NULL, NULL), 0);
+    hwtimer_destroy(s.t);
+}
+
 int main(void) {
     RUN_TEST(test_worker_sleeps_while_nothing_is_due);
+    RUN_TEST(test_worker_wakes_for_what_is_due);
     return test_finish();
 }
