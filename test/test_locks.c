@@ -10,7 +10,10 @@
    by this thread), from the outside, from callbacks and from a hwtimer_foreach visitor;
    then no misuse may have been counted, each call from the outside must have locked, and
    each call from a visitor must not have (foreach holds the locks: it would deadlock).
-   Last, on a timer of shards, the wheel (the lock) a thread's arming takes: its own. */
+   Then, on a timer of shards, the wheel (the lock) a thread's arming takes: its own; a
+   worker-mode timer, whose worker locks too (what a thread holds is its own to the
+   backend); and a cancel that finds the node armed on another timer once it holds the
+   lock (a hook run just before a lock does what another thread could do there). */
 #include "harness.h"
 #include "harness_threads.h"
 #include "fixture.h"
@@ -20,23 +23,33 @@
 
 enum { GUARDED_MAX = 16 };
 
+/* The registry of mutexes changes only while one thread runs (create, destroy); the counts
+   are atomic, and what a thread holds is its own (thread-local): a worker may lock too. */
 static struct {
     const hwtimer_threads *real;
     void *mutex[GUARDED_MAX]; /* the mutexes made and not destroyed */
-    int held[GUARDED_MAX];
     unsigned mutexes;
-    unsigned locks, misuses;
-    const void *last_locked;
+    unsigned locks, misuses;  /* atomic */
+    const void *last_locked;  /* atomic */
 } guard;
 
+#ifdef _MSC_VER
+#define GUARD_THREAD_LOCAL __declspec(thread)
+#else
+#define GUARD_THREAD_LOCAL __thread
+#endif
+static GUARD_THREAD_LOCAL unsigned char held_here[GUARDED_MAX]; /* by this thread */
+
 static hwtimer_threads guarded_threads;
+
+static void misuse(void) { ATOMIC_ADD(&guard.misuses, 1u); }
 
 /* The mutex's index in the guard's table; an unknown mutex is a misuse. */
 static int guarded(const void *m) {
     unsigned i;
     for (i = 0; i < guard.mutexes; i++)
         if (guard.mutex[i] == m) return (int)i;
-    guard.misuses++;
+    misuse();
     return -1;
 }
 
@@ -45,41 +58,49 @@ static int guarded_mutex_init(void *m) {
     if (guard.mutexes == GUARDED_MAX) return -1;
     err = guard.real->mutex_init(m);
     if (err) return err;
-    guard.mutex[guard.mutexes] = m;
-    guard.held[guard.mutexes++] = 0;
+    held_here[guard.mutexes] = 0;
+    guard.mutex[guard.mutexes++] = m;
     return 0;
 }
 
 static void guarded_mutex_destroy(void *m) {
     int i = guarded(m);
     if (i < 0) return;
-    if (guard.held[i]) guard.misuses++;
+    if (held_here[i]) misuse();
     guard.mutex[i] = NULL;
     guard.real->mutex_destroy(m);
 }
 
+/* A hook run once just before the next lock (then cleared): what another thread would do
+   between an entry point's choice of a wheel and its lock of it. */
+static void (*before_next_lock)(void);
+
 static void guarded_mutex_lock(void *m) {
     int i = guarded(m);
+    void (*hook)(void) = before_next_lock;
     if (i < 0) return;
-    if (guard.held[i]) { /* by this thread: a second lock would never return */
-        guard.misuses++;
+    if (held_here[i]) { /* a second lock would never return */
+        misuse();
         return;
     }
+    before_next_lock = NULL;
+    if (hook) hook();
     guard.real->mutex_lock(m);
-    guard.held[i] = 1;
-    guard.locks++;
-    guard.last_locked = m;
+    held_here[i] = 1;
+    ATOMIC_ADD(&guard.locks, 1u);
+    ATOMIC_SET(&guard.last_locked, (const void *)m);
 }
 
-/* Marks a held mutex released and returns its index; one not held is a misuse: -1. */
+/* Marks a mutex this thread holds released and returns its index; one it does not hold is
+   a misuse: -1. */
 static int guarded_release(const void *m) {
     int i = guarded(m);
     if (i < 0) return -1;
-    if (!guard.held[i]) {
-        guard.misuses++;
+    if (!held_here[i]) {
+        misuse();
         return -1;
     }
-    guard.held[i] = 0;
+    held_here[i] = 0;
     return i;
 }
 
@@ -91,12 +112,11 @@ static void guarded_cond_wait(void *cond, void *m, uint64_t timeout_ns) {
     int i = guarded_release(m);
     if (i < 0) return;
     guard.real->cond_wait(cond, m, timeout_ns);
-    guard.held[i] = 1;
+    held_here[i] = 1;
 }
 
-/* A caller-driven timer on f's fake clock with the checking backend and `shards` shards. */
-static void open_guarded(fixture *f, unsigned shards) {
-    hwtimer_config cfg;
+/* The checking backend's table, the guard reset. */
+static void guard_reset(void) {
     memset(&guard, 0, sizeof guard);
     guard.real = test_threads();
     guarded_threads = *guard.real;
@@ -105,26 +125,32 @@ static void open_guarded(fixture *f, unsigned shards) {
     guarded_threads.mutex_lock = guarded_mutex_lock;
     guarded_threads.mutex_unlock = guarded_mutex_unlock;
     guarded_threads.cond_wait = guarded_cond_wait;
+}
+
+/* A caller-driven timer on f's fake clock with the checking backend and `shards` shards. */
+static void open_guarded(fixture *f, unsigned shards) {
+    hwtimer_config cfg;
+    guard_reset();
     fixture_config(f, &cfg, 0, MS, 64);
     cfg.threads = &guarded_threads;
     cfg.shards = shards;
     fixture_create(f, &cfg);
 }
 
-/* No mutex held, none misused. */
+/* No mutex held by this thread, none misused. */
 static int guard_clean(void) {
     unsigned i;
     int held = 0;
-    for (i = 0; i < guard.mutexes; i++) held += guard.mutex[i] != NULL && guard.held[i];
-    return held == 0 && guard.misuses == 0;
+    for (i = 0; i < guard.mutexes; i++) held += guard.mutex[i] != NULL && held_here[i];
+    return held == 0 && ATOMIC_GET(&guard.misuses) == 0;
 }
 
 /* The locks a call takes: LOCKS_IN(n, call) runs the call and sets n. */
 #define LOCKS_IN(n, call)                                                         \
     do {                                                                          \
-        unsigned locks__before = guard.locks;                                     \
+        unsigned locks__before = ATOMIC_GET(&guard.locks);                        \
         call;                                                                     \
-        (n) = guard.locks - locks__before;                                        \
+        (n) = ATOMIC_GET(&guard.locks) - locks__before;                           \
     } while (0)
 
 /* ---- the entry points ----------------------------------------------------------------------- */
@@ -254,10 +280,10 @@ static void arm_on_new_thread(void *arg) {
    arming took last (the guarded timer's) once the thread is gone. */
 static const void *arm_on_a_fresh_thread(probe *p) {
     test_thread th;
-    guard.last_locked = NULL;
+    ATOMIC_SET(&guard.last_locked, (const void *)NULL);
     test_thread_start(&th, arm_on_new_thread, p);
     test_thread_join(&th);
-    return guard.last_locked;
+    return ATOMIC_GET(&guard.last_locked);
 }
 
 /* On a timer of 2 shards, a thread arms a node the timer does not hold in its own wheel
@@ -282,12 +308,83 @@ static void test_own_wheel_per_thread(void) {
     CHECK(c_wheel != NULL && b_wheel != NULL);
     CHECK(c_wheel != b_wheel);
     CHECK_EQ(hwtimer_reschedule(f.t, &p[0].to, 20 * MS), HWTIMER_OK);
-    CHECK(guard.last_locked == c_wheel);
+    CHECK(ATOMIC_GET(&guard.last_locked) == c_wheel);
     CHECK_EQ(hwtimer_reschedule(f.t, &p[1].to, 20 * MS), HWTIMER_OK);
-    CHECK(guard.last_locked == b_wheel);
+    CHECK(ATOMIC_GET(&guard.last_locked) == b_wheel);
     CHECK(guard_clean());
     fixture_close(&plain);
     fixture_close(&f);
+}
+
+/* ---- a worker, and a node armed elsewhere meanwhile ------------------------------------------ */
+
+/* A worker-mode timer takes and gives back its locks on the worker thread too: a node that
+   runs, a periodic one that runs twice and is cancelled from outside, stop (which joins the
+   worker) and destroy. */
+static void check_worker_locks(unsigned shards) {
+    fixture f;
+    hwtimer_config cfg;
+    probe p[2];
+    guard_reset();
+    fixture_config(&f, &cfg, 0, MS, 64);
+    cfg.clock_fn = NULL; /* the worker sleeps on the real clock */
+    cfg.threads = &guarded_threads;
+    cfg.shards = shards;
+    cfg.worker = 1;
+    fixture_create(&f, &cfg);
+    probes_init(p, 2, NULL); /* the real clock: no fixture */
+    CHECK_EQ(hwtimer_schedule(f.t, &p[0].to, 2 * MS, probe_fn, &p[0]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_periodic(f.t, &p[1].to, MS, MS, probe_fn, &p[1]), HWTIMER_OK);
+    CHECK(wait_for_count(&p[0].runs, 1, 5 * SEC));
+    CHECK(wait_for_count(&p[1].runs, 2, 5 * SEC));
+    CHECK_EQ(hwtimer_cancel(f.t, &p[1].to), 1);
+    CHECK_EQ(hwtimer_stop(f.t, NULL, NULL), 0);
+    CHECK(guard_clean());
+    fixture_close(&f);
+    CHECK(guard_clean());
+}
+
+static void test_worker_locks(void) {
+    check_worker_locks(0);
+    check_worker_locks(2);
+}
+
+/* What the hook does: the node cancelled on its timer and armed on another one, as a thread
+   would between a cancel's choice of the node's wheel and its lock. */
+static struct {
+    hwtimer *t, *other;
+    hwtimer_timeout *to;
+    int cancelled, armed;
+} moved;
+
+static void move_to_other_timer(void) {
+    moved.cancelled = hwtimer_cancel(moved.t, moved.to);
+    moved.armed = hwtimer_schedule(moved.other, moved.to, SEC, probe_fn, NULL);
+}
+
+/* A cancel that finds, once it holds the wheel's lock, the node pending on another timer:
+   EINVAL, the node left there, and the lock given back. */
+static void test_cancel_finds_node_armed_elsewhere(void) {
+    fixture f, other;
+    probe p;
+    open_guarded(&f, 0);
+    fixture_open(&other, 0, MS, 64);
+    probes_init(&p, 1, &f);
+    CHECK_EQ(probe_schedule(&p, 10 * MS), HWTIMER_OK);
+    moved.t = f.t;
+    moved.other = other.t;
+    moved.to = &p.to;
+    before_next_lock = move_to_other_timer;
+    CHECK_EQ(hwtimer_cancel(f.t, &p.to), HWTIMER_EINVAL);
+    CHECK(before_next_lock == NULL); /* the hook ran */
+    CHECK_EQ(moved.cancelled, 1);
+    CHECK_EQ(moved.armed, HWTIMER_OK);
+    CHECK(guard_clean());
+    CHECK_EQ(hwtimer_pending(f.t), 0);
+    CHECK_EQ(hwtimer_cancel(other.t, &p.to), 1);
+    fixture_close(&other);
+    fixture_close(&f);
+    CHECK(guard_clean());
 }
 
 int main(void) {
@@ -295,5 +392,7 @@ int main(void) {
     RUN_TEST(test_entry_points_lock);
     RUN_TEST(test_entry_points_lock_shards);
     RUN_TEST(test_own_wheel_per_thread);
+    RUN_TEST(test_worker_locks);
+    RUN_TEST(test_cancel_finds_node_armed_elsewhere);
     return test_finish();
 }
