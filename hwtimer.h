@@ -1530,7 +1530,7 @@ static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step)
         hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &c);
     } else {
         unsigned shift = step->level * g->bits;
-        c.span = shift < 64 ? (uint64_t)1 << shift : UINT64_MAX;
+        c.span = (uint64_t)1 << shift; /* shift <= the top tick's highest bit: < 64 */
         hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
     }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
@@ -2122,15 +2122,14 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
     return first;
 }
 
-/* Begins a pass up to `now`: 0 if none runs (`now` went back or is before the start, or
-   the timer stopped). */
+/* Begins a pass up to `now`: 0 if none runs (`now` went back, or the timer stopped). */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
     HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
     t->pass.last_tick = hwtimer__due_tick(g, now);
     t->pass.ticks_room = (UINT64_MAX - now) / g->tick_ns;
-    if (now < g->start) return 0;
+    HWTIMER_ASSERT(now >= g->start); /* last_now starts at S */
     *target = hwtimer__div_tick(g, now - g->start);
     t->pass.on = 1;
     if (t->threads) t->threads->thread_self(t->pass.thread);
@@ -2555,7 +2554,7 @@ static void hwtimer__fork_handlers(void) {
 }
 
 static void hwtimer__fork_list_add(hwtimer *t) {
-    if (!t->worker.mode || !t->threads) return;
+    if (!t->worker.mode) return; /* (a worker has threads) */
     pthread_once(&hwtimer__fork_once, hwtimer__fork_handlers);
     pthread_mutex_lock(&hwtimer__fork_mutex);
     t->fork_next = hwtimer__fork_list;
@@ -2566,7 +2565,7 @@ static void hwtimer__fork_list_add(hwtimer *t) {
 /* (t is on the list: hwtimer_create put it there) */
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
-    if (!t->worker.mode || !t->threads) return;
+    if (!t->worker.mode) return; /* (a worker has threads) */
     pthread_mutex_lock(&hwtimer__fork_mutex);
     for (p = &hwtimer__fork_list; *p != t; p = &(*p)->fork_next) continue;
     *p = t->fork_next;
