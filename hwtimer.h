@@ -2229,7 +2229,7 @@ static int hwtimer__start_worker_locked(hwtimer *t) {
 }
 
 /* Starts the worker in worker mode if it does not run yet: 0 after stop too. */
-static int hwtimer__start_worker(hwtimer *t) {
+HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
     int err = HWTIMER_OK;
     if (!t->worker.mode || HWTIMER__LOAD(&t->worker.running)) return HWTIMER_OK;
     hwtimer__lock(t, t->mutex);
@@ -2247,7 +2247,7 @@ static int hwtimer__start_worker(hwtimer *t) {
 
 /* An arming in s: a schedule (fn set), or a reschedule (fn NULL), which moves a node
    pending here, or arms it again with its last callback, arg and period. */
-static HWTIMER__NOINLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                                  uint64_t now, uint64_t deadline, uint64_t period,
                                                  hwtimer_fn fn, void *arg) {
     uint64_t tick;
@@ -2289,6 +2289,13 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
     err = hwtimer__arm_locked(t, s, to, now, deadline, period, fn, arg);
     hwtimer__unlock_and_wake(t, s);
     return err;
+}
+
+/* A reschedule the general way (with threads; without them one not done inline): out of
+   line and with few arguments, so that the entry calls it with no frame of its own. */
+static HWTIMER__NOINLINE int hwtimer__reschedule_general(hwtimer *t, hwtimer_timeout *to,
+                                                         uint64_t when, int relative) {
+    return hwtimer__arm_general(t, to, when, relative, 0, NULL, NULL);
 }
 
 /* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks). */
@@ -2335,13 +2342,12 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
                                                int relative) {
     hwtimer__shard *s;
     if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__arm_general(t, to, when, relative, 0, NULL, NULL);
+    if (t->threads) return hwtimer__reschedule_general(t, to, when, relative);
     s = hwtimer__shard_at(t, 0);
     if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
-    if (to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)) {
-        return HWTIMER_OK;
-    }
-    return hwtimer__arm_locked(t, s, to, 0, when, 0, NULL, NULL);
+    return to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)
+               ? HWTIMER_OK
+               : hwtimer__reschedule_general(t, to, when, 0);
 }
 
 /* Cancel the general way: with threads, and without them one hwtimer_cancel does not do

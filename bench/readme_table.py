@@ -16,7 +16,8 @@ import sys
 COLUMNS = [("hwtimer", "hwtimer"), ("hwtimer_lock", "hwtimer + locks"),
            ("hwtimer_worker", "hwtimer worker"), ("heap", "binary heap"), ("libuv", "libuv"),
            ("libevent", "libevent"), ("timeout_c", "timeout.c")]
-ROWS = [(1, "schedule", "1. schedule"),
+ROWS = [(1, "schedule", "1. schedule, from the loop's time (hwtimer_schedule_ticks)"),
+        (1, "schedule, reading the clock", "1. schedule, reading the clock (hwtimer_schedule)"),
         (1, "cancel", "1. cancel, in schedule order"),
         (1, "cancel in random order", "1. cancel, in random order"),
         (2, "schedule+expire", "2. schedule + expire, per timer"),

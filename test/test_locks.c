@@ -72,19 +72,22 @@ static void guarded_mutex_destroy(void *m) {
 }
 
 /* A hook run once just before the next lock (then cleared): what another thread would do
-   between an entry point's choice of a wheel and its lock of it. */
+   between an entry point's choice of a wheel and its lock of it. Atomic: a worker's locks
+   read it too. */
 static void (*before_next_lock)(void);
 
 static void guarded_mutex_lock(void *m) {
     int i = guarded(m);
-    void (*hook)(void) = before_next_lock;
+    void (*hook)(void) = ATOMIC_GET(&before_next_lock);
     if (i < 0) return;
     if (held_here[i]) { /* a second lock would never return */
         misuse();
         return;
     }
-    before_next_lock = NULL;
-    if (hook) hook();
+    if (hook && __atomic_compare_exchange_n(&before_next_lock, &hook, (void (*)(void))0, 0,
+                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        hook(); /* (only the thread that cleared it runs it) */
+    }
     guard.real->mutex_lock(m);
     held_here[i] = 1;
     ATOMIC_ADD(&guard.locks, 1u);
@@ -374,9 +377,9 @@ static void test_cancel_finds_node_armed_elsewhere(void) {
     moved.t = f.t;
     moved.other = other.t;
     moved.to = &p.to;
-    before_next_lock = move_to_other_timer;
+    ATOMIC_SET(&before_next_lock, move_to_other_timer);
     CHECK_EQ(hwtimer_cancel(f.t, &p.to), HWTIMER_EINVAL);
-    CHECK(before_next_lock == NULL); /* the hook ran */
+    CHECK(ATOMIC_GET(&before_next_lock) == NULL); /* the hook ran */
     CHECK_EQ(moved.cancelled, 1);
     CHECK_EQ(moved.armed, HWTIMER_OK);
     CHECK(guard_clean());
