@@ -2245,48 +2245,33 @@ HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
    once, the wheel chosen, lock, body, unlock and wake.
    ================================================================================= */
 
-/* An arming in s: a schedule (fn set), or a reschedule (fn NULL), which moves a node
-   pending here, or arms it again with its last callback, arg and period. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
-                                                 uint64_t now, uint64_t deadline, uint64_t period,
-                                                 hwtimer_fn fn, void *arg) {
-    uint64_t tick;
-    int err;
-    if (!fn) {
-        if (!to->fn) return HWTIMER_EINVAL; /* never scheduled: no callback */
-        if (hwtimer__is_pending_in(&s->wheel, to)) {
-            hwtimer__move_locked(t, s, to, now, deadline);
-            return HWTIMER_OK;
-        }
-        fn = to->fn;
-        arg = to->arg;
-        period = to->period;
-    }
-    err = hwtimer__arm_refusal(t, &s->wheel, to);
-    if (err) return err;
-    if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
-    hwtimer__arm_fill(&s->wheel, to, period, fn, arg);
-    s->wheel.pending++;
-    if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
-        hwtimer__note_filing(t, s, tick, now);
-    }
-    return HWTIMER_OK;
-}
-
-/* Schedule or reschedule the general way: with threads, and without them an arming the
-   inline way leaves. The clock is read for a delay, and for a worker with a clock_fn of the
-   user's (hwtimer__note_filing). */
+/* Schedule (fn set) or reschedule (fn NULL) the general way: with threads, and without them
+   an arming the inline way leaves. A reschedule moves a node pending in its wheel, or arms
+   it again with its last callback, arg and period. The clock is read for a delay, and for a
+   worker with a clock_fn of the user's (hwtimer__note_filing). */
 static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                    int relative, uint64_t period, hwtimer_fn fn,
                                                    void *arg) {
     uint64_t now = relative || (t->worker.mode && t->own_clock) ? t->clock_fn(t->clock_ctx) : 0;
-    uint64_t deadline = relative ? hwtimer__add_sat(now, when) : when;
+    uint64_t deadline = relative ? hwtimer__add_sat(now, when) : when, tick;
     hwtimer__shard *s;
     int err = hwtimer__start_worker(t);
     if (err) return err;
     s = hwtimer__shard_to_arm(t, to);
     hwtimer__lock(t, s->mutex);
-    err = hwtimer__arm_locked(t, s, to, now, deadline, period, fn, arg);
+    if (!fn && hwtimer__is_pending_in(&s->wheel, to)) {
+        hwtimer__move_locked(t, s, to, now, deadline);
+    } else if (!fn && !to->fn) {
+        err = HWTIMER_EINVAL; /* never scheduled: no callback */
+    } else if ((err = hwtimer__arm_refusal(t, &s->wheel, to)) == HWTIMER_OK) {
+        if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
+        if (fn) hwtimer__arm_fill(&s->wheel, to, period, fn, arg);
+        else hwtimer__arm_fill(&s->wheel, to, to->period, to->fn, to->arg);
+        s->wheel.pending++;
+        if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
+            hwtimer__note_filing(t, s, tick, now);
+        }
+    }
     hwtimer__unlock_and_wake(t, s);
     return err;
 }
