@@ -535,8 +535,9 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out);
    worker, starts a new one for the inherited timeouts; nothing pending is lost, and a
    callback the worker was running at the fork counts as done (a periodic one is
    re-armed). Fork while no other thread is inside a call to t; the worker may be anywhere
-   (the POSIX backend's fork() waits while it holds a lock of t: never fork from the
-   foreach visitor of a timer with a worker). Forked in a worker's callback, that thread
+   with the POSIX backend (its fork() waits while the worker holds a lock of t: never fork
+   from the foreach visitor of a timer with a worker); with the C11 backend alone, fork
+   while the worker sleeps or from its callback. Forked in a worker's callback, that thread
    goes on as the child's worker. Without threads: nothing to do. HWTIMER_EINVAL: t NULL;
    HWTIMER_ETHREAD: a lock or the worker could not be made. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t);

@@ -392,6 +392,15 @@ static void fork_round(hwtimer *t, stamp *s, stamp *periodic, uint64_t *rng) {
     check_child(pid);
 }
 
+/* Only the POSIX backend makes fork() wait while the worker holds a lock of a timer
+   (pthread_atfork); with the C11 backend alone a fork may land inside a pass, which the
+   contract leaves out (hwtimer_fork_child). */
+#if defined(HWTIMER_NO_PTHREADS)
+#define FORK_AT_ANY_MOMENT 0
+#else
+#define FORK_AT_ANY_MOMENT 1
+#endif
+
 static void test_fork_at_varied_moments(void) {
     uint64_t rng = 0x5eed;
     hwtimer *t = worker_timer(MS, 64);
@@ -426,7 +435,8 @@ int main(void) {
     if (TEST_WORKER_IN_CHILD) {
         RUN_TEST(test_worker);
         RUN_TEST(test_fork_during_periodic_callback);
-        RUN_TEST(test_fork_at_varied_moments);
+        if (FORK_AT_ANY_MOMENT) RUN_TEST(test_fork_at_varied_moments);
+        else printf("skipped without the POSIX backend: test_fork_at_varied_moments\n");
     } else {
         printf("skipped under ASan in the C11 mode (see TEST_ASAN): test_worker, "
                "test_fork_during_periodic_callback, test_fork_at_varied_moments\n");
