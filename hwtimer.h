@@ -2145,9 +2145,15 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     hwtimer__step step[HWTIMER__MAX_SHARDS];
     uint64_t on = 0, target; /* bit i: wheel i has step[i] to run */
     size_t ran = 0;
-    unsigned i;
+    unsigned i, wheels = t->shards;
     if (!hwtimer__pass_begin(t, now, &target)) return 0;
-    for (i = 0; i < t->shards; i++) {
+    if (wheels == 1) { /* what the loops below do with one wheel, without choosing one */
+        hwtimer__shard *s = hwtimer__shard_at(t, 0);
+        hwtimer__wheel_begin(&s->wheel, target);
+        while (hwtimer__next_step(t, s, &step[0])) ran += hwtimer__run_step(t, s, &step[0], now);
+        wheels = 0;
+    }
+    for (i = 0; i < wheels; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         hwtimer__lock_wheel(t, s);
         hwtimer__wheel_begin(&s->wheel, target);
