@@ -2167,7 +2167,7 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
         s = hwtimer__shard_at(t, i);
         found = step[i].tick;
         hwtimer__lock_wheel(t, s);
-        if (t->shards > 1 && !hwtimer__next_step(t, s, &step[i])) {
+        if (!hwtimer__next_step(t, s, &step[i])) { /* (another thread may have changed it) */
             on &= ~((uint64_t)1 << i);
         } else if (step[i].tick == found) { /* else an earlier step: found next */
             ran += hwtimer__run_step(t, s, &step[i], now);
