@@ -26,13 +26,13 @@ def find_sections(lines):
             for k, (name, s) in enumerate(starts)]
 
 
-def select_sections(sections, spec):
-    """The sections a SPEC names: names or shell patterns, comma- or blank-separated; A..B
+def select_sections(sections, wanted):
+    """The sections `wanted` names: names or shell patterns, comma- or blank-separated; A..B
     is every section after A and before B. Exits with the list of sections on a name that
     matches none."""
     names = [s[0] for s in sections]
     chosen = set()
-    for part in re.split(r"[,\s]+", spec.strip()):
+    for part in re.split(r"[,\s]+", wanted.strip()):
         if not part:
             continue
         if ".." in part:
