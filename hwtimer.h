@@ -309,7 +309,7 @@ typedef struct hwtimer_config {
     void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
     /* log_fn (NULL: silent; hwtimer never prints) hears an English sentence, valid during
-       the call only, no lock of the timer held:
+       the call only, no lock of the timer held, for these three things and nothing else:
        - a refusal by hwtimer_create: the field and the rule, a failed allocation and its
          size, a threads backend that could not make a lock;
        - a worker's callback that ran longer than max(100 ms, tick_ns), at most once a
@@ -403,8 +403,8 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
    more ahead, it only stores the deadline (the one sign: an early hwtimer_next_expiry).
    Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
    pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
-   NULL, or to never scheduled. HWTIMER_EBUSY: pending on another timer. Else as
-   hwtimer_schedule. */
+   NULL, or to never scheduled (the first arming is a schedule: it names the callback).
+   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
@@ -510,7 +510,8 @@ HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
    and only then (not for deadlines that never come), else milliseconds rounded up (0 when
-   due), at most INT_MAX. An answer for wake_fn too. -1 for NULL. */
+   due), at most INT_MAX. -1 for NULL. Its result, like hwtimer_next_expiry's, is the
+   loop's answer of "Waking the loop": a schedule due earlier than it then calls wake_fn. */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
 /* Worker mode: starts the worker now rather than at the first schedule. HWTIMER_OK (also
