@@ -153,7 +153,9 @@ THREADS
 
 OPTIONS (define before including, in the implementation file unless noted)
 
-   HWTIMER_STATIC        every function static to the including file (all files)
+   HWTIMER_STATIC        every function static to the including file (all files); with
+                         the implementation in the file of your loop, the compiler may
+                         then inline schedule, reschedule and cancel into it
    HWTIMER_NO_THREADS    no thread code: caller-driven from one thread (all files)
    HWTIMER_NO_PTHREADS   leave the POSIX threads backend out
    HWTIMER_PTHREADS      build the POSIX threads backend on _WIN32 too (mingw winpthreads)
@@ -752,6 +754,16 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
+/* Under HWTIMER_STATIC the entry points a loop calls for each timeout (schedule,
+   reschedule, cancel) are defined inline, so that the compiler may inline them into the
+   including file's loops. Not with external linkage: an inline function of C++ must be
+   defined in every file that calls it, and clang warns at C99's extern inline. */
+#ifdef HWTIMER_STATIC
+#define HWTIMER__HOT inline
+#else
+#define HWTIMER__HOT
+#endif
+
 /* GCC and Clang, MSVC, or neither. LOAD and STORE: a node's fields read without its lock;
    ATOMIC_ADD: counters kept without one. Shards need THREAD_LOCAL and CAS_PTR. */
 
@@ -1193,12 +1205,15 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
-/* Appends n: with the head known, one load fewer than inserting after its last node. */
+/* Appends n: with the head known, one load fewer than inserting after its last node. The
+   store to last, which may be n's own memory as far as the compiler knows, comes between
+   n's two: compilers would otherwise build the pair in a vector register, two
+   instructions more than two plain stores. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
-    n->prev = last;
     n->next = head;
     last->next = n;
+    n->prev = last;
     head->prev = n;
 }
 /* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
@@ -3059,17 +3074,17 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) { return HWTIMER_
 
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) { if (to) memset(to, 0, sizeof *to); }
 
-HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, delay_ns, 1, 0, fn, arg);
 }
 
-HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, deadline_ns, 0, 0, fn, arg);
 }
 
-HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
                                        hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, ticks, HWTIMER__TICKS, 0, fn, arg);
 }
@@ -3087,15 +3102,15 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
     return hwtimer__arm(t, to, deadline_ns, 0, period_ns, fn, arg);
 }
 
-HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
     return hwtimer__reschedule(t, to, delay_ns, 1);
 }
 
-HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
     return hwtimer__reschedule(t, to, deadline_ns, 0);
 }
 
-HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
     w = t->quick_wheel; /* with threads, one no node names: nothing else is read unlocked */
