@@ -923,7 +923,7 @@ typedef struct hwtimer__leeway_memo {
 /* A wheel. A pass comes to it in steps: begin (a target), collect each step, end. */
 typedef struct hwtimer__wheel {
     hwtimer__geometry geo; /* the timer's, copied: an offset, not a pointer, per filing */
-    struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS] */
+    struct hwtimer__link *lists; /* by `where`: lists[where * SLOT_LISTS] (first unused) */
     uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words] */
     uint64_t elapsed;     /* processed up to this tick */
     uint64_t notice_upto; /* a filing at a tick <= this is noticed: the greater of the two */
@@ -1205,15 +1205,14 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
-/* Appends n: with the head known, one load fewer than inserting after its last node. The
-   store to last, which may be n's own memory as far as the compiler knows, comes between
-   n's two: compilers would otherwise build the pair in a vector register, two
-   instructions more than two plain stores. */
+/* Appends n: with the head known, one load fewer than inserting after its last node. n's
+   two links are stored side by side, which compilers may merge into one store: fewer
+   stores beat fewer instructions here. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
+    n->prev = last;
     n->next = head;
     last->next = n;
-    n->prev = last;
     head->prev = n;
 }
 /* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
@@ -1272,10 +1271,12 @@ static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *b
     return (uint32_t)pos;
 }
 
-/* The lists of slot id = (level << bits) + slot. */
+/* The lists of the slot at `where` = WHERE_WHEEL + (level << bits) + slot: indexed by
+   `where` itself, the arming's one arithmetic step fewer, at the cost of WHERE_WHEEL
+   unused groups of heads. */
 HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__wheel *w,
-                                                                 uint32_t id) {
-    return &w->lists[(size_t)id * HWTIMER_SLOT_LISTS];
+                                                                 uint32_t where) {
+    return &w->lists[(size_t)where * HWTIMER_SLOT_LISTS];
 }
 
 /* Are a slot's lists from `first` on empty? One branch: one per list mispredicts. */
@@ -1343,13 +1344,12 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id)
 #define HWTIMER__LIST_RUN_BITS 16
 HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
                                                   uint32_t where) {
-    uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    struct hwtimer__link *head = hwtimer__slot_lists(w, id);
+    struct hwtimer__link *head = hwtimer__slot_lists(w, where);
     int first = hwtimer__list_empty(head);
     to->where = where;
     if (!first) head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     hwtimer__list_append(head, &to->link);
-    if (first) hwtimer__mark_slot(w, id);
+    if (first) hwtimer__mark_slot(w, where - HWTIMER__WHERE_WHEEL);
 }
 
 /* The tick a node in a list runs at. */
@@ -1396,7 +1396,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
    Out of line: a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    if (where >= HWTIMER__WHERE_WHEEL && hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
+    if (where >= HWTIMER__WHERE_WHEEL &&
+        hwtimer__slot_empty_from(hwtimer__slot_lists(w, where), 0)) {
         hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 0);
     }
 }
@@ -1534,7 +1535,8 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
    to this one: the walk never meets a node it re-filed. */
 static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
-    struct hwtimer__link *lists = hwtimer__slot_lists(w, (step->level << g->bits) + step->slot);
+    struct hwtimer__link *lists =
+        hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + (step->level << g->bits) + step->slot);
     hwtimer__collect c;
     unsigned k, used;
     w->elapsed = step->tick;
@@ -1591,7 +1593,8 @@ static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
         uint32_t slot;
         for (slot = hwtimer__bits_next(g, bits, 0); slot < g->width;
              slot = hwtimer__bits_next(g, bits, slot + 1)) {
-            struct hwtimer__link *lists = hwtimer__slot_lists(w, (l << g->bits) + slot);
+            struct hwtimer__link *lists =
+                hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + (l << g->bits) + slot);
             hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
             for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++)
                 hwtimer__list_splice(&out[k], &lists[k]);
@@ -1620,15 +1623,22 @@ static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *c
     if (fn) hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
 }
 
-/* An empty wheel on `lists` (levels * width * SLOT_LISTS heads) and `occupied`. */
+/* A wheel's list heads: SLOT_LISTS for each `where` up to its last slot's. */
+static uint64_t hwtimer__wheel_heads(const hwtimer__geometry *g) {
+    return ((uint64_t)g->levels * g->width + HWTIMER__WHERE_WHEEL) * HWTIMER_SLOT_LISTS;
+}
+
+/* An empty wheel on `lists` (hwtimer__wheel_heads of them) and `occupied`. */
 static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
                                 struct hwtimer__link *lists, uint64_t *occupied) {
-    size_t i, heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
+    size_t i, heads = (size_t)hwtimer__wheel_heads(g);
     memset(w, 0, sizeof *w);
     w->geo = *g;
     w->lists = lists;
     w->occupied = occupied;
-    for (i = 0; i < heads; i++) hwtimer__list_init(&lists[i]);
+    for (i = HWTIMER__WHERE_WHEEL * HWTIMER_SLOT_LISTS; i < heads; i++) {
+        hwtimer__list_init(&lists[i]);
+    }
     memset(occupied, 0, g->levels * g->level_words * sizeof(uint64_t));
     hwtimer__list_init(&w->due);
     hwtimer__list_init(&w->ready);
@@ -1692,7 +1702,7 @@ static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     if (slot <= pos) return HWTIMER_CHECK_BEHIND;
     for (; slot < g->width; slot = hwtimer__bits_next(g, bits, slot + 1)) {
         uint32_t id = (l << g->bits) + slot;
-        const struct hwtimer__link *lists = hwtimer__slot_lists(w, id);
+        const struct hwtimer__link *lists = hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + id);
         if (hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
         for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
             int err = hwtimer__check_list(w, &lists[k], HWTIMER__WHERE_WHEEL + id, n);
@@ -2865,7 +2875,7 @@ static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
    The block's size, or 0 if that overflows a size_t. */
 static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
                              unsigned shards) {
-    uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
+    uint64_t heads = hwtimer__wheel_heads(g);
     uint64_t words = (uint64_t)g->levels * g->level_words;
     hwtimer__block b = {(char *)t, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE, 1};
     struct hwtimer__link *lists =
@@ -3074,18 +3084,18 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) { return HWTIMER_
 
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) { if (to) memset(to, 0, sizeof *to); }
 
-HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
-                                 hwtimer_fn fn, void *arg) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to,
+                                              uint64_t delay_ns, hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, delay_ns, 1, 0, fn, arg);
 }
 
-HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
-                                    hwtimer_fn fn, void *arg) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to,
+                                                 uint64_t deadline_ns, hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, deadline_ns, 0, 0, fn, arg);
 }
 
-HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
-                                       hwtimer_fn fn, void *arg) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to,
+                                                    uint64_t ticks, hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, ticks, HWTIMER__TICKS, 0, fn, arg);
 }
 
@@ -3102,11 +3112,13 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
     return hwtimer__arm(t, to, deadline_ns, 0, period_ns, fn, arg);
 }
 
-HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to,
+                                                uint64_t delay_ns) {
     return hwtimer__reschedule(t, to, delay_ns, 1);
 }
 
-HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to,
+                                                   uint64_t deadline_ns) {
     return hwtimer__reschedule(t, to, deadline_ns, 0);
 }
 
