@@ -1100,15 +1100,25 @@ static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     return v;
 }
 
-/* The node's state and leeway share a 4-byte word. */
+/* The node's state and leeway share a 4-byte word, after its `where`. */
 typedef char hwtimer__state_and_leeway_share_a_word
     [offsetof(hwtimer_timeout, leeway_exp) == offsetof(hwtimer_timeout, state) + 1 &&
-     offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 ? 1 : -1];
+     offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 &&
+     offsetof(hwtimer_timeout, state) == offsetof(hwtimer_timeout, where) + 4 ? 1 : -1];
 
 /* That word's bits but the state's (its first byte in memory): a constant once folded. */
 static uint32_t hwtimer__leeway_bits(void) {
     const uint32_t one = 1;
     return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
+}
+
+/* A node's 8 bytes from `where` on (where, state, leeway) when it is PENDING in slot
+   `where` with no leeway: the inline arming stores them at once. */
+static uint64_t hwtimer__pending_word(uint32_t where) {
+    if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) { /* little-endian: `where` first */
+        return where | (uint64_t)HWTIMER_PENDING << 32;
+    }
+    return (uint64_t)where << 32 | (uint64_t)HWTIMER_PENDING << 24;
 }
 
 /* A leeway's key in the memo: its exponent and digits, nonzero for any leeway. Read before
@@ -1339,17 +1349,24 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id)
     hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 1);
 }
 
-/* Files a node in slot `where` ("Each slot" in THE DESIGN). A slot may be occupied with its
-   first list empty: marking twice is harmless. */
+/* Links a node into the lists of slot `where` ("Each slot" in THE DESIGN); its `where` is
+   the caller's to store. A slot may be occupied with its first list empty: marking twice
+   is harmless. */
 #define HWTIMER__LIST_RUN_BITS 16
-HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
-                                                  uint32_t where) {
+HWTIMER__ALWAYS_INLINE void hwtimer__slot_append(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                 uint32_t where) {
     struct hwtimer__link *head = hwtimer__slot_lists(w, where);
     int first = hwtimer__list_empty(head);
-    to->where = where;
     if (!first) head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     hwtimer__list_append(head, &to->link);
     if (first) hwtimer__mark_slot(w, where - HWTIMER__WHERE_WHEEL);
+}
+
+/* Files a node in slot `where`. */
+HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                  uint32_t where) {
+    to->where = where;
+    hwtimer__slot_append(w, to, where);
 }
 
 /* The tick a node in a list runs at. */
@@ -1363,6 +1380,18 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
     HWTIMER__STORE64(&to->deadline, deadline);
     hwtimer__set_state(to, HWTIMER_PENDING);
     hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
+}
+
+/* The same for the inline arming, without threads and of a node with no leeway: `where`,
+   the state and the leeway in one store, not two (a schedule's stores count more than its
+   instructions). */
+HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_plain(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                      uint64_t deadline, uint64_t e) {
+    uint32_t where = hwtimer__wheel_where(w, e);
+    uint64_t word = hwtimer__pending_word(where);
+    HWTIMER__STORE64(&to->deadline, deadline);
+    memcpy(&to->where, &word, sizeof word);
+    hwtimer__slot_append(w, to, where);
 }
 
 /* The same at a tick <= notice_upto: in its slot, or up to due_upto in `due` in tick order,
@@ -2349,7 +2378,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
     if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
     hwtimer__arm_fill(w, to, period, fn, arg);
     w->pending++;
-    hwtimer__wheel_file_past(w, to, when, e); /* last: the slot's marking may be a tail call */
+    hwtimer__wheel_file_plain(w, to, when, e); /* last: the slot's marking may be a tail call */
     return HWTIMER_OK;
 }
 
