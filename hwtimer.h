@@ -153,7 +153,9 @@ THREADS
 
 OPTIONS (define before including, in the implementation file unless noted)
 
-   HWTIMER_STATIC        every function static to the including file (all files)
+   HWTIMER_STATIC        every function static to the including file (all files); with
+                         the implementation in the file of your loop, the compiler may
+                         then inline schedule, reschedule and cancel into it
    HWTIMER_NO_THREADS    no thread code: caller-driven from one thread (all files)
    HWTIMER_NO_PTHREADS   leave the POSIX threads backend out
    HWTIMER_PTHREADS      build the POSIX threads backend on _WIN32 too (mingw winpthreads)
@@ -753,6 +755,16 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
+/* Under HWTIMER_STATIC the entry points a loop calls for each timeout (schedule,
+   reschedule, cancel) are defined inline, so that the compiler may inline them into the
+   including file's loops. Not with external linkage: an inline function of C++ must be
+   defined in every file that calls it, and clang warns at C99's extern inline. */
+#ifdef HWTIMER_STATIC
+#define HWTIMER__HOT inline
+#else
+#define HWTIMER__HOT
+#endif
+
 /* GCC and Clang, MSVC, or neither. LOAD and STORE: a node's fields read without its lock;
    ATOMIC_ADD: counters kept without one. Shards need THREAD_LOCAL and CAS_PTR. */
 
@@ -912,7 +924,7 @@ typedef struct hwtimer__leeway_memo {
 /* A wheel. A pass comes to it in steps: begin (a target), collect each step, end. */
 typedef struct hwtimer__wheel {
     hwtimer__geometry geo; /* the timer's, copied: an offset, not a pointer, per filing */
-    struct hwtimer__link *lists; /* level l, slot i: lists[((l << bits) + i) * SLOT_LISTS] */
+    struct hwtimer__link *lists; /* by `where`: lists[where * SLOT_LISTS] (first unused) */
     uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words] */
     uint64_t elapsed;     /* processed up to this tick */
     uint64_t notice_upto; /* a filing at a tick <= this is noticed: the greater of the two */
@@ -1089,15 +1101,25 @@ static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     return v;
 }
 
-/* The node's state and leeway share a 4-byte word. */
+/* The node's state and leeway share a 4-byte word, after its `where`. */
 typedef char hwtimer__state_and_leeway_share_a_word
     [offsetof(hwtimer_timeout, leeway_exp) == offsetof(hwtimer_timeout, state) + 1 &&
-     offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 ? 1 : -1];
+     offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 &&
+     offsetof(hwtimer_timeout, state) == offsetof(hwtimer_timeout, where) + 4 ? 1 : -1];
 
 /* That word's bits but the state's (its first byte in memory): a constant once folded. */
 static uint32_t hwtimer__leeway_bits(void) {
     const uint32_t one = 1;
     return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
+}
+
+/* A node's 8 bytes from `where` on (where, state, leeway) when it is PENDING in slot
+   `where` with no leeway: the inline arming stores them at once. */
+static uint64_t hwtimer__pending_word(uint32_t where) {
+    if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) { /* little-endian: `where` first */
+        return where | (uint64_t)HWTIMER_PENDING << 32;
+    }
+    return (uint64_t)where << 32 | (uint64_t)HWTIMER_PENDING << 24;
 }
 
 /* A leeway's key in the memo: its exponent and digits, nonzero for any leeway. Read before
@@ -1194,7 +1216,9 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
-/* Appends n: with the head known, one load fewer than inserting after its last node. */
+/* Appends n: with the head known, one load fewer than inserting after its last node. n's
+   two links are stored side by side, which compilers may merge into one store: fewer
+   stores beat fewer instructions here. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
     n->prev = last;
@@ -1258,10 +1282,12 @@ static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *b
     return (uint32_t)pos;
 }
 
-/* The lists of slot id = (level << bits) + slot. */
+/* The lists of the slot at `where` = WHERE_WHEEL + (level << bits) + slot: indexed by
+   `where` itself, the arming's one arithmetic step fewer, at the cost of WHERE_WHEEL
+   unused groups of heads. */
 HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__wheel *w,
-                                                                 uint32_t id) {
-    return &w->lists[(size_t)id * HWTIMER_SLOT_LISTS];
+                                                                 uint32_t where) {
+    return &w->lists[(size_t)where * HWTIMER_SLOT_LISTS];
 }
 
 /* Are a slot's lists from `first` on empty? One branch: one per list mispredicts. */
@@ -1324,18 +1350,24 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id)
     hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 1);
 }
 
-/* Files a node in slot `where` ("Each slot" in THE DESIGN). A slot may be occupied with its
-   first list empty: marking twice is harmless. */
+/* Links a node into the lists of slot `where` ("Each slot" in THE DESIGN); its `where` is
+   the caller's to store. A slot may be occupied with its first list empty: marking twice
+   is harmless. */
 #define HWTIMER__LIST_RUN_BITS 16
-HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
-                                                  uint32_t where) {
-    uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    struct hwtimer__link *head = hwtimer__slot_lists(w, id);
+HWTIMER__ALWAYS_INLINE void hwtimer__slot_append(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                 uint32_t where) {
+    struct hwtimer__link *head = hwtimer__slot_lists(w, where);
     int first = hwtimer__list_empty(head);
-    to->where = where;
     if (!first) head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     hwtimer__list_append(head, &to->link);
-    if (first) hwtimer__mark_slot(w, id);
+    if (first) hwtimer__mark_slot(w, where - HWTIMER__WHERE_WHEEL);
+}
+
+/* Files a node in slot `where`. */
+HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                  uint32_t where) {
+    to->where = where;
+    hwtimer__slot_append(w, to, where);
 }
 
 /* The tick a node in a list runs at. */
@@ -1349,6 +1381,18 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
     HWTIMER__STORE64(&to->deadline, deadline);
     hwtimer__set_state(to, HWTIMER_PENDING);
     hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
+}
+
+/* The same for the inline arming, without threads and of a node with no leeway: `where`,
+   the state and the leeway in one store, not two (a schedule's stores count more than its
+   instructions). */
+HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_plain(hwtimer__wheel *w, hwtimer_timeout *to,
+                                                      uint64_t deadline, uint64_t e) {
+    uint32_t where = hwtimer__wheel_where(w, e);
+    uint64_t word = hwtimer__pending_word(where);
+    HWTIMER__STORE64(&to->deadline, deadline);
+    memcpy(&to->where, &word, sizeof word);
+    hwtimer__slot_append(w, to, where);
 }
 
 /* The same at a tick <= notice_upto: in its slot, or up to due_upto in `due` in tick order,
@@ -1382,7 +1426,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
    Out of line: a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
-    if (where >= HWTIMER__WHERE_WHEEL && hwtimer__slot_empty_from(hwtimer__slot_lists(w, id), 0)) {
+    if (where >= HWTIMER__WHERE_WHEEL &&
+        hwtimer__slot_empty_from(hwtimer__slot_lists(w, where), 0)) {
         hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 0);
     }
 }
@@ -1520,7 +1565,8 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
    to this one: the walk never meets a node it re-filed. */
 static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
-    struct hwtimer__link *lists = hwtimer__slot_lists(w, (step->level << g->bits) + step->slot);
+    struct hwtimer__link *lists =
+        hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + (step->level << g->bits) + step->slot);
     hwtimer__collect c;
     unsigned k, used;
     w->elapsed = step->tick;
@@ -1577,7 +1623,8 @@ static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
         uint32_t slot;
         for (slot = hwtimer__bits_next(g, bits, 0); slot < g->width;
              slot = hwtimer__bits_next(g, bits, slot + 1)) {
-            struct hwtimer__link *lists = hwtimer__slot_lists(w, (l << g->bits) + slot);
+            struct hwtimer__link *lists =
+                hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + (l << g->bits) + slot);
             hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
             for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++)
                 hwtimer__list_splice(&out[k], &lists[k]);
@@ -1606,15 +1653,22 @@ static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *c
     if (fn) hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
 }
 
-/* An empty wheel on `lists` (levels * width * SLOT_LISTS heads) and `occupied`. */
+/* A wheel's list heads: SLOT_LISTS for each `where` up to its last slot's. */
+static uint64_t hwtimer__wheel_heads(const hwtimer__geometry *g) {
+    return ((uint64_t)g->levels * g->width + HWTIMER__WHERE_WHEEL) * HWTIMER_SLOT_LISTS;
+}
+
+/* An empty wheel on `lists` (hwtimer__wheel_heads of them) and `occupied`. */
 static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
                                 struct hwtimer__link *lists, uint64_t *occupied) {
-    size_t i, heads = (size_t)g->levels * g->width * HWTIMER_SLOT_LISTS;
+    size_t i, heads = (size_t)hwtimer__wheel_heads(g);
     memset(w, 0, sizeof *w);
     w->geo = *g;
     w->lists = lists;
     w->occupied = occupied;
-    for (i = 0; i < heads; i++) hwtimer__list_init(&lists[i]);
+    for (i = HWTIMER__WHERE_WHEEL * HWTIMER_SLOT_LISTS; i < heads; i++) {
+        hwtimer__list_init(&lists[i]);
+    }
     memset(occupied, 0, g->levels * g->level_words * sizeof(uint64_t));
     hwtimer__list_init(&w->due);
     hwtimer__list_init(&w->ready);
@@ -1678,7 +1732,7 @@ static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     if (slot <= pos) return HWTIMER_CHECK_BEHIND;
     for (; slot < g->width; slot = hwtimer__bits_next(g, bits, slot + 1)) {
         uint32_t id = (l << g->bits) + slot;
-        const struct hwtimer__link *lists = hwtimer__slot_lists(w, id);
+        const struct hwtimer__link *lists = hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + id);
         if (hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
         for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
             int err = hwtimer__check_list(w, &lists[k], HWTIMER__WHERE_WHEEL + id, n);
@@ -2325,7 +2379,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
     if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
     hwtimer__arm_fill(w, to, period, fn, arg);
     w->pending++;
-    hwtimer__wheel_file_past(w, to, when, e); /* last: the slot's marking may be a tail call */
+    hwtimer__wheel_file_plain(w, to, when, e); /* last: the slot's marking may be a tail call */
     return HWTIMER_OK;
 }
 
@@ -2851,7 +2905,7 @@ static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
    The block's size, or 0 if that overflows a size_t. */
 static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
                              unsigned shards) {
-    uint64_t heads = (uint64_t)g->levels * g->width * HWTIMER_SLOT_LISTS; /* a wheel's */
+    uint64_t heads = hwtimer__wheel_heads(g);
     uint64_t words = (uint64_t)g->levels * g->level_words;
     hwtimer__block b = {(char *)t, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE, 1};
     struct hwtimer__link *lists =
@@ -3060,18 +3114,18 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void) { return HWTIMER_
 
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) { if (to) memset(to, 0, sizeof *to); }
 
-HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
-                                 hwtimer_fn fn, void *arg) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to,
+                                              uint64_t delay_ns, hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, delay_ns, 1, 0, fn, arg);
 }
 
-HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
-                                    hwtimer_fn fn, void *arg) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to,
+                                                 uint64_t deadline_ns, hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, deadline_ns, 0, 0, fn, arg);
 }
 
-HWTIMER_DEF int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to, uint64_t ticks,
-                                       hwtimer_fn fn, void *arg) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to,
+                                                    uint64_t ticks, hwtimer_fn fn, void *arg) {
     return hwtimer__arm(t, to, ticks, HWTIMER__TICKS, 0, fn, arg);
 }
 
@@ -3088,15 +3142,17 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
     return hwtimer__arm(t, to, deadline_ns, 0, period_ns, fn, arg);
 }
 
-HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to,
+                                                uint64_t delay_ns) {
     return hwtimer__reschedule(t, to, delay_ns, 1);
 }
 
-HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to,
+                                                   uint64_t deadline_ns) {
     return hwtimer__reschedule(t, to, deadline_ns, 0);
 }
 
-HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
+HWTIMER_DEF HWTIMER__HOT int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
     w = t->quick_wheel; /* with threads, one no node names: nothing else is read unlocked */

@@ -198,14 +198,33 @@ void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *ticks, 
                              double *full);
 
 #ifdef HWTIMER_H_INCLUDED
-/* A timer with a 1 ms tick and the default wheel (peer_hwtimer.c). clock_fn NULL: the
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A timer with a 1 ms tick, `slots` per wheel level and `shards` shards (0: one wheel),
+   made by the hwtimer the including file calls: peer_hwtimer.c has its own, static
+   (HWTIMER_STATIC), the scenarios with threads share hwtimer_impl.c's. clock_fn NULL: the
    platform's monotonic clock. Exits on failure. */
-hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
-                           uint64_t (*clock_fn)(void *ctx), void *clock_ctx);
-/* The same with `slots` per wheel level and `shards` shards (0: one wheel). */
-hwtimer *bench_hwtimer_make(const hwtimer_threads *threads, int worker,
-                            uint64_t (*clock_fn)(void *ctx), void *clock_ctx, uint32_t slots,
-                            unsigned shards);
+static inline hwtimer *bench_hwtimer_make(const hwtimer_threads *threads, int worker,
+                                          uint64_t (*clock_fn)(void *ctx), void *clock_ctx,
+                                          uint32_t slots, unsigned shards) {
+    hwtimer *t = NULL;
+    hwtimer_config cfg;
+    hwtimer_config_default(&cfg);
+    cfg.tick_ns = BENCH_MS;
+    cfg.ticks_per_wheel = slots;
+    cfg.shards = shards;
+    cfg.threads = threads;
+    cfg.worker = worker;
+    cfg.clock_fn = clock_fn;
+    cfg.clock_ctx = clock_ctx;
+    int err = hwtimer_create(&t, &cfg);
+    if (err != HWTIMER_OK) {
+        fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
+        exit(2);
+    }
+    return t;
+}
 #endif
 
 /* Scenario 9 (scenario_leeway.c): what a leeway saves in passes and wake-ups, and what it

@@ -71,11 +71,12 @@ void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, dou
     uint64_t t1 = bench_wall_ns();
     link_like_hwtimer(heads, slots, nodes, delay_ms, n);
     uint64_t t2 = bench_wall_ns();
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) { /* the links read before the state's store, as hwtimer does */
+        floor_node *next = nodes[i].next, *prev = nodes[i].prev;
         nodes[i].state = 3;
         pending = pending - 1;
-        nodes[i].prev->next = nodes[i].next;
-        nodes[i].next->prev = nodes[i].prev;
+        prev->next = next;
+        next->prev = prev;
     }
     uint64_t t3 = bench_wall_ns();
     free(nodes);

@@ -4,9 +4,15 @@
      hwtimer worker  cfg.worker = 1 on the real monotonic clock (schedule/cancel/reschedule
                      only: its clock cannot be moved to fire an hour of timeouts)
      hwtimer 64      the baseline with 64 slots per level (timeout.c's wheels) instead of 512
-   All use a 1 ms tick, and the first three the default 512 slots per wheel level. This
-   file also holds the one hwtimer implementation of the benchmark program. */
+   All use a 1 ms tick, and the first three the default 512 slots per wheel level.
+
+   hwtimer is compiled into this file with its functions static (HWTIMER_STATIC), as
+   peer_timeout.c compiles timeout.c (TIMEOUT_PUBLIC static): the compiler may inline
+   schedule, reschedule and cancel into the loops below as it may timeout.c's, as it would
+   in a program that compiles hwtimer into the file of its loop. The scenarios with threads
+   call the copy in hwtimer_impl.c. */
 #define _POSIX_C_SOURCE 200809L
+#define HWTIMER_STATIC
 #define HWTIMER_IMPLEMENTATION
 #include "hwtimer.h"
 
@@ -34,32 +40,6 @@ static uint64_t hw_shared_fake_clock(void *ctx) {
 static void hw_on_fire(hwtimer_timeout *to, void *arg) {
     (void)to;
     ++*(size_t *)arg;
-}
-
-hwtimer *bench_hwtimer_make(const hwtimer_threads *threads, int worker,
-                            uint64_t (*clock_fn)(void *ctx), void *clock_ctx, uint32_t slots,
-                            unsigned shards) {
-    hwtimer *t = NULL;
-    hwtimer_config cfg;
-    hwtimer_config_default(&cfg);
-    cfg.tick_ns = BENCH_MS;
-    cfg.ticks_per_wheel = slots;
-    cfg.shards = shards;
-    cfg.threads = threads;
-    cfg.worker = worker;
-    cfg.clock_fn = clock_fn;
-    cfg.clock_ctx = clock_ctx;
-    int err = hwtimer_create(&t, &cfg);
-    if (err != HWTIMER_OK) {
-        fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
-        exit(2);
-    }
-    return t;
-}
-
-hwtimer *bench_hwtimer_new(const hwtimer_threads *threads, int worker,
-                           uint64_t (*clock_fn)(void *ctx), void *clock_ctx) {
-    return bench_hwtimer_make(threads, worker, clock_fn, clock_ctx, 512, 0);
 }
 
 static void *hw_create_with(size_t n, const hwtimer_threads *threads, int worker,

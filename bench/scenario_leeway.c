@@ -112,7 +112,7 @@ static int stepped(const bench_options *o, const uint64_t *offset_ns, size_t n) 
     for (size_t k = 0; k < NLEEWAYS; k++) {
         leeway_timer *lt = &lts[k];
         size_t passes = 0;
-        lt->timer = bench_hwtimer_new(NULL, 0, fake_clock, lt);
+        lt->timer = bench_hwtimer_make(NULL, 0, fake_clock, lt, 512, 0);
         schedule_all(lt, offset_ns, n, 0, on_fire_stepped);
         for (uint64_t tick = 1; tick <= end_tick; tick++) {
             lt->fake_now_ns = tick * BENCH_MS;
@@ -147,7 +147,7 @@ static int with_worker(const bench_options *o, const uint64_t *offset_ns, size_t
     uint64_t wakeups[NLEEWAYS];
     int failed = 0;
     for (size_t k = 0; k < NLEEWAYS; k++) {
-        lts[k].timer = bench_hwtimer_new(hwtimer_threads_pthread(), 1, NULL, NULL);
+        lts[k].timer = bench_hwtimer_make(hwtimer_threads_pthread(), 1, NULL, NULL, 512, 0);
         schedule_all(&lts[k], offset_ns, n, hwtimer_now(lts[k].timer), on_fire_worker);
         wakeups[k] = wakeups_of(lts[k].timer);
     }

@@ -40,7 +40,7 @@ static hwtimer__wheel *wheel_of(hwtimer *t, unsigned k) { return &shard_of(t, k)
 /* The head of list k of `slot` in `level` (shard 0's wheel). */
 static struct hwtimer__link *slot_list(hwtimer *t, unsigned level, uint32_t slot, unsigned k) {
     hwtimer__wheel *w = wheel_of(t, 0);
-    return &hwtimer__slot_lists(w, (level << w->geo.bits) + slot)[k];
+    return &hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + (level << w->geo.bits) + slot)[k];
 }
 
 /* Word w of layer `layer` of level `level`'s occupancy bit tree. */
