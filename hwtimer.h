@@ -650,8 +650,9 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    level 0 (so a level-0 node is moved at once); a re-filing (stats.refiled) only when a
    pass reaches a coarse slot a node was pushed past: never more often than pushes.
 
-   Trade-offs. Memory: L*W*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps, 161 KiB
-   for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A timeout
+   Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes (indexed by a
+   node's `where`, whose first two values name no slot) plus bitmaps, 161 KiB for 512 slots
+   and 5 levels (41 KiB with one list per slot), allocated once. A timeout
    moves down at most L-1 times (plus its re-filings), each time with its due tick
    recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
