@@ -652,9 +652,9 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
    Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes (indexed by a
    node's `where`, whose first two values name no slot) plus bitmaps, 161 KiB for 512 slots
-   and 5 levels (41 KiB with one list per slot), allocated once. A timeout
-   moves down at most L-1 times (plus its re-filings), each time with its due tick
-   recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
+   and 5 levels (41 KiB with one list per slot), allocated once. A timeout moves down at
+   most L-1 times (plus its re-filings), each time with its due tick recomputed from its
+   deadline (a multiply-high: the 64-byte node has no room for it).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
    `due`, sorted by deadline (inserted from the tail: O(1) unless the clock steps back),
    and run at the start of the next advance: "never in the same pass" stays exact.
