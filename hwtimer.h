@@ -760,10 +760,12 @@ extern "C" {
    reschedule, cancel) are defined inline, so that the compiler may inline them into the
    including file's loops. Not with external linkage: an inline function of C++ must be
    defined in every file that calls it, and clang warns at C99's extern inline. */
-#ifdef HWTIMER_STATIC
-#define HWTIMER__HOT inline
-#else
+#if !defined(HWTIMER_STATIC)
 #define HWTIMER__HOT
+#elif defined(_MSC_VER) && !defined(__cplusplus)
+#define HWTIMER__HOT __inline /* MSVC's C before C11 knows only this spelling */
+#else
+#define HWTIMER__HOT inline
 #endif
 
 /* GCC and Clang, MSVC, or neither. LOAD and STORE: a node's fields read without its lock;
