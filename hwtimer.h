@@ -83,7 +83,7 @@ TIME
    overflow: never early, in practice never run); the _at forms take D itself. Its callback
    runs once, at the first tick boundary B >= D, never before D (with a leeway, at a
    boundary in [B, B + leeway]: hwtimer_timeout_set_leeway). So it runs up to one tick
-   late (the default tick is 100 ms). In which order: hwtimer_advance, and THREADS.
+   late. In which order: hwtimer_advance, and THREADS.
 
 EVENT LOOPS
 
@@ -100,8 +100,8 @@ EVENT LOOPS
      one with a form that reads the clock.
    - A loop that sleeps in a library (libevent, libuv) keeps one library timer at
      hwtimer_next_expiry and sets cfg.wake_fn, so that a schedule the loop does not see
-     (another thread, a library callback) wakes it; it asks hwtimer_next_expiry before
-     its first sleep ("Waking the loop" at hwtimer_next_expiry).
+     (another thread, a library callback) wakes it ("Waking the loop" at
+     hwtimer_next_expiry).
    Recipes that run: test/examples/loop_*.c (poll, epoll + timerfd, io_uring, libevent,
    libuv, a worker beside your loop).
 
@@ -126,8 +126,7 @@ THREADS
    - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop runs
      the callbacks (cfg.wake_fn: EVENT LOOPS).
    - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
-     callbacks at B or as soon after as the OS allows, sleeps until the next boundary with
-     work, and is woken at once by an earlier schedule.
+     callbacks at B or as soon after as the OS allows; an earlier schedule wakes it.
    With threads, any function may be called from any thread and from callbacks (but see
    hwtimer_stop and hwtimer_cancel). Callbacks run with no lock held; one that blocks
    delays every later timeout of its timer.
@@ -135,7 +134,7 @@ THREADS
    A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c): a
    one-shot is no longer pending once its callback is claimed, so another thread may arm it
    again before the callback gets your lock; the callback then asks hwtimer_is_pending
-   under your lock. Never call hwtimer_cancel holding that lock (hwtimer_cancel).
+   under your lock (and hwtimer_cancel says which locks a cancel must not hold).
    Schedule and reschedule never wait for a callback: they may be called holding it. A
    callback may free the struct of its node once it has cancelled the struct's other
    nodes and no other thread can reach it.
@@ -148,14 +147,13 @@ THREADS
    they first arm on any timer of shards; thread k uses wheel k mod n), where it stays for
    every later call from any thread. Use as many as threads that arm at once. The cost: a
    thread alone is a little slower; memory for n wheels; hwtimer_pending, _next_expiry,
-   _poll_timeout_ms, _foreach, _stop and a pass take every wheel's lock; max_pending adds
-   a count all wheels share (leave it 0 where producers must scale).
+   _poll_timeout_ms, _foreach, _stop, _check and a pass take every wheel's lock;
+   max_pending adds a count all wheels share (leave it 0 where producers must scale).
 
 OPTIONS (define before including, in the implementation file unless noted)
 
-   HWTIMER_STATIC        every function static to the including file (all files); with
-                         the implementation in the file of your loop, the compiler may
-                         then inline schedule, reschedule and cancel into it
+   HWTIMER_STATIC        every function static to the including file (all files); the
+                         compiler may then inline schedule, reschedule and cancel
    HWTIMER_NO_THREADS    no thread code: caller-driven from one thread (all files)
    HWTIMER_NO_PTHREADS   leave the POSIX threads backend out
    HWTIMER_PTHREADS      build the POSIX threads backend on _WIN32 too (mingw winpthreads)
@@ -239,7 +237,7 @@ enum { HWTIMER_IDLE = 0, HWTIMER_PENDING, HWTIMER_EXPIRED, HWTIMER_CANCELLED };
 enum {
     HWTIMER_OK = 0,
     HWTIMER_EINVAL = -1,   /* bad argument */
-    HWTIMER_ENOMEM = -2,   /* allocation failed (only hwtimer_create allocates) */
+    HWTIMER_ENOMEM = -2,   /* allocation failed (hwtimer_create) */
     HWTIMER_EFULL = -3,    /* max_pending reached */
     HWTIMER_ESTOPPED = -4, /* the timer was stopped */
     HWTIMER_EBUSY = -5,    /* the timeout is already pending */
@@ -400,13 +398,13 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg);
 
-/* A pending timeout gets the deadline now + delay_ns (same callback, arg and period; O(1))
-   and runs at its boundary, never early. Pushed later while due ticks_per_wheel ticks or
-   more ahead, it only stores the deadline (the one sign: an early hwtimer_next_expiry).
-   Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
-   pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
-   NULL, or to never scheduled (the first arming is a schedule: it names the callback).
-   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
+/* A pending timeout gets the deadline now + delay_ns (same callback, arg and period; O(1)).
+   Pushed later while due ticks_per_wheel ticks or more ahead, it only stores the deadline
+   (hwtimer_next_expiry may then be early). Moved earlier, it wakes the loop or the worker
+   as a schedule does; later, neither. Not pending: scheduled again with its last callback,
+   arg and period. HWTIMER_EINVAL: t or to NULL, or to never scheduled (the first arming is
+   a schedule: it names the callback). HWTIMER_EBUSY: pending on another timer. Else as
+   hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
@@ -434,8 +432,8 @@ HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
 /* The deadline D of the last scheduling (0 if never scheduled, or NULL): a callback's own
    time (re-arming at D + interval with hwtimer_schedule_at does not drift). It, _arg and
-   _period read the node without a lock: only for a node no other thread is scheduling (a
-   callback reads it first: its one-shot may be armed again meanwhile). */
+   _period read the node without a lock: only for a node no other thread is scheduling
+   (a callback's: THREADS). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
 /* 1 while `to` is pending on t as hwtimer_pending counts it (a periodic timeout inside
@@ -553,9 +551,10 @@ enum {
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
     HWTIMER_CHECK_SLOT = -103,   /* a node is in a slot its due tick does not allow */
     HWTIMER_CHECK_BEHIND = -104, /* a slot at or behind its level's position is occupied */
-    HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is out of order */
+    HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is not sorted by deadline */
     HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
-    HWTIMER_CHECK_COUNT = -107,  /* the nodes filed are not hwtimer_pending */
+    HWTIMER_CHECK_COUNT = -107,  /* the nodes filed (and a periodic one inside its callback)
+                                    are not hwtimer_pending */
     HWTIMER_CHECK_NEAR = -108    /* a filing owed `due` or a wake-up would skip it */
 };
 HWTIMER_DEF int hwtimer_check(hwtimer *t);
@@ -577,25 +576,24 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    1 .. 64 wheels: config, clock, threads, worker, the loop's answers, log, counters. A shard
    is a wheel and what its lock guards: the callback of its node that runs, the cancels
    waiting for it, the timer's last answer. One wheel's lock is the timer's; with cfg.shards
-   each has its own, a thread arms a fresh node in its own wheel, where it stays while armed
-   (`wheel` names it): one lock orders every call on it.
+   each has its own (which a node uses: THREADS); `wheel` names a node's: one lock orders
+   every call on it.
 
    Locks. The timer's, then its wheels' in order. Schedule, reschedule and cancel take only
-   the node's wheel's; a pass, an answer, pending, foreach, stop and check take the timer's,
-   then every wheel's. A pass holds the timer's lock except while a callback runs (then
-   none) and runs the wheels' steps in tick order, each under its wheel's lock, so that
-   callbacks run in order of B across wheels. A thread holding a wheel's lock takes the
-   timer's only after releasing it.
+   the node's wheel's; the calls THREADS lists under shards take the timer's, then every
+   wheel's. A pass holds the timer's lock except while a callback runs (then none) and runs
+   the wheels' steps in tick order, each under its wheel's lock, so that callbacks run in
+   order of B across wheels. A thread holding a wheel's lock takes the timer's only after
+   releasing it.
 
    Waking. The loop (or the worker) was last told a time, the earliest next work of every
    wheel, found with all their locks held. Each wheel keeps a copy; a filing before it
    marks the wheel, and once the wheel's lock is released the timer's decides: a sleeping
-   worker is woken, or wake_fn is called, once per answer, never during a pass. Only
-   filings at a tick up to notice_upto are compared at all.
+   worker is woken, or wake_fn is called ("Waking the loop"). Only filings at a tick up to
+   notice_upto are compared at all.
 
-   Time is counted in ticks from the timer's start S: tick k is the boundary S + k*tick_ns.
-   Deadline D is due at tick e = ceil((D-S)/tick_ns). `elapsed` is the tick up to which the
-   wheel has been processed.
+   Time (TIME) is counted in ticks: D is due at tick e = ceil((D-S)/tick_ns). `elapsed` is
+   the tick up to which the wheel has been processed.
 
    There are L levels of W = ticks_per_wheel slots (rounded up to a power of two >= 2;
    b = log2 W bits of the tick per level), L just enough for the largest tick a uint64_t
@@ -620,9 +618,7 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    position in the lowest non-empty level; if it starts after target, stop; else set
    elapsed to its start and empty it: a level-0 slot's timeouts run; a higher slot's are
    re-filed relative to the new elapsed, into a lower level (or run, if due now). Every
-   occupied slot is visited once, in time order, and no empty one is. A coarse slot starts
-   at a multiple of W ticks: the only ticks where timeouts move down and that
-   hwtimer_next_expiry may name with nothing to run.
+   occupied slot is visited once, in time order, and no empty one is.
 
    Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the first while it is
    empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
@@ -645,10 +641,9 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    pass is under way, the reschedule only stores the new deadline: its slot starts at or
    before the new boundary, and the pass files every node of a coarse slot by its deadline
    anyway. Every other move files at once: earlier (it may have to wake), from level 0 or
-   `due`, or during a pass (it must wait for the next one). The cost: a wake-up that runs
-   nothing at a coarse slot where only pushed timeouts wait, at most one per rotation of
-   level 0 (so a level-0 node is moved at once); a re-filing (stats.refiled) only when a
-   pass reaches a coarse slot a node was pushed past: never more often than pushes.
+   `due`, or during a pass (it must wait for the next one). The cost: hwtimer_next_expiry's
+   early wake-ups (so a level-0 node is moved at once); a re-filing (stats.refiled) only
+   when a pass reaches a coarse slot a node was pushed past: never more often than pushes.
 
    Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes (indexed by a
    node's `where`, whose first two values name no slot) plus bitmaps, 161 KiB for 512 slots
@@ -657,19 +652,10 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    deadline (a multiply-high: the 64-byte node has no room for it).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
    `due`, sorted by deadline (inserted from the tail: O(1) unless the clock steps back),
-   and run at the start of the next advance: "never in the same pass" stays exact.
+   and run at the start of the next advance.
 
-   Invariants (hwtimer_check tests each; HWTIMER_ASSERT where they are relied on):
-   - a level's occupancy bits are set exactly for its slots whose lists hold a node;
-   - a filed node is pending on this timer and sits in the slot that its due tick names, at
-     the level of the highest digit in which that tick and `elapsed` differ, or, pushed
-     later since it was filed, in a coarse slot that starts at or before that tick;
-   - no slot at or behind a level's current position holds a node;
-   - the `due` list is sorted by deadline;
-   - the nodes filed, plus a periodic node inside its own callback, are exactly `pending`;
-   - a node due at or before the last tick advanced to (or, during a pass, up to its
-     target) is filed in `due`, never in the wheel, and the loop's wake_fn is owed when a
-     filing is earlier than the loop's last answer.
+   Invariants: the rules above, one per code of hwtimer_check (at its declaration), which
+   tests each; HWTIMER_ASSERT where they are relied on.
 */
 #if defined(HWTIMER_IMPLEMENTATION) && !defined(HWTIMER_IMPLEMENTATION_DONE)
 #define HWTIMER_IMPLEMENTATION_DONE
@@ -711,11 +697,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 #endif
 #endif
 
-/* Include order. On POSIX systems the implementation needs clock_gettime and
-   CLOCK_MONOTONIC, which a strict -std=c99/c11 hides unless _POSIX_C_SOURCE is defined
-   before the first system header (hwtimer.h defines it when it comes first). If the file
-   included a system header before it, say so once instead of failing in a cascade: the
-   rest of the implementation is left out. */
+/* Include order (the top of this file): one #error, and the rest left out, instead of a
+   cascade. */
 #if !defined(_WIN32) && (defined(HWTIMER__PTHREAD) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
 #include <time.h>
 /* (glibc: __USE_XOPEN2K is what declares clock_gettime and pthread_condattr_setclock) */
@@ -756,10 +739,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
-/* Under HWTIMER_STATIC the entry points a loop calls for each timeout (schedule,
-   reschedule, cancel) are defined inline, so that the compiler may inline them into the
-   including file's loops. Not with external linkage: an inline function of C++ must be
-   defined in every file that calls it, and clang warns at C99's extern inline. */
+/* The inline hint of OPTIONS' HWTIMER_STATIC. Not with external linkage: C++ wants an inline
+   function defined in every file that calls it, clang warns at C99's extern inline. */
 #if !defined(HWTIMER_STATIC)
 #define HWTIMER__HOT
 #elif defined(_MSC_VER) && !defined(__cplusplus)
@@ -957,10 +938,9 @@ typedef enum hwtimer__fate {
     HWTIMER__CANCELLED
 } hwtimer__fate;
 
-/* The node whose callback runs now, no lock held. It left `ready` as EXPIRED; a one-shot
-   no longer counts as pending, a periodic one does until cancelled. On return: REARMED: a
-   waiting cancel cancels that arming too; UNTOUCHED and periodic: re-armed for the first
-   period after `now`; else never touched again (a one-shot's callback may have freed it). */
+/* The node whose callback runs now, no lock held, EXPIRED out of `ready`. On return:
+   REARMED: a waiting cancel cancels that arming too; UNTOUCHED and periodic: re-armed for
+   the first period after `now`; else never touched again (hwtimer_cancel: it may be freed). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
@@ -1220,8 +1200,8 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
 /* Appends n: with the head known, one load fewer than inserting after its last node. n's
-   two links are stored side by side, which compilers may merge into one store: fewer
-   stores beat fewer instructions here. */
+   links side by side: compilers merge them into one store, and on the hot paths stores
+   cost more than instructions. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
     n->prev = last;
@@ -1285,9 +1265,7 @@ static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *b
     return (uint32_t)pos;
 }
 
-/* The lists of the slot at `where` = WHERE_WHEEL + (level << bits) + slot: indexed by
-   `where` itself, the arming's one arithmetic step fewer, at the cost of WHERE_WHEEL
-   unused groups of heads. */
+/* The lists of the slot at `where` = WHERE_WHEEL + (level << bits) + slot. */
 HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__wheel *w,
                                                                  uint32_t where) {
     return &w->lists[(size_t)where * HWTIMER_SLOT_LISTS];
@@ -1386,9 +1364,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
     hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
 }
 
-/* The same for the inline arming, without threads and of a node with no leeway: `where`,
-   the state and the leeway in one store, not two (a schedule's stores count more than its
-   instructions). */
+/* The same for the inline arming (no threads, no leeway): `where`, state and leeway in one
+   store, not two. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_plain(hwtimer__wheel *w, hwtimer_timeout *to,
                                                       uint64_t deadline, uint64_t e) {
     uint32_t where = hwtimer__wheel_where(w, e);
@@ -1678,7 +1655,7 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
 }
 
 /* =================================================================================
-   [hwtimer:check] The invariant check: a wheel against THE DESIGN's invariants
+   [hwtimer:check] The invariant check: a wheel against hwtimer_check's codes
 
    Run on each wheel, its lock held; it changes nothing but the leeway memo.
    ================================================================================= */
@@ -2311,9 +2288,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
    ================================================================================= */
 
 /* Schedule (fn set) or reschedule (fn NULL) the general way: with threads, and without them
-   an arming the inline way leaves. A reschedule moves a node pending in its wheel, or arms
-   it again with its last callback, arg and period. The clock is read for a delay, and for a
-   worker with a clock_fn of the user's (hwtimer__note_filing). */
+   an arming the inline way leaves. The clock is read for a delay, and for a worker with a
+   clock_fn of the user's (hwtimer__note_filing). */
 static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                    int relative, uint64_t period, hwtimer_fn fn,
                                                    void *arg) {
@@ -2366,7 +2342,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
     hwtimer__wheel *w;
     uint64_t e;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
-    w = t->quick_wheel; /* with threads, hwtimer__no_wheel: nothing else is read unlocked */
+    w = t->quick_wheel;
     if (w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
         (form == HWTIMER__TICKS && when > t->pass.ticks_room)) {
         if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
@@ -2401,9 +2377,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
 }
 
 /* Cancel the general way: with threads, and without them one hwtimer_cancel does not do
-   inline. Like Linux's del_timer_sync it waits for the node's callback running on another
-   thread; an arming the callback makes meanwhile is cancelled as it returns
-   (hwtimer__cancel_for_waiter) or here. */
+   inline. While it waits for the callback, an arming the callback makes is cancelled as it
+   returns (hwtimer__cancel_for_waiter) or here. */
 static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *s = hwtimer__shard_of(t, to);
     hwtimer__cancel_wait me, **link;
@@ -2486,9 +2461,9 @@ static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
     ts->tv_nsec = (long)(nsec % 1000000000u);
 }
 
-/* The timer's locks are held briefly, and sleeping on one costs two kernel round trips: try
-   a taken lock HWTIMER_LOCK_SPINS times first, pausing 1, 2, 4 ... 64 times between tries
-   (each try takes the line the holder needs to unlock). 1 if it got the lock. */
+/* HWTIMER_LOCK_SPINS tries, pausing 1, 2, 4 ... 64 times between (a try takes the line the
+   holder needs to unlock): a lock is held briefly, a sleep costs two kernel round trips.
+   1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
     unsigned i, j;
     for (i = 0; i < HWTIMER_LOCK_SPINS; i++) {
@@ -2584,10 +2559,8 @@ static const hwtimer_threads hwtimer__pthread_table = {
 #define HWTIMER__PTHREAD_TABLE NULL
 #endif /* HWTIMER__PTHREAD */
 
-/* fork() and the worker. A worker may hold its timer's locks at any moment of a pass: a
-   child forked then would inherit a wheel half changed. So fork() first takes the locks of
-   every timer with a worker (pthread_atfork): it comes while each worker sleeps, waits for
-   a lock or runs a callback, states the child's hwtimer_fork_child completes. */
+/* fork() and the worker: pthread_atfork takes the locks of every timer with a worker, so
+   that no child inherits a wheel half changed (the states: hwtimer_fork_child). */
 #if defined(HWTIMER__PTHREAD) && !defined(_WIN32)
 static pthread_mutex_t hwtimer__fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t hwtimer__fork_once = PTHREAD_ONCE_INIT;
@@ -2649,8 +2622,7 @@ static int hwtimer__c11_cond_init(void *c) { return cnd_init((cnd_t *)c) == thrd
 static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
-/* C11 waits until a wall-clock time: each wait is capped (HWTIMER_C11_MAX_WAIT_NS) against
-   a clock stepped back; one stepped forward only wakes the worker early. */
+/* C11 waits until a wall-clock time, each wait capped (OPTIONS: HWTIMER_C11_MAX_WAIT_NS). */
 static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
     if (timeout_ns == UINT64_MAX) {
@@ -2934,8 +2906,7 @@ static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtim
     return b.fits ? b.size : 0;
 }
 
-/* Timers with a worker alive (in this file under HWTIMER_STATIC): more than this likely
-   means a timer per object (Netty warns at this count). */
+/* Timers with a worker alive (per file under HWTIMER_STATIC) beyond which log_fn hears. */
 #define HWTIMER__MANY_WORKERS 64
 static long hwtimer__live_workers;
 
@@ -3158,7 +3129,7 @@ HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *
 HWTIMER_DEF HWTIMER__HOT int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
-    w = t->quick_wheel; /* with threads, one no node names: nothing else is read unlocked */
+    w = t->quick_wheel;
     if (HWTIMER__LOAD(&to->wheel) == w && to->state == HWTIMER_PENDING) {
         hwtimer__wheel_uncount(w, to, 1);
         return 1;
@@ -3342,7 +3313,6 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     err = hwtimer__make_thread_objects(t); /* over the parent's copies, which may be held */
     if (err) return err;
     hwtimer__lock_all(t);
-    /* Forked in a worker's callback: this thread is the worker and goes on with its pass. */
     worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
     if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
     t->worker.sleeping = 0;
