@@ -2317,10 +2317,16 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
     return err;
 }
 
-/* A reschedule the general way (with threads; without them one not done inline): out of
-   line and with few arguments, so that the entry calls it with no frame of its own. */
+/* A reschedule not done inline: without threads a move in the node's wheel, else (and for
+   a node not pending there) the general way. Out of line and with few arguments, so that
+   the entry calls it with no frame of its own. */
 static HWTIMER__NOINLINE int hwtimer__reschedule_general(hwtimer *t, hwtimer_timeout *to,
                                                          uint64_t when, int relative) {
+    hwtimer__shard *s = hwtimer__shard_at(t, 0);
+    if (!t->threads && hwtimer__is_pending_in(&s->wheel, to)) {
+        hwtimer__move_locked(t, s, to, 0, when);
+        return HWTIMER_OK;
+    }
     return hwtimer__arm_general(t, to, when, relative, 0, NULL, NULL);
 }
 
@@ -2384,7 +2390,7 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
     hwtimer__cancel_wait me, **link;
     int cancelled = 0, waiting = 0;
     if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
-    if (!t->threads) return hwtimer__cancel_locked(t, s, to);
+    if (!t->threads) return hwtimer__cancel_unusual(t, s, to); /* hwtimer_cancel's test failed */
     hwtimer__lock(t, s->mutex);
     if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed meanwhile */
         hwtimer__unlock(t, s->mutex);
