@@ -1107,10 +1107,13 @@ static uint64_t hwtimer__pending_word(uint32_t where) {
 
 /* A leeway's key in the memo: its exponent and digits, nonzero for any leeway. Read before
    the state is stored: a load that spans a store just made waits for it. */
-static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
+static uint32_t hwtimer__state_word(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
-    return word & hwtimer__leeway_bits();
+    return word;
+}
+static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
+    return hwtimer__state_word(to) & hwtimer__leeway_bits();
 }
 
 static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
@@ -1161,6 +1164,16 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, uns
     return hwtimer__shl(hwtimer__shr(w->elapsed, up), up) | hwtimer__shl(slot, shift);
 }
 
+/* The `where` of slot `slot` of level `level`. */
+static uint32_t hwtimer__slot_where(const hwtimer__geometry *g, unsigned level, uint32_t slot) {
+    return HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits) + slot;
+}
+
+/* log2 of the slots a level has: ticks_per_wheel rounded up to a power of two >= 2. */
+static unsigned hwtimer__wheel_bits(uint64_t ticks_per_wheel) {
+    return ticks_per_wheel <= 2 ? 1 : hwtimer__msb64(ticks_per_wheel - 1) + 1;
+}
+
 /* Levels enough for the latest deadline's tick, and each level's bit tree. */
 static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
                                    uint32_t ticks_per_wheel, uint64_t start) {
@@ -1170,16 +1183,17 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
     g->tick_ns = tick_ns;
     g->tick_inv = UINT64_MAX / tick_ns;
     g->start = start;
-    for (g->width = 2, g->bits = 1; g->width < ticks_per_wheel; g->bits++) g->width <<= 1;
+    g->bits = hwtimer__wheel_bits(ticks_per_wheel);
+    g->width = (uint32_t)1 << g->bits;
     g->mask = g->width - 1;
     g->max_tick = hwtimer__due_tick(g, UINT64_MAX);
     g->levels = (hwtimer__msb64(g->max_tick | 1) + g->bits) / g->bits; /* ceil(tick bits / bits) */
     for (layer = 0; layer < 64; layer++) {
         unsigned level = layer / g->bits;
-        g->level_of_bit[layer] = (uint64_t)(level * g->bits) << 32 |
-                                 (HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits));
+        g->level_of_bit[layer] =
+            (uint64_t)(level * g->bits) << 32 | hwtimer__slot_where(g, level, 0);
     }
-    for (layer = 0, words = g->width; layer == 0 || words > 1; layer++) {
+    for (layer = 0, words = g->width; words > 1; layer++) { /* width >= 2: one layer at least */
         words = (words + 63) / 64;
         g->layer_words[layer] = words;
         g->layer_offset[layer] = offset;
@@ -1326,9 +1340,15 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
     } while (more);
 }
 
+/* Sets (on) or clears the occupancy bit of the slot at `where`. */
+static void hwtimer__slot_bit(hwtimer__wheel *w, uint32_t where, int on) {
+    uint32_t id = where - HWTIMER__WHERE_WHEEL;
+    hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, on);
+}
+
 /* Out of line, and last in a filing: nothing is kept across its call. */
-static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t id) {
-    hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 1);
+static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t where) {
+    hwtimer__slot_bit(w, where, 1);
 }
 
 /* Links a node into the lists of slot `where` ("Each slot" in THE DESIGN); its `where` is
@@ -1341,7 +1361,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__slot_append(hwtimer__wheel *w, hwtimer_time
     int first = hwtimer__list_empty(head);
     if (!first) head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     hwtimer__list_append(head, &to->link);
-    if (first) hwtimer__mark_slot(w, where - HWTIMER__WHERE_WHEEL);
+    if (first) hwtimer__mark_slot(w, where);
 }
 
 /* Files a node in slot `where`. */
@@ -1405,10 +1425,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
 /* A node alone in its list left it: the slot's bit is cleared if all its lists are empty.
    Out of line: a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
-    uint32_t id = where - HWTIMER__WHERE_WHEEL;
     if (where >= HWTIMER__WHERE_WHEEL &&
         hwtimer__slot_empty_from(hwtimer__slot_lists(w, where), 0)) {
-        hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, 0);
+        hwtimer__slot_bit(w, where, 0);
     }
 }
 
@@ -1482,12 +1501,10 @@ static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
 /* The tick of the wheel's next work (a slot's may only move nodes down): 0 if none. */
 static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
     hwtimer__step step;
-    if (!hwtimer__list_empty(&w->ready) || !hwtimer__list_empty(&w->due)) {
-        *tick = hwtimer__list_empty(&w->ready) ? hwtimer__listed_tick(w, w->due.next) : w->elapsed;
-        return 1;
-    }
-    if (!hwtimer__next_slot(w, &step)) return 0;
-    *tick = step.tick;
+    if (!hwtimer__list_empty(&w->ready)) *tick = w->elapsed;
+    else if (!hwtimer__list_empty(&w->due)) *tick = hwtimer__listed_tick(w, w->due.next);
+    else if (hwtimer__next_slot(w, &step)) *tick = step.tick;
+    else return 0;
     return 1;
 }
 
@@ -1546,7 +1563,7 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
 static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     struct hwtimer__link *lists =
-        hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + (step->level << g->bits) + step->slot);
+        hwtimer__slot_lists(w, hwtimer__slot_where(g, step->level, step->slot));
     hwtimer__collect c;
     unsigned k, used;
     w->elapsed = step->tick;
@@ -1604,7 +1621,7 @@ static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
         for (slot = hwtimer__bits_next(g, bits, 0); slot < g->width;
              slot = hwtimer__bits_next(g, bits, slot + 1)) {
             struct hwtimer__link *lists =
-                hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + (l << g->bits) + slot);
+                hwtimer__slot_lists(w, hwtimer__slot_where(g, l, slot));
             hwtimer__walk_lists(lists, HWTIMER_SLOT_LISTS, hwtimer__visit_node, walk);
             for (k = 0; out && k < HWTIMER_SLOT_LISTS; k++)
                 hwtimer__list_splice(&out[k], &lists[k]);
@@ -1711,11 +1728,11 @@ static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     slot = hwtimer__bits_next(g, bits, 0);
     if (slot <= pos) return HWTIMER_CHECK_BEHIND;
     for (; slot < g->width; slot = hwtimer__bits_next(g, bits, slot + 1)) {
-        uint32_t id = (l << g->bits) + slot;
-        const struct hwtimer__link *lists = hwtimer__slot_lists(w, HWTIMER__WHERE_WHEEL + id);
+        uint32_t where = hwtimer__slot_where(g, l, slot);
+        const struct hwtimer__link *lists = hwtimer__slot_lists(w, where);
         if (hwtimer__slot_empty_from(lists, 0)) return HWTIMER_CHECK_BITMAP;
         for (k = 0; k < HWTIMER_SLOT_LISTS; k++) {
-            int err = hwtimer__check_list(w, &lists[k], HWTIMER__WHERE_WHEEL + id, n);
+            int err = hwtimer__check_list(w, &lists[k], where, n);
             if (err) return err;
         }
     }
@@ -1728,8 +1745,11 @@ static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
     if (!err) err = hwtimer__check_list(w, &w->ready, HWTIMER__WHERE_LIST, &n);
     for (l = 0; !err && l < w->geo.levels; l++) err = hwtimer__check_level(w, l, &n);
-    if (err || n != w->pending) return err ? err : HWTIMER_CHECK_COUNT;
-    return w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto ? HWTIMER_CHECK_NEAR : 0;
+    if (!err && n != w->pending) err = HWTIMER_CHECK_COUNT;
+    if (!err && (w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto)) {
+        err = HWTIMER_CHECK_NEAR;
+    }
+    return err;
 }
 
 /* =================================================================================
@@ -1965,12 +1985,10 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
 /* IDLE or CANCELLED, with no leeway? On a little-endian machine one test of the word: the
    states 0 and 3 are the only ones that plus one leave bit 1 clear. */
 HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
-    uint32_t word;
-    memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
     if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
-        return ((word + 1u) & (hwtimer__leeway_bits() | 2u)) == 0;
+        return ((hwtimer__state_word(to) + 1u) & (hwtimer__leeway_bits() | 2u)) == 0;
     }
-    return (word & hwtimer__leeway_bits()) == 0 &&
+    return !hwtimer__leeway_key(to) &&
            (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
 }
 
@@ -2306,8 +2324,12 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
         err = HWTIMER_EINVAL; /* never scheduled: no callback */
     } else if ((err = hwtimer__arm_refusal(t, &s->wheel, to)) == HWTIMER_OK) {
         if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
-        if (fn) hwtimer__arm_fill(&s->wheel, to, period, fn, arg);
-        else hwtimer__arm_fill(&s->wheel, to, to->period, to->fn, to->arg);
+        if (!fn) { /* a reschedule arms it as it was last scheduled */
+            fn = to->fn;
+            arg = to->arg;
+            period = to->period;
+        }
+        hwtimer__arm_fill(&s->wheel, to, period, fn, arg);
         s->wheel.pending++;
         if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
             hwtimer__note_filing(t, s, tick, now);
@@ -2791,7 +2813,7 @@ typedef struct hwtimer__rule {
 /* HWTIMER_OK, or HWTIMER_EINVAL after telling cfg.log_fn the first rule it breaks. */
 static int hwtimer__check_config(const hwtimer_config *cfg) {
     uint64_t per_wheel = cfg->ticks_per_wheel, shards = cfg->shards;
-    uint64_t width = per_wheel <= 2 ? 2 : (uint64_t)2 << hwtimer__msb64(per_wheel - 1);
+    uint64_t width = (uint64_t)1 << hwtimer__wheel_bits(per_wheel);
     const char *missing = cfg->threads ? hwtimer__threads_missing(cfg->threads) : NULL;
     hwtimer__sentence table = {"", 0}; /* read when told: filled below */
     unsigned i;
