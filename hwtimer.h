@@ -1399,13 +1399,13 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_plain(hwtimer__wheel *w, hwtimer
    from its tail. Returns whether the tick is watched. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t deadline, uint64_t tick) {
+    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__set_state(to, HWTIMER_PENDING);
     if (tick > w->due_upto) {
-        hwtimer__wheel_file_past(w, to, deadline, tick);
+        hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, tick));
     } else {
         struct hwtimer__link *pos = w->due.prev;
         while (pos != &w->due && hwtimer__listed_tick(w, pos) > tick) pos = pos->prev;
-        HWTIMER__STORE64(&to->deadline, deadline);
-        hwtimer__set_state(to, HWTIMER_PENDING);
         to->where = HWTIMER__WHERE_LIST;
         hwtimer__list_append(pos->next, &to->link); /* after pos: before its successor */
     }
@@ -1590,6 +1590,14 @@ static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
     return to;
 }
 
+/* A wheel's list heads (SLOT_LISTS per `where`) and bit-tree words. */
+static uint64_t hwtimer__wheel_heads(const hwtimer__geometry *g) {
+    return ((uint64_t)g->levels * g->width + HWTIMER__WHERE_WHEEL) * HWTIMER_SLOT_LISTS;
+}
+static uint64_t hwtimer__wheel_words(const hwtimer__geometry *g) {
+    return (uint64_t)g->levels * g->level_words;
+}
+
 /* A walk over a wheel's nodes: each handed to fn, or with `out` cancelled, and the lists
    moved to out (a slot's list k to out[k]). */
 typedef struct hwtimer__nodes_walk {
@@ -1633,7 +1641,7 @@ static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
 static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link *out) {
     hwtimer__nodes_walk walk = {NULL, NULL, 0, out};
     hwtimer__wheel_walk(w, &walk);
-    memset(w->occupied, 0, w->geo.levels * w->geo.level_words * sizeof(uint64_t));
+    memset(w->occupied, 0, (size_t)hwtimer__wheel_words(&w->geo) * sizeof(uint64_t));
     HWTIMER_ASSERT(walk.visited == w->pending);
     w->pending = 0;
     return walk.visited;
@@ -1650,11 +1658,6 @@ static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *c
     if (fn) hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
 }
 
-/* A wheel's list heads: SLOT_LISTS for each `where` up to its last slot's. */
-static uint64_t hwtimer__wheel_heads(const hwtimer__geometry *g) {
-    return ((uint64_t)g->levels * g->width + HWTIMER__WHERE_WHEEL) * HWTIMER_SLOT_LISTS;
-}
-
 /* An empty wheel on `lists` (hwtimer__wheel_heads of them) and `occupied`. */
 static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
                                 struct hwtimer__link *lists, uint64_t *occupied) {
@@ -1666,7 +1669,7 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
     for (i = HWTIMER__WHERE_WHEEL * HWTIMER_SLOT_LISTS; i < heads; i++) {
         hwtimer__list_init(&lists[i]);
     }
-    memset(occupied, 0, g->levels * g->level_words * sizeof(uint64_t));
+    memset(occupied, 0, (size_t)hwtimer__wheel_words(g) * sizeof(uint64_t));
     hwtimer__list_init(&w->due);
     hwtimer__list_init(&w->ready);
 }
@@ -2070,16 +2073,21 @@ static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) 
     return hwtimer__tick_time(&s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
 }
 
-/* Cancels every node of s, the running one included, the filed ones into `out`: how many
-   those were (t's lock held; s's taken here, a wheel at a time, so that a stop holds two
-   locks at most: an arming in a wheel already emptied finds the timer stopped). */
-static size_t hwtimer__cancel_shard(hwtimer *t, hwtimer__shard *s, struct hwtimer__link *out) {
-    size_t n;
-    hwtimer__lock_wheel(t, s);
-    if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
-    n = hwtimer__wheel_cancel_all(&s->wheel, out);
-    hwtimer__release_shared(t, n);
-    hwtimer__unlock_wheel(t, s);
+/* Cancels every node of t, the filed ones into `out`: how many those were. t's lock held;
+   each wheel's in turn (two locks at most: an arming in a wheel emptied finds t stopped). */
+static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
+    size_t n = 0, k;
+    unsigned i;
+    hwtimer__init_out(out);
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
+        k = hwtimer__wheel_cancel_all(&s->wheel, out);
+        hwtimer__release_shared(t, k);
+        hwtimer__unlock_wheel(t, s);
+        n += k;
+    }
     return n;
 }
 
@@ -2909,7 +2917,7 @@ static void *hwtimer__take(hwtimer__block *b, uint64_t n) {
 static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtimer_threads *th,
                              unsigned shards) {
     uint64_t heads = hwtimer__wheel_heads(g);
-    uint64_t words = (uint64_t)g->levels * g->level_words;
+    uint64_t words = hwtimer__wheel_words(g);
     hwtimer__block b = {(char *)t, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE, 1};
     struct hwtimer__link *lists =
         (struct hwtimer__link *)hwtimer__take(&b, shards * heads * sizeof(struct hwtimer__link));
@@ -3084,15 +3092,12 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS]; /* (from a callback: handed back to none) */
-    unsigned i;
     if (!t) return;
     hwtimer__lock(t, t->mutex);
-    /* From t's callback: the pass stops at `stopped`; it or the worker frees t. */
     if (hwtimer__in_own_callback(t)) {
         t->destroy_deferred = 1;
         hwtimer__set_stopped(t);
-        hwtimer__init_out(out);
-        for (i = 0; i < t->shards; i++) hwtimer__cancel_shard(t, hwtimer__shard_at(t, i), out);
+        hwtimer__cancel_all(t, out);
         hwtimer__unlock(t, t->mutex);
         return;
     }
@@ -3281,8 +3286,7 @@ HWTIMER_DEF int hwtimer_start(hwtimer *t) {
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    size_t n = 0;
-    unsigned i;
+    size_t n;
     int err;
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t, t->mutex);
@@ -3300,8 +3304,7 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
         HWTIMER__STORE(&t->worker.running, 0);
     }
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
-    hwtimer__init_out(out);
-    for (i = 0; i < t->shards; i++) n += hwtimer__cancel_shard(t, hwtimer__shard_at(t, i), out);
+    n = hwtimer__cancel_all(t, out);
     hwtimer__unlock(t, t->mutex);
     hwtimer__hand_back(out, unprocessed, ctx);
     return (int64_t)n;
