@@ -6,13 +6,12 @@
        #define HWTIMER_IMPLEMENTATION
        #include "hwtimer.h"
 
-   It compiles as C99 or later and as C++. Include order matters only under a strict
-   -std=c99 or -std=c11 (which hides POSIX): there the file that defines
-   HWTIMER_IMPLEMENTATION includes hwtimer.h before any system header (it then defines
-   _POSIX_C_SOURCE 200809L itself) or is compiled with -D_POSIX_C_SOURCE=200809L, else one
-   #error says so. In the default modes (gnu99 ... gnu17, C++) any order works and no
-   feature-test macro is defined: names your C library hides behind one (glibc's accept4
-   needs _GNU_SOURCE) need it defined before your first #include.
+   It compiles as C99 or later and as C++. Under a strict -std=c99 or -std=c11 (which hides
+   POSIX) the file that defines HWTIMER_IMPLEMENTATION includes hwtimer.h before any system
+   header (it then defines _POSIX_C_SOURCE 200809L) or is compiled with
+   -D_POSIX_C_SOURCE=200809L; else one #error says so. In the default modes (gnu99 ...
+   gnu17, C++) any order works and no feature-test macro is defined: names your C library
+   hides behind one (glibc's accept4 needs _GNU_SOURCE) need it before your first #include.
 
 QUICK START
 
@@ -69,11 +68,10 @@ WHAT IT IS
    A timer for many timeouts that are mostly cancelled or pushed back before they fire (RPC
    deadlines, retries, heartbeats, leases, idle connections): Netty's HashedWheelTimer made
    hierarchical, like Kafka's and Linux's. Schedule, reschedule and cancel are O(1) and
-   never allocate: the node (hwtimer_timeout) lives in your own struct; only
-   hwtimer_create allocates, one block. Empty ticks cost nothing: a loop or a worker
-   sleeps until the next tick with work. Exact to the tick, never early (TIME);
-   caller-driven or with a worker thread (THREADS). One timer holds millions of timeouts:
-   share one, not one per connection.
+   never allocate: the node (hwtimer_timeout) lives in your own struct. Empty ticks cost
+   nothing: a loop or a worker sleeps until the next tick with work. Exact to the tick,
+   never early (TIME); caller-driven or with a worker thread (THREADS). One timer holds
+   millions of timeouts: share one, not one per connection.
 
 TIME
 
@@ -90,8 +88,8 @@ EVENT LOOPS
    - Sleep for hwtimer_poll_timeout_ms (poll, epoll_wait) or until hwtimer_next_expiry
      (absolute: a TFD_TIMER_ABSTIME timerfd, IORING_TIMEOUT_ABS, clock_nanosleep), then
      call hwtimer_poll. A wake-up may run nothing (see hwtimer_next_expiry).
-   - A callback may run well after its deadline if the loop was busy (its own time:
-     hwtimer_timeout_deadline).
+   - A callback may run well after its deadline if the loop was busy
+     (hwtimer_timeout_deadline).
    - Cached time (libuv's uv_now, a frame time): pass it to hwtimer_advance and the _at
      forms, or count in ticks from it (hwtimer_schedule_ticks), and the timer reads no
      clock. It must be the timer's clock or a rounded-down reading of it: a time ahead
@@ -134,7 +132,7 @@ THREADS
    A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c): a
    one-shot is no longer pending once its callback is claimed, so another thread may arm it
    again before the callback gets your lock; the callback then asks hwtimer_is_pending
-   under your lock (and hwtimer_cancel says which locks a cancel must not hold).
+   under your lock (which locks a cancel must not hold: hwtimer_cancel).
    Schedule and reschedule never wait for a callback: they may be called holding it. A
    callback may free the struct of its node once it has cancelled the struct's other
    nodes and no other thread can reach it.
@@ -510,8 +508,8 @@ HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t);
 
 /* hwtimer_next_expiry as a poll/epoll_wait timeout from now: -1 when nothing is pending,
    and only then (not for deadlines that never come), else milliseconds rounded up (0 when
-   due), at most INT_MAX. -1 for NULL. Its result, like hwtimer_next_expiry's, is the
-   loop's answer of "Waking the loop": a schedule due earlier than it then calls wake_fn. */
+   due), at most INT_MAX. -1 for NULL. Like hwtimer_next_expiry's, its result is the loop's
+   answer in "Waking the loop". */
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t);
 
 /* Worker mode: starts the worker now rather than at the first schedule. HWTIMER_OK (also
@@ -697,14 +695,12 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 #endif
 #endif
 
-/* Include order (the top of this file): one #error, and the rest left out, instead of a
-   cascade. */
 #if !defined(_WIN32) && (defined(HWTIMER__PTHREAD) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
 #include <time.h>
 /* (glibc: __USE_XOPEN2K is what declares clock_gettime and pthread_condattr_setclock) */
 #if !defined(CLOCK_MONOTONIC) || (defined(__GLIBC__) && !defined(__USE_XOPEN2K))
 #define HWTIMER__NO_POSIX_TIME
-#error "hwtimer.h: clock_gettime/CLOCK_MONOTONIC are hidden: a system header was included before hwtimer.h under strict -std=c99/c11. In the file that defines HWTIMER_IMPLEMENTATION, include hwtimer.h first, or compile with -D_POSIX_C_SOURCE=200809L (or -std=gnu99/gnu11)."
+#error "hwtimer.h: clock_gettime/CLOCK_MONOTONIC are hidden: a system header came first under strict -std=c99/c11. Include hwtimer.h first in the file that defines HWTIMER_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L or -std=gnu99."
 #endif
 #endif
 #if !defined(HWTIMER__NO_POSIX_TIME)
@@ -890,7 +886,7 @@ typedef struct hwtimer__geometry {
     uint32_t mask;     /* width - 1 */
     unsigned bits;     /* log2(width) */
     unsigned levels;
-    unsigned bit_layers;  /* of a level's bit tree: a bit per slot, then a bit per word */
+    unsigned bit_layers;  /* of a level's bit tree (hwtimer__level_bits) */
     size_t level_words;   /* of one level's bit tree */
     /* by the highest bit in which a tick differs from elapsed: the `where` of the level's
        slot 0, and above bit 32 its digit's shift (level * bits) */
@@ -1213,9 +1209,8 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
-/* Appends n: with the head known, one load fewer than inserting after its last node. n's
-   links side by side: compilers merge them into one store, and on the hot paths stores
-   cost more than instructions. */
+/* Appends n (the head known: a load fewer than after its last node). n's links side by
+   side merge into one store: on the hot paths stores cost more than instructions. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
     n->prev = last;
@@ -1279,7 +1274,7 @@ static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *b
     return (uint32_t)pos;
 }
 
-/* The lists of the slot at `where` = WHERE_WHEEL + (level << bits) + slot. */
+/* The lists of the slot at `where` (hwtimer__slot_where). */
 HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__wheel *w,
                                                                  uint32_t where) {
     return &w->lists[(size_t)where * HWTIMER_SLOT_LISTS];
@@ -1294,7 +1289,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *
     return !occupied;
 }
 
-/* Walks visit lists in step, each from both ends ("Each slot" in THE DESIGN). */
+/* Walks visit lists in step ("Each slot" in THE DESIGN). */
 typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
 
 /* One list being walked: the next nodes to visit from each end; front is NULL once done. */
@@ -1907,8 +1902,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t
 }
 
 /* A node was filed in s for `tick`, the clock read as `now` (0: not read). Before the
-   answer, or with the clock past the worker's wake-up (a clock_fn of the user's can outrun
-   the OS's), the answer is spent: a wake-up now without threads, else once unlocked. */
+   answer, or with the clock past the worker's wake-up (CLOCKS), the answer is spent: a
+   wake-up now without threads, else once unlocked. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
     if (!s->answer.armed || s->wheel.collecting) return;
     if (!s->answer.none && !hwtimer__clock_past(s, now) &&
@@ -2241,8 +2236,8 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     return ran;
 }
 
-/* The child's pass ran on a thread it does not have: its callback is done (a periodic one
-   re-armed); `ready` runs in the next pass. */
+/* The child's pass ran on a thread it does not have: its callback is done
+   (hwtimer_fork_child); `ready` runs in the next pass. */
 static void hwtimer__abandon_pass(hwtimer *t) {
     unsigned i;
     for (i = 0; i < t->shards; i++) {
@@ -2347,9 +2342,8 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
     return err;
 }
 
-/* A reschedule not done inline: without threads a move in the node's wheel, else (and for
-   a node not pending there) the general way. Out of line and with few arguments, so that
-   the entry calls it with no frame of its own. */
+/* A reschedule not done inline: without threads a move in the node's wheel, else the
+   general way. Few arguments: the entry calls it with no frame of its own. */
 static HWTIMER__NOINLINE int hwtimer__reschedule_general(hwtimer *t, hwtimer_timeout *to,
                                                          uint64_t when, int relative) {
     hwtimer__shard *s = hwtimer__shard_at(t, 0);
@@ -3428,11 +3422,11 @@ VERSION HISTORY   [hwtimer:history]   (newest first)
                        own (hwtimer__wheel), the timer a front end over 1 .. 64 of them (no
                        timer of timers for shards), one path per operation and mode, each
                        rule said once
-   1.0.0 (2026-11-26)  stable API: every name, signature and rule in this file holds for
-                       all 1.x; feature-test macros only in strict modes; log_fn names the
-                       field behind each refusal of hwtimer_create and reports a worker's
-                       slow callbacks; a foreach visitor may ask is_pending and due_in;
-                       a reschedule that pushes a pending deadline later is one store
+   1.0.0 (2026-11-26)  stable API (VERSIONS); feature-test macros only in strict modes;
+                       log_fn names the field behind each refusal of hwtimer_create and
+                       reports a worker's slow callbacks; a foreach visitor may ask
+                       is_pending and due_in; a push of a pending deadline later is one
+                       store
    0.3.0 (2026-11-24)  cfg.shards: one timer of several wheels for threads that arm at once
    0.2.0 (2026-11-23)  wake_fn, log_fn, the _at forms, leeway, foreach, is_pending, arg,
                        period, due_in, fork_child, HWTIMER_CONTAINER_OF, the time macros
