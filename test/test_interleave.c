@@ -97,8 +97,7 @@ static hwtimer_threads shaped_threads;
    shaped yet. */
 static void shaped_config(fixture *f, hwtimer_config *cfg) {
     memset(&shape, 0, sizeof shape);
-    shape.real = test_threads();
-    shaped_threads = *shape.real;
+    shape.real = test_wrap_threads(&shaped_threads);
     shaped_threads.cond_wait = shaped_cond_wait;
     shaped_threads.mutex_lock = shaped_mutex_lock;
     fixture_config(f, cfg, 0, MS, 64);
