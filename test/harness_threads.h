@@ -67,6 +67,13 @@ static inline int wait_for_count(const unsigned *counter, unsigned target, uint6
     return 1;
 }
 
+/* A callback that counts its runs in the unsigned at arg (atomic: a worker may run it), for
+   wait_for_count to wait on. */
+static inline void count_runs(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    ATOMIC_ADD((unsigned *)arg, 1u);
+}
+
 /* ---- test threads ------------------------------------------------------------------- */
 
 typedef struct test_thread {

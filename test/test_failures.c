@@ -211,11 +211,6 @@ static void test_create_objects_fail(void) {
     CHECK_EQ(fail_each(COND, 2), 4u);
 }
 
-static void count_run(hwtimer_timeout *to, void *arg) {
-    (void)to;
-    ATOMIC_ADD((unsigned *)arg, 1u);
-}
-
 /* The worker's thread cannot be made: hwtimer_start, the schedule forms and a reschedule
    say HWTIMER_ETHREAD and change nothing; then a thread can be made again, and the timer
    runs what is scheduled. */
@@ -231,14 +226,14 @@ static void check_worker_cannot_start(unsigned shards) {
     real_config(&cfg, 0, MS, 64);
     cfg.shards = 0;
     other = create_or_die(&cfg);
-    CHECK_EQ(hwtimer_schedule(other, &to, HOUR, count_run, &runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(other, &to, HOUR, count_runs, &runs), HWTIMER_OK);
     CHECK_EQ(hwtimer_cancel(other, &to), 1);
     fail_call(THREAD, 1);
     CHECK_EQ(hwtimer_start(t), HWTIMER_ETHREAD);
     fail_call(THREAD, 1);
-    CHECK_EQ(hwtimer_schedule(t, &to, MS, count_run, &runs), HWTIMER_ETHREAD);
+    CHECK_EQ(hwtimer_schedule(t, &to, MS, count_runs, &runs), HWTIMER_ETHREAD);
     fail_call(THREAD, 1);
-    CHECK_EQ(hwtimer_schedule_at(t, &to, hwtimer_now(t), count_run, &runs), HWTIMER_ETHREAD);
+    CHECK_EQ(hwtimer_schedule_at(t, &to, hwtimer_now(t), count_runs, &runs), HWTIMER_ETHREAD);
     fail_call(THREAD, 1);
     CHECK_EQ(hwtimer_reschedule(t, &to, MS), HWTIMER_ETHREAD);
     CHECK_EQ(calls_of(THREAD), 1);
@@ -271,10 +266,10 @@ static void fork_child_fails(int worker, unsigned shards, int kind, unsigned n) 
     cfg.shards = shards;
     t = create_or_die(&cfg);
     /* a worker that has run once (under ASan a fork may not come while it starts) */
-    CHECK_EQ(hwtimer_schedule(t, &first, 0, count_run, &runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(t, &first, 0, count_runs, &runs), HWTIMER_OK);
     if (!worker) hwtimer_advance(t, hwtimer_now(t) + MS);
     CHECK(wait_for_count(&runs, 1, 5 * SEC));
-    CHECK_EQ(hwtimer_schedule(t, &far, HOUR, count_run, &runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(t, &far, HOUR, count_runs, &runs), HWTIMER_OK);
     pid = fork_or_die();
     if (pid == 0) {
         int before = test__checks_failed;
