@@ -1202,11 +1202,12 @@ static void op_other_timer(void) {
     test_fake_config(&cfg, &sim.clock, sim.m.tick, 4);
     err = hwtimer_create(&other, &cfg);
     expect_result("hwtimer_create (another timer)", -1, err, HWTIMER_OK);
-    err = form == ARM_ABSOLUTE ? hwtimer_schedule_periodic_at(other, to, when, period, on_fire, arg)
-          : period ? hwtimer_schedule_periodic(other, to, when, period, on_fire, arg)
-                   : hwtimer_schedule(other, to, when, on_fire, arg);
-    if (form == ARM_ABSOLUTE && period == 0) /* (periodic_at with period 0 is refused) */
-        err = hwtimer_schedule_at(other, to, when, on_fire, arg);
+    if (form == ARM_ABSOLUTE)
+        err = period ? hwtimer_schedule_periodic_at(other, to, when, period, on_fire, arg)
+                     : hwtimer_schedule_at(other, to, when, on_fire, arg);
+    else
+        err = period ? hwtimer_schedule_periodic(other, to, when, period, on_fire, arg)
+                     : hwtimer_schedule(other, to, when, on_fire, arg);
     note("schedule on another timer", id, deadline_of(form, when), period, err);
     expect_result("schedule on another timer", id, err, HWTIMER_OK);
     expect_result("schedule here", id, hwtimer_schedule(sim.t, to, 1, on_fire, arg),
