@@ -59,8 +59,9 @@
    Where the choices come from is up to the file that includes this one: it defines the
    four functions declared below (test_model: a seeded PRNG; fuzz_model: the fuzz input).
    Then it calls sim_reset(), and for each episode episode_begin(), model_step() per
-   operation and episode_end(). A divergence prints what differed and the last operations
-   and longjmps to sim.diverged, which the driver must have set. */
+   operation (none once episode_over(): a callback destroyed the timer) and episode_end().
+   A divergence prints what differed and the last operations and longjmps to sim.diverged,
+   which the driver must have set. */
 #ifndef HWTIMER_TEST_MODEL_H
 #define HWTIMER_TEST_MODEL_H
 
@@ -1478,9 +1479,9 @@ static int episode_over(void) { return sim.t == NULL; }
 
 /* Operation r (below MODEL_OP_MIX, or MODEL_OP_STOP), then the checks every operation ends
    with. The stop operation stops the timer, or leaves it to the next callback to destroy.
-   Once a callback destroyed the timer, the operation ends as the advance returns. */
+   Once a callback destroyed the timer, the operation ends as the advance returns (and the
+   driver, seeing episode_over, calls no more). */
 static void model_step(unsigned r) {
-    if (episode_over()) return;
     pick_shard();
     if (setjmp(sim.episode_over)) {
         sim.op++;
