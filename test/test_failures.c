@@ -147,20 +147,10 @@ int thrd_create(thrd_t *th, thrd_start_t start, void *arg) {
 
 /* ---- sentences ----------------------------------------------------------------------------- */
 
-typedef struct heard {
-    unsigned count; /* atomic: a worker may speak */
-    char last[256];
-} heard;
-
-static void hear(void *ctx, const char *message) {
-    heard *h = (heard *)ctx;
-    snprintf(h->last, sizeof h->last, "%s", message);
-    ATOMIC_ADD(&h->count, 1u);
-}
-
-static void hear_into(hwtimer_config *cfg, heard *h) {
+/* cfg's log_fn notes its sentences in *h (note_log, harness.h). */
+static void hear_into(hwtimer_config *cfg, logged *h) {
     memset(h, 0, sizeof *h);
-    cfg->log_fn = hear;
+    cfg->log_fn = note_log;
     cfg->log_ctx = h;
 }
 
@@ -171,7 +161,7 @@ static void hear_into(hwtimer_config *cfg, heard *h) {
 static unsigned fail_each(int kind, unsigned shards) {
     hwtimer_config cfg;
     fixture f;
-    heard h;
+    logged h;
     hwtimer *t = NULL;
     unsigned n;
     fixture_config(&f, &cfg, 0, MS, 64);
@@ -189,7 +179,7 @@ static unsigned fail_each(int kind, unsigned shards) {
         CHECK_EQ(rc, HWTIMER_ETHREAD);
         CHECK(t == NULL);
         CHECK_EQ(ATOMIC_GET(&f.mem.frees), ATOMIC_GET(&f.mem.allocs));
-        CHECK_EQ(ATOMIC_GET(&h.count), n);
+        CHECK_EQ(ATOMIC_GET(&h.calls), n);
         CHECK(strstr(h.last, "mutex_init or cond_init failed") != NULL);
     }
     fail_nothing();
@@ -326,7 +316,7 @@ static void check_uncountable(size_t mutex_size, size_t cond_size, size_t thread
     hwtimer_threads th = sized_table(mutex_size, cond_size, thread_size);
     hwtimer_config cfg;
     fixture f;
-    heard h;
+    logged h;
     hwtimer *t = NULL;
     fixture_config(&f, &cfg, 0, MS, 2);
     cfg.threads = &th;
@@ -335,7 +325,7 @@ static void check_uncountable(size_t mutex_size, size_t cond_size, size_t thread
     CHECK_EQ(hwtimer_create(&t, &cfg), HWTIMER_ENOMEM);
     CHECK(t == NULL);
     CHECK_EQ(f.mem.last_size, 0); /* never asked */
-    CHECK_EQ(h.count, 1);
+    CHECK_EQ(h.calls, 1);
     CHECK(strstr(h.last, "more memory than size_t can count") != NULL);
 }
 
@@ -415,7 +405,7 @@ static void step_clock(hwtimer_timeout *to, void *arg) {
 static void test_clock_steps_back_in_callback(void) {
     hwtimer_config cfg;
     hwtimer *t;
-    heard h;
+    logged h;
     stepper back, on;
     hwtimer_timeout a = HWTIMER_TIMEOUT_INIT, b = HWTIMER_TIMEOUT_INIT;
     memset(&back, 0, sizeof back);
@@ -431,9 +421,9 @@ static void test_clock_steps_back_in_callback(void) {
     CHECK(wait_for_count(&back.runs, 1, 5 * SEC));
     CHECK_EQ(hwtimer_schedule(t, &b, 0, step_clock, &on), HWTIMER_OK); /* behind the last pass */
     CHECK(wait_for_count(&on.runs, 1, 5 * SEC));
-    CHECK(wait_for_count(&h.count, 1, 5 * SEC));
+    CHECK(wait_for_count(&h.calls, 1, 5 * SEC));
     hwtimer_destroy(t);
-    CHECK_EQ(ATOMIC_GET(&h.count), 1);
+    CHECK_EQ(ATOMIC_GET(&h.calls), 1);
     CHECK(strstr(h.last, "a callback ran for 1000 ms") != NULL);
 }
 
