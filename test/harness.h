@@ -12,8 +12,8 @@
    test_threads() returns the table for the mode, so a test that only needs
    "whatever this build has" never repeats the selection.
 
-   It also holds what every test shares: atomics, a seeded PRNG, the fake clock and the
-   boundary arithmetic; units.h has the time units, fixture.h the fixture.
+   It also holds what every test shares: atomics, a seeded PRNG, what hwtimer_stop hands back
+   and what log_fn says, the fake clock and the boundary arithmetic; units.h has the time units, fixture.h the fixture.
 
    Results: CHECK() records a failure and carries on; test_finish() prints the
    closing line "N passed, N failed" that CI reads and returns the exit status. */
@@ -187,6 +187,23 @@ static inline unsigned handed_back_times(const handed_back *h, const hwtimer_tim
     unsigned i, n = 0, recorded = h->calls < HANDED_BACK_MAX ? h->calls : HANDED_BACK_MAX;
     for (i = 0; i < recorded; i++) n += h->node[i] == to;
     return n;
+}
+
+/* ---- what log_fn says --------------------------------------------------------------------
+   The log_fn of the tests that read hwtimer's sentences: it counts them and keeps the last
+   one, whole up to its buffer's size (the sentence first, then the count: a thread that
+   sees the count go up may read it). */
+
+typedef struct logged {
+    unsigned calls; /* atomic: a worker may speak */
+    char last[512];
+} logged;
+
+static inline void note_log(void *ctx, const char *message) {
+    logged *l = (logged *)ctx;
+    strncpy(l->last, message, sizeof l->last - 1);
+    l->last[sizeof l->last - 1] = '\0';
+    ATOMIC_ADD(&l->calls, 1u);
 }
 
 /* ---- the fake clock ---------------------------------------------------------------------- */

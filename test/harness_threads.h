@@ -1,6 +1,7 @@
 /* harness_threads.h - what the threaded tests (suite 'threads') share on top of harness.h:
    the real clock, sleeping, polling a counter with a time limit, starting test
-   threads, a thread that polls a caller-driven timer, and real-clock timers.
+   threads, a backend that wraps this mode's, a thread that polls a caller-driven timer,
+   and real-clock timers.
 
    Test threads are started through this mode's own hwtimer_threads table (the same hooks the
    timer uses), so one test source runs unchanged under the pthread and the C11 backend.
@@ -66,6 +67,13 @@ static inline int wait_for_count(const unsigned *counter, unsigned target, uint6
     return 1;
 }
 
+/* A callback that counts its runs in the unsigned at arg (atomic: a worker may run it), for
+   wait_for_count to wait on. */
+static inline void count_runs(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    ATOMIC_ADD((unsigned *)arg, 1u);
+}
+
 /* ---- test threads ------------------------------------------------------------------- */
 
 typedef struct test_thread {
@@ -86,6 +94,17 @@ static inline void test_thread_join(test_thread *th) {
     test_threads()->thread_join(th->record);
     free(th->record);
     th->record = NULL;
+}
+
+/* ---- a backend that wraps this mode's ----------------------------------------------- */
+
+/* Makes *th a copy of this mode's thread table, in which a test then puts hooks of its own
+   (that count, check or shape the calls), and returns this mode's table, which those hooks
+   pass the calls on to. */
+static inline const hwtimer_threads *test_wrap_threads(hwtimer_threads *th) {
+    const hwtimer_threads *real = test_threads();
+    *th = *real;
+    return real;
 }
 
 /* ---- a poll loop: the thread that drives a caller-driven timer ---------------------- */

@@ -59,8 +59,9 @@
    Where the choices come from is up to the file that includes this one: it defines the
    four functions declared below (test_model: a seeded PRNG; fuzz_model: the fuzz input).
    Then it calls sim_reset(), and for each episode episode_begin(), model_step() per
-   operation and episode_end(). A divergence prints what differed and the last operations
-   and longjmps to sim.diverged, which the driver must have set. */
+   operation (none once episode_over(): a callback destroyed the timer) and episode_end().
+   A divergence prints what differed and the last operations and longjmps to sim.diverged,
+   which the driver must have set. */
 #ifndef HWTIMER_TEST_MODEL_H
 #define HWTIMER_TEST_MODEL_H
 
@@ -1202,11 +1203,12 @@ static void op_other_timer(void) {
     test_fake_config(&cfg, &sim.clock, sim.m.tick, 4);
     err = hwtimer_create(&other, &cfg);
     expect_result("hwtimer_create (another timer)", -1, err, HWTIMER_OK);
-    err = form == ARM_ABSOLUTE ? hwtimer_schedule_periodic_at(other, to, when, period, on_fire, arg)
-          : period ? hwtimer_schedule_periodic(other, to, when, period, on_fire, arg)
-                   : hwtimer_schedule(other, to, when, on_fire, arg);
-    if (form == ARM_ABSOLUTE && period == 0) /* (periodic_at with period 0 is refused) */
-        err = hwtimer_schedule_at(other, to, when, on_fire, arg);
+    if (form == ARM_ABSOLUTE)
+        err = period ? hwtimer_schedule_periodic_at(other, to, when, period, on_fire, arg)
+                     : hwtimer_schedule_at(other, to, when, on_fire, arg);
+    else
+        err = period ? hwtimer_schedule_periodic(other, to, when, period, on_fire, arg)
+                     : hwtimer_schedule(other, to, when, on_fire, arg);
     note("schedule on another timer", id, deadline_of(form, when), period, err);
     expect_result("schedule on another timer", id, err, HWTIMER_OK);
     expect_result("schedule here", id, hwtimer_schedule(sim.t, to, 1, on_fire, arg),
@@ -1477,9 +1479,9 @@ static int episode_over(void) { return sim.t == NULL; }
 
 /* Operation r (below MODEL_OP_MIX, or MODEL_OP_STOP), then the checks every operation ends
    with. The stop operation stops the timer, or leaves it to the next callback to destroy.
-   Once a callback destroyed the timer, the operation ends as the advance returns. */
+   Once a callback destroyed the timer, the operation ends as the advance returns (and the
+   driver, seeing episode_over, calls no more). */
 static void model_step(unsigned r) {
-    if (episode_over()) return;
     pick_shard();
     if (setjmp(sim.episode_over)) {
         sim.op++;

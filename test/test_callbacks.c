@@ -283,8 +283,7 @@ static void test_destroy_from_worker_callback(void) {
     fixture r;
     probe n[2];
     memset(&seen, 0, sizeof seen);
-    seen.real = test_threads();
-    th = *seen.real;
+    seen.real = test_wrap_threads(&th);
     th.thread_start = seen_start;
     th.thread_detach = seen_detach;
     th.thread_join = seen_join;

@@ -147,20 +147,10 @@ int thrd_create(thrd_t *th, thrd_start_t start, void *arg) {
 
 /* ---- sentences ----------------------------------------------------------------------------- */
 
-typedef struct heard {
-    unsigned count; /* atomic: a worker may speak */
-    char last[256];
-} heard;
-
-static void hear(void *ctx, const char *message) {
-    heard *h = (heard *)ctx;
-    snprintf(h->last, sizeof h->last, "%s", message);
-    ATOMIC_ADD(&h->count, 1u);
-}
-
-static void hear_into(hwtimer_config *cfg, heard *h) {
+/* cfg's log_fn notes its sentences in *h (note_log, harness.h). */
+static void hear_into(hwtimer_config *cfg, logged *h) {
     memset(h, 0, sizeof *h);
-    cfg->log_fn = hear;
+    cfg->log_fn = note_log;
     cfg->log_ctx = h;
 }
 
@@ -171,7 +161,7 @@ static void hear_into(hwtimer_config *cfg, heard *h) {
 static unsigned fail_each(int kind, unsigned shards) {
     hwtimer_config cfg;
     fixture f;
-    heard h;
+    logged h;
     hwtimer *t = NULL;
     unsigned n;
     fixture_config(&f, &cfg, 0, MS, 64);
@@ -189,7 +179,7 @@ static unsigned fail_each(int kind, unsigned shards) {
         CHECK_EQ(rc, HWTIMER_ETHREAD);
         CHECK(t == NULL);
         CHECK_EQ(ATOMIC_GET(&f.mem.frees), ATOMIC_GET(&f.mem.allocs));
-        CHECK_EQ(ATOMIC_GET(&h.count), n);
+        CHECK_EQ(ATOMIC_GET(&h.calls), n);
         CHECK(strstr(h.last, "mutex_init or cond_init failed") != NULL);
     }
     fail_nothing();
@@ -211,11 +201,6 @@ static void test_create_objects_fail(void) {
     CHECK_EQ(fail_each(COND, 2), 4u);
 }
 
-static void count_run(hwtimer_timeout *to, void *arg) {
-    (void)to;
-    ATOMIC_ADD((unsigned *)arg, 1u);
-}
-
 /* The worker's thread cannot be made: hwtimer_start, the schedule forms and a reschedule
    say HWTIMER_ETHREAD and change nothing; then a thread can be made again, and the timer
    runs what is scheduled. */
@@ -231,14 +216,14 @@ static void check_worker_cannot_start(unsigned shards) {
     real_config(&cfg, 0, MS, 64);
     cfg.shards = 0;
     other = create_or_die(&cfg);
-    CHECK_EQ(hwtimer_schedule(other, &to, HOUR, count_run, &runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(other, &to, HOUR, count_runs, &runs), HWTIMER_OK);
     CHECK_EQ(hwtimer_cancel(other, &to), 1);
     fail_call(THREAD, 1);
     CHECK_EQ(hwtimer_start(t), HWTIMER_ETHREAD);
     fail_call(THREAD, 1);
-    CHECK_EQ(hwtimer_schedule(t, &to, MS, count_run, &runs), HWTIMER_ETHREAD);
+    CHECK_EQ(hwtimer_schedule(t, &to, MS, count_runs, &runs), HWTIMER_ETHREAD);
     fail_call(THREAD, 1);
-    CHECK_EQ(hwtimer_schedule_at(t, &to, hwtimer_now(t), count_run, &runs), HWTIMER_ETHREAD);
+    CHECK_EQ(hwtimer_schedule_at(t, &to, hwtimer_now(t), count_runs, &runs), HWTIMER_ETHREAD);
     fail_call(THREAD, 1);
     CHECK_EQ(hwtimer_reschedule(t, &to, MS), HWTIMER_ETHREAD);
     CHECK_EQ(calls_of(THREAD), 1);
@@ -271,10 +256,10 @@ static void fork_child_fails(int worker, unsigned shards, int kind, unsigned n) 
     cfg.shards = shards;
     t = create_or_die(&cfg);
     /* a worker that has run once (under ASan a fork may not come while it starts) */
-    CHECK_EQ(hwtimer_schedule(t, &first, 0, count_run, &runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(t, &first, 0, count_runs, &runs), HWTIMER_OK);
     if (!worker) hwtimer_advance(t, hwtimer_now(t) + MS);
     CHECK(wait_for_count(&runs, 1, 5 * SEC));
-    CHECK_EQ(hwtimer_schedule(t, &far, HOUR, count_run, &runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(t, &far, HOUR, count_runs, &runs), HWTIMER_OK);
     pid = fork_or_die();
     if (pid == 0) {
         int before = test__checks_failed;
@@ -331,7 +316,7 @@ static void check_uncountable(size_t mutex_size, size_t cond_size, size_t thread
     hwtimer_threads th = sized_table(mutex_size, cond_size, thread_size);
     hwtimer_config cfg;
     fixture f;
-    heard h;
+    logged h;
     hwtimer *t = NULL;
     fixture_config(&f, &cfg, 0, MS, 2);
     cfg.threads = &th;
@@ -340,7 +325,7 @@ static void check_uncountable(size_t mutex_size, size_t cond_size, size_t thread
     CHECK_EQ(hwtimer_create(&t, &cfg), HWTIMER_ENOMEM);
     CHECK(t == NULL);
     CHECK_EQ(f.mem.last_size, 0); /* never asked */
-    CHECK_EQ(h.count, 1);
+    CHECK_EQ(h.calls, 1);
     CHECK(strstr(h.last, "more memory than size_t can count") != NULL);
 }
 
@@ -420,7 +405,7 @@ static void step_clock(hwtimer_timeout *to, void *arg) {
 static void test_clock_steps_back_in_callback(void) {
     hwtimer_config cfg;
     hwtimer *t;
-    heard h;
+    logged h;
     stepper back, on;
     hwtimer_timeout a = HWTIMER_TIMEOUT_INIT, b = HWTIMER_TIMEOUT_INIT;
     memset(&back, 0, sizeof back);
@@ -436,9 +421,9 @@ static void test_clock_steps_back_in_callback(void) {
     CHECK(wait_for_count(&back.runs, 1, 5 * SEC));
     CHECK_EQ(hwtimer_schedule(t, &b, 0, step_clock, &on), HWTIMER_OK); /* behind the last pass */
     CHECK(wait_for_count(&on.runs, 1, 5 * SEC));
-    CHECK(wait_for_count(&h.count, 1, 5 * SEC));
+    CHECK(wait_for_count(&h.calls, 1, 5 * SEC));
     hwtimer_destroy(t);
-    CHECK_EQ(ATOMIC_GET(&h.count), 1);
+    CHECK_EQ(ATOMIC_GET(&h.calls), 1);
     CHECK(strstr(h.last, "a callback ran for 1000 ms") != NULL);
 }
 

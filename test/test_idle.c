@@ -35,11 +35,6 @@ struct scenario {
     size_t pending; /* expected during the window */
 };
 
-static void count_run(hwtimer_timeout *to, void *arg) {
-    (void)to;
-    ATOMIC_ADD((unsigned *)arg, 1u);
-}
-
 static void open_timer(scenario *s) {
     s->t = worker_timer(1 * MS, s->kind->ticks_per_wheel);
 }
@@ -47,7 +42,7 @@ static void open_timer(scenario *s) {
 /* A 1 ms timeout that ran: the worker was busy, now nothing is due. */
 static void begin_after_work(scenario *s) {
     open_timer(s);
-    CHECK_EQ(hwtimer_schedule(s->t, &s->node, 1 * MS, count_run, &s->runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(s->t, &s->node, 1 * MS, count_runs, &s->runs), HWTIMER_OK);
     CHECK(wait_for_count(&s->runs, 1, 3 * SEC));
 }
 
@@ -61,7 +56,7 @@ static void begin_never_used(scenario *s) {
    coarse slot it must move down from; both lie past the window). */
 static void begin_far(scenario *s) {
     open_timer(s);
-    CHECK_EQ(hwtimer_schedule(s->t, &s->node, 60 * SEC, count_run, &s->runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(s->t, &s->node, 60 * SEC, count_runs, &s->runs), HWTIMER_OK);
     s->pending = 1;
 }
 
@@ -69,7 +64,7 @@ static void begin_far(scenario *s) {
    there once (a stale wake-up: cancel does not wake it), finds nothing and sleeps for good. */
 static void begin_cancelled(scenario *s) {
     open_timer(s);
-    CHECK_EQ(hwtimer_schedule(s->t, &s->node, 1 * SEC, count_run, &s->runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(s->t, &s->node, 1 * SEC, count_runs, &s->runs), HWTIMER_OK);
     sleep_ns(50 * MS); /* the worker is asleep now */
     CHECK_EQ(hwtimer_cancel(s->t, &s->node), 1);
 }
@@ -132,7 +127,7 @@ static void test_worker_wakes_for_what_is_due(void) {
     begin_never_used(&s);
     sleep_ns(50 * MS); /* asleep, nothing due */
     hwtimer_stats_get(s.t, &s.before);
-    CHECK_EQ(hwtimer_schedule(s.t, &s.node, 20 * MS, count_run, &s.runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(s.t, &s.node, 20 * MS, count_runs, &s.runs), HWTIMER_OK);
     CHECK(wait_for_count(&s.runs, 1, 3 * SEC));
     hwtimer_stats_get(s.t, &after);
     CHECK(after.wakeups >= s.before.wakeups + 1);

@@ -97,8 +97,7 @@ static hwtimer_threads shaped_threads;
    shaped yet. */
 static void shaped_config(fixture *f, hwtimer_config *cfg) {
     memset(&shape, 0, sizeof shape);
-    shape.real = test_threads();
-    shaped_threads = *shape.real;
+    shape.real = test_wrap_threads(&shaped_threads);
     shaped_threads.cond_wait = shaped_cond_wait;
     shaped_threads.mutex_lock = shaped_mutex_lock;
     fixture_config(f, cfg, 0, MS, 64);
@@ -128,17 +127,12 @@ typedef struct held {
     unsigned later_runs;
 } held;
 
-static void count_run(hwtimer_timeout *to, void *arg) {
-    (void)to;
-    ATOMIC_ADD((unsigned *)arg, 1u);
-}
-
 static void hold_on(hwtimer_timeout *to, void *arg) {
     held *h = (held *)arg;
     (void)to;
     ATOMIC_SET(&h->entered, 1u);
     CHECK(wait_for_count(&shape.waits, h->until_waits, 10 * SEC));
-    h->later_result = hwtimer_schedule_at(h->f->t, &h->later, 0, count_run, &h->later_runs);
+    h->later_result = hwtimer_schedule_at(h->f->t, &h->later, 0, count_runs, &h->later_runs);
     ATOMIC_SET(&h->finished, 1u);
 }
 
@@ -257,7 +251,7 @@ static void test_stop_waits_for_pass(void) {
     hwtimer_timeout far = HWTIMER_TIMEOUT_INIT;
     unsigned far_runs = 0;
     open_shaped(&f);
-    CHECK_EQ(hwtimer_schedule_at(f.t, &far, HOUR, count_run, &far_runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(f.t, &far, HOUR, count_runs, &far_runs), HWTIMER_OK);
     start_held(&f, &h, 1, &a);
     CHECK_EQ(hwtimer_stop(f.t, NULL, NULL), 1); /* `far` */
     CHECK_EQ(ATOMIC_GET(&h.finished), 1);
@@ -314,7 +308,7 @@ static void test_timer_outlives_a_wake_under_way(void) {
     f.t = create_or_die(&cfg);
     memset(&destroyer, 0, sizeof destroyer);
     destroyer.t = f.t;
-    CHECK_EQ(hwtimer_schedule(f.t, &later, 50 * MS, count_run, &later_runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(f.t, &later, 50 * MS, count_runs, &later_runs), HWTIMER_OK);
     wait_for_waits(1); /* the worker sleeps until `later` */
     pauser = calloc_or_die(1, shape.real->thread_size);
     shape.real->thread_self(pauser);
@@ -368,7 +362,7 @@ static void test_claim_lost_to_another_shard(void) {
     cfg.shards = 2;
     fixture_create(&f, &cfg);
     /* this thread's shard, seen from a fresh node it arms */
-    CHECK_EQ(hwtimer_schedule_at(f.t, &mine_probe, HOUR, count_run, &runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(f.t, &mine_probe, HOUR, count_runs, &runs), HWTIMER_OK);
     mine = wheel_of(&mine_probe);
     other = mine == shard_wheel(f.t, 0) ? shard_wheel(f.t, 1) : shard_wheel(f.t, 0);
     claim.size = (size_t)sysconf(_SC_PAGESIZE);
@@ -387,7 +381,7 @@ static void test_claim_lost_to_another_shard(void) {
     sigemptyset(&act.sa_mask);
     CHECK_EQ(sigaction(SIGSEGV, &act, &old), 0);
     mprotect(claim.page, claim.size, PROT_READ);
-    CHECK_EQ(hwtimer_schedule_at(f.t, claim.node, 5 * MS, count_run, &runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(f.t, claim.node, 5 * MS, count_runs, &runs), HWTIMER_OK);
     sigaction(SIGSEGV, &old, NULL);
     CHECK_EQ(claim.faults, 1);
     CHECK(wheel_of(claim.node) == other); /* armed where the other claim put it */

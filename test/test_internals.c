@@ -118,11 +118,10 @@ static void check_wheel_where(uint64_t tick_ns, uint32_t ticks_per_wheel, uint64
    that every deadline has a place. */
 static void check_levels(uint64_t start, uint64_t tick_ns, uint32_t ticks_per_wheel) {
     fixture f;
-    uint64_t max_tick;
+    uint64_t max_tick = due_tick_by_division(start, tick_ns, UINT64_MAX);
     unsigned bits = 1, length = 1;
     fixture_open(&f, start, tick_ns, ticks_per_wheel);
     while (((uint32_t)1 << bits) < ticks_per_wheel) bits++;
-    max_tick = (UINT64_MAX - start) / tick_ns + ((UINT64_MAX - start) % tick_ns != 0);
     while (length < 64 && max_tick >> length) length++;
     CHECK_EQ(geometry(f.t)->max_tick, max_tick);
     CHECK_EQ(geometry(f.t)->levels, (length + bits - 1) / bits);

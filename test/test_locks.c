@@ -121,8 +121,7 @@ static void guarded_cond_wait(void *cond, void *m, uint64_t timeout_ns) {
 /* The checking backend's table, the guard reset. */
 static void guard_reset(void) {
     memset(&guard, 0, sizeof guard);
-    guard.real = test_threads();
-    guarded_threads = *guard.real;
+    guard.real = test_wrap_threads(&guarded_threads);
     guarded_threads.mutex_init = guarded_mutex_init;
     guarded_threads.mutex_destroy = guarded_mutex_destroy;
     guarded_threads.mutex_lock = guarded_mutex_lock;

@@ -20,18 +20,6 @@ enum { MANY = 64, SLOTS = MANY + 8 };
     "hwtimer: this timer was created while 64 or more other timers with a worker thread "   \
     "were alive (each is a thread); share one timer among many timeouts instead"
 
-typedef struct logged {
-    unsigned calls;
-    char last[512];
-} logged;
-
-static void note_log(void *ctx, const char *message) {
-    logged *l = (logged *)ctx;
-    l->calls++;
-    strncpy(l->last, message, sizeof l->last - 1);
-    l->last[sizeof l->last - 1] = '\0';
-}
-
 /* A timer (small: 2 slots a level) on this mode's threads that logs to l (NULL: no log_fn). */
 static hwtimer *create_logging(int worker, logged *l) {
     hwtimer_config cfg;

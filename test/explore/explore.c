@@ -252,7 +252,6 @@ static hwtimer_timeout *timer_running(hwtimer *t) {
     return NULL;
 }
 
-/* Locked sections of t's (and of each wheel's own lock) that have ended. */
 /* hwtimer_check without its lock hooks (their calls would be scheduling points): only
    when every lock of t is free, from the one thread that runs now. */
 static int check_unlocked(hwtimer *t) {
@@ -264,6 +263,7 @@ static int check_unlocked(hwtimer *t) {
     return invariant;
 }
 
+/* Locked sections of t's (and of each wheel's own lock) that have ended. */
 static unsigned timer_releases(hwtimer *t) {
     unsigned n = ex_mutex_releases(t->mutex);
     unsigned k;
