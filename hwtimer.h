@@ -618,7 +618,7 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    re-filed relative to the new elapsed, into a lower level (or run, if due now). Every
    occupied slot is visited once, in time order, and no empty one is.
 
-   Each slot is HWTIMER_SLOT_LISTS (default 4) lists. A node goes to the first while it is
+   Each slot is HWTIMER_SLOT_LISTS lists. A node goes to the first while it is
    empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
    place, a busy one spreads, and neighbours in memory stay neighbours in a list, so a
    cancel's writes mostly hit cached lines. Emptying a slot walks its lists in step, each
@@ -643,11 +643,10 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    early wake-ups (so a level-0 node is moved at once); a re-filing (stats.refiled) only
    when a pass reaches a coarse slot a node was pushed past: never more often than pushes.
 
-   Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes (indexed by a
-   node's `where`, whose first two values name no slot) plus bitmaps, 161 KiB for 512 slots
-   and 5 levels (41 KiB with one list per slot), allocated once. A timeout moves down at
-   most L-1 times (plus its re-filings), each time with its due tick recomputed from its
-   deadline (a multiply-high: the 64-byte node has no room for it).
+   Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps,
+   161 KiB for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A
+   timeout moves down at most L-1 times (plus its re-filings), each time with its due tick
+   recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
    `due`, sorted by deadline (inserted from the tail: O(1) unless the clock steps back),
    and run at the start of the next advance.
@@ -735,8 +734,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
-/* The inline hint of OPTIONS' HWTIMER_STATIC. Not with external linkage: C++ wants an inline
-   function defined in every file that calls it, clang warns at C99's extern inline. */
+/* OPTIONS' HWTIMER_STATIC inline hint; none with external linkage (C++ would want the
+   definition in every file; clang warns at C99's extern inline). */
 #if !defined(HWTIMER_STATIC)
 #define HWTIMER__HOT
 #elif defined(_MSC_VER) && !defined(__cplusplus)
@@ -1336,7 +1335,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
 }
 
 /* Sets (on) or clears the occupancy bit of the slot at `where`. */
-static void hwtimer__slot_bit(hwtimer__wheel *w, uint32_t where, int on) {
+HWTIMER__ALWAYS_INLINE void hwtimer__slot_bit(hwtimer__wheel *w, uint32_t where, int on) {
     uint32_t id = where - HWTIMER__WHERE_WHEEL;
     hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, on);
 }
@@ -2001,8 +2000,9 @@ HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__wheel *w, hwtimer_timeout
 
 /* Gives a node pending in s a new deadline. A periodic node inside its own callback is in
    no list yet: it is filed now, and not re-armed by its period. */
-static void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
-                                 uint64_t now, uint64_t deadline) {
+HWTIMER__ALWAYS_INLINE void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s,
+                                                 hwtimer_timeout *to, uint64_t now,
+                                                 uint64_t deadline) {
     hwtimer__wheel *w = &s->wheel;
     uint64_t tick = UINT64_MAX; /* a push later: only a clock past a worker's wake-up counts */
     int noticed = 0;
@@ -2342,16 +2342,23 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
     return err;
 }
 
-/* A reschedule not done inline: without threads a move in the node's wheel, else the
-   general way. Few arguments: the entry calls it with no frame of its own. */
+/* A reschedule the general way: out of line and with few arguments, so that the entry
+   calls it with no frame of its own. */
 static HWTIMER__NOINLINE int hwtimer__reschedule_general(hwtimer *t, hwtimer_timeout *to,
                                                          uint64_t when, int relative) {
-    hwtimer__shard *s = hwtimer__shard_at(t, 0);
-    if (!t->threads && hwtimer__is_pending_in(&s->wheel, to)) {
-        hwtimer__move_locked(t, s, to, 0, when);
-        return HWTIMER_OK;
-    }
     return hwtimer__arm_general(t, to, when, relative, 0, NULL, NULL);
+}
+
+/* Without threads, what the inline push later could not do: a move in the node's wheel,
+   else the general way. */
+static HWTIMER__NOINLINE int hwtimer__reschedule_plain(hwtimer *t, hwtimer_timeout *to,
+                                                       uint64_t deadline) {
+    hwtimer__shard *s = hwtimer__shard_at(t, 0);
+    if (!hwtimer__is_pending_in(&s->wheel, to)) {
+        return hwtimer__reschedule_general(t, to, deadline, 0);
+    }
+    hwtimer__move_locked(t, s, to, 0, deadline);
+    return HWTIMER_OK;
 }
 
 /* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks). */
@@ -2403,7 +2410,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
     if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
     return to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)
                ? HWTIMER_OK
-               : hwtimer__reschedule_general(t, to, when, 0);
+               : hwtimer__reschedule_plain(t, to, when);
 }
 
 /* Cancel the general way: with threads, and without them one hwtimer_cancel does not do
@@ -3413,15 +3420,11 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ------------------------------------------------------------------------------
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
-   1.1.0 (2026-11-27)  hwtimer_schedule_ticks (ticks from the timer's time: no clock, no
-                       division); schedule and cancel without threads take an inline way
-                       with no call, and with threads read nothing unlocked; one allocation
-                       for a timer of shards too; a stop empties the wheels one at a time
-                       (two locks held at most)
-   1.0.1 (2026-11-27)  restructured, no change of API or behaviour: the wheel a type of its
-                       own (hwtimer__wheel), the timer a front end over 1 .. 64 of them (no
-                       timer of timers for shards), one path per operation and mode, each
-                       rule said once
+   1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
+                       (inlined into your loop under HWTIMER_STATIC); one allocation for a
+                       timer of shards too; a stop holds two locks at most
+   1.0.1 (2026-11-27)  restructured (no change of API or behaviour): a wheel type, the timer
+                       a front end over 1 .. 64 wheels, one path per operation and mode
    1.0.0 (2026-11-26)  stable API (VERSIONS); feature-test macros only in strict modes;
                        log_fn names the field behind each refusal of hwtimer_create and
                        reports a worker's slow callbacks; a foreach visitor may ask
