@@ -926,7 +926,7 @@ typedef struct hwtimer__step {
     uint32_t slot;
 } hwtimer__step;
 
-/* What a callback did to its own node while it ran (hwtimer__run_first_ready). */
+/* What a callback did to its own node while it ran (hwtimer__run_node). */
 typedef enum hwtimer__fate {
     HWTIMER__UNTOUCHED = 0,
     HWTIMER__REARMED,       /* scheduled or rescheduled: pending again, filed */
@@ -1474,7 +1474,7 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
 
 /* The first occupied slot after elapsed's position, in the lowest level that has one (its
    slots start first), and its start. */
-static int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
+static HWTIMER__NOINLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     unsigned level;
     for (level = 0; level < g->levels; level++) {
@@ -1510,15 +1510,22 @@ static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
     hwtimer__list_splice(&w->ready, &w->due);
 }
 
-/* The pass's next step here: the ready nodes, else the next occupied slot up to the target;
-   0 if none. */
-static int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
+/* The pass's next step here: the ready nodes, else the next occupied slot up to the target
+   (the usual one found inline: level 0, in the same word of its bits); 0 if none. */
+HWTIMER__ALWAYS_INLINE int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
+    uint32_t from = ((uint32_t)w->elapsed & w->geo.mask) + 1;
+    uint64_t word = from < w->geo.width ? w->occupied[from >> 6] & (UINT64_MAX << (from & 63)) : 0;
     if (!hwtimer__list_empty(&w->ready)) {
         step->runs_ready = 1;
         step->tick = hwtimer__listed_tick(w, w->ready.next);
         return 1;
     }
-    return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
+    if (!word) return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
+    step->runs_ready = 0;
+    step->level = 0;
+    step->slot = (from & ~63u) | hwtimer__ctz64(word);
+    step->tick = (w->elapsed & ~(uint64_t)w->geo.mask) | step->slot;
+    return step->tick <= w->due_upto;
 }
 
 /* The pass ends here: at its target, or where it was if a stop or destroy cut it short
@@ -1553,27 +1560,31 @@ static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
 }
 
 /* A slot step: elapsed to the slot's start, its nodes to `ready` or later slots, never back
-   to this one: the walk never meets a node it re-filed. */
-static void hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
+   to this one: the walk never meets a node it re-filed. A level-0 slot's only node is
+   returned instead, in no list, to run at once; else NULL. */
+static hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     struct hwtimer__link *lists =
         hwtimer__slot_lists(w, hwtimer__slot_where(g, step->level, step->slot));
     hwtimer__collect c;
+    hwtimer_timeout *alone = NULL;
     unsigned k, used;
     w->elapsed = step->tick;
     HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0));
     c.w = w;
+    c.span = (uint64_t)1 << (step->level * g->bits); /* < 64: at most the top tick's bit */
     /* a sparse slot's nodes are in its first list */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
-    if (step->level == 0) {
-        hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &c);
-    } else {
-        unsigned shift = step->level * g->bits;
-        c.span = (uint64_t)1 << shift; /* shift <= the top tick's highest bit: < 64 */
+    if (step->level > 0) {
         hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
+    } else if (used == 1 && lists[0].next == lists[0].prev) {
+        alone = hwtimer__node(lists[0].next);
+    } else {
+        hwtimer__walk_lists(lists, used, hwtimer__visit_to_ready, &c);
     }
     for (k = 0; k < used; k++) hwtimer__list_init(&lists[k]);
     hwtimer__bits_set(g, hwtimer__level_bits(w, step->level), step->slot, 0);
+    return alone;
 }
 
 static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
@@ -2116,9 +2127,10 @@ static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     t->log.fn(t->log.ctx, msg.text);
 }
 
-/* Runs the first ready node's callback with no lock held (hwtimer__running). */
-static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now) {
-    hwtimer_timeout *to = hwtimer__wheel_take_ready(&s->wheel);
+/* Runs a due node's callback, the node in no list now, with no lock held
+   (hwtimer__running). */
+HWTIMER__ALWAYS_INLINE void hwtimer__run_node(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
+                                            uint64_t now) {
     hwtimer_fn fn = to->fn;
     void *arg = to->arg;
     int periodic = to->period != 0;
@@ -2153,11 +2165,17 @@ static void hwtimer__run_first_ready(hwtimer *t, hwtimer__shard *s, uint64_t now
 static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
                                 uint64_t now) {
     hwtimer__wheel *w = &s->wheel;
+    /* a slot step moves the slot's nodes to `ready` (empty before it), but a level-0 slot's
+       only node, which runs at once */
+    hwtimer_timeout *alone = step->runs_ready ? NULL : hwtimer__wheel_collect(w, step);
     size_t ran;
-    if (!step->runs_ready) hwtimer__wheel_collect(w, step); /* `ready`: the slot's */
+    if (alone) {
+        hwtimer__run_node(t, s, alone, now);
+        return 1;
+    }
     for (ran = 0; !HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
         if (step->runs_ready && hwtimer__listed_tick(w, w->ready.next) > step->tick) break;
-        hwtimer__run_first_ready(t, s, now);
+        hwtimer__run_node(t, s, hwtimer__wheel_take_ready(w), now);
     }
     return ran;
 }
