@@ -933,7 +933,7 @@ typedef enum hwtimer__fate {
     HWTIMER__CANCELLED
 } hwtimer__fate;
 
-/* The node whose callback runs now, no lock held, EXPIRED out of `ready`. On return:
+/* The node whose callback runs now, no lock held, EXPIRED and in no list. On return:
    REARMED: a waiting cancel cancels that arming too; UNTOUCHED and periodic: re-armed for
    the first period after `now`; else never touched again (hwtimer_cancel: it may be freed). */
 typedef struct hwtimer__running {
@@ -1546,7 +1546,7 @@ static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
 
 /* A node of a coarse slot: to `ready`, or to a later slot by its deadline, counted as a move
    down, and as a re-filing if its tick lies past the slot's end. */
-static void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
+HWTIMER__ALWAYS_INLINE void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__collect *c = (hwtimer__collect *)ctx;
     hwtimer__wheel *w = c->w;
     uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
