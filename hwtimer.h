@@ -1,4 +1,4 @@
-/* hwtimer.h 1.1.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.1.1 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -192,8 +192,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 /* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
 #define HWTIMER_VERSION_MINOR 1
-#define HWTIMER_VERSION_PATCH 0
-#define HWTIMER_VERSION "1.1.0"
+#define HWTIMER_VERSION_PATCH 1
+#define HWTIMER_VERSION "1.1.1"
 
 /* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
@@ -3438,6 +3438,8 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ------------------------------------------------------------------------------
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
+   1.1.1 (2026-11-28)  a pass does less per tick with work: expiring many timers at once
+                       and a loop's advance every tick cost less
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
                        (inlined into your loop under HWTIMER_STATIC); one allocation for a
                        timer of shards too; a stop holds two locks at most
