@@ -647,6 +647,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    161 KiB for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A
    timeout moves down at most L-1 times (plus its re-filings), each time with its due tick
    recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
+   Wide levels (Netty's 512) re-file less than narrow ones (timeout.c's 64) but spread a
+   level's timeouts over more lists, so a cancel's neighbours lie further apart in memory.
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
    `due`, sorted by deadline (inserted from the tail: O(1) unless the clock steps back),
    and run at the start of the next advance.
@@ -3450,10 +3452,6 @@ VERSION HISTORY   [hwtimer:history]   (newest first)
                        reports a worker's slow callbacks; a foreach visitor may ask
                        is_pending and due_in; a push of a pending deadline later is one
                        store
-   0.3.0 (2026-11-24)  cfg.shards: one timer of several wheels for threads that arm at once
-   0.2.0 (2026-11-23)  wake_fn, log_fn, the _at forms, leeway, foreach, is_pending, arg,
-                       period, due_in, fork_child, HWTIMER_CONTAINER_OF, the time macros
-   0.1.0 (2026-11-21)  the hierarchical wheel, caller-driven and worker modes, POSIX, C11
-                       and Win32 thread backends, synchronous cancel
+   0.1.0 - 0.3.0       (2026-11-21 .. 24) before the stable API
 ------------------------------------------------------------------------------
 */
