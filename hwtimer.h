@@ -1522,7 +1522,14 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__
         step->tick = hwtimer__listed_tick(w, w->ready.next);
         return 1;
     }
-    if (!word) return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
+    if (!word) {
+        /* the target in this word of this rotation: no slot starts by it (an idle tick) */
+        if ((w->due_upto >> w->geo.bits) == (w->elapsed >> w->geo.bits) &&
+            (w->due_upto & w->geo.mask) <= (from | 63u)) {
+            return 0;
+        }
+        return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
+    }
     step->runs_ready = 0;
     step->level = 0;
     step->slot = (from & ~63u) | hwtimer__ctz64(word);
@@ -2205,7 +2212,7 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
     HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
     t->pass.last_tick = hwtimer__due_tick(g, now);
-    t->pass.ticks_room = (UINT64_MAX - now) / g->tick_ns;
+    t->pass.ticks_room = hwtimer__div_tick(g, UINT64_MAX - now);
     HWTIMER_ASSERT(now >= g->start); /* last_now starts at S */
     *target = hwtimer__div_tick(g, now - g->start);
     t->pass.on = 1;
@@ -3041,7 +3048,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     t->block = block;
     t->stats.bytes = size;
     t->pass.last_now = g.start;
-    t->pass.ticks_room = (UINT64_MAX - g.start) / g.tick_ns;
+    t->pass.ticks_room = hwtimer__div_tick(&g, UINT64_MAX - g.start);
     hwtimer__configure(t, cfg, shards);
     hwtimer__carve(t, &g, cfg->threads, shards);
     if (hwtimer__make_thread_objects(t)) {
