@@ -3447,8 +3447,8 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ------------------------------------------------------------------------------
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
-   1.1.1 (2026-11-28)  a pass does less per tick with work: expiring many timers at once
-                       and a loop's advance every tick cost less
+   1.1.1 (2026-11-28)  a pass does less: expiring many timers at once, and advancing over
+                       idle ticks, cost less
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
                        (inlined into your loop under HWTIMER_STATIC); one allocation for a
                        timer of shards too; a stop holds two locks at most
