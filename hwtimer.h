@@ -1475,7 +1475,7 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
 }
 
 /* The first occupied slot after elapsed's position, in the lowest level that has one (its
-   slots start first), and its start. */
+   slots start first), and its start. Out of line: a pass finds its usual step inline. */
 static HWTIMER__NOINLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     unsigned level;
@@ -1513,7 +1513,8 @@ static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
 }
 
 /* The pass's next step here: the ready nodes, else the next occupied slot up to the target
-   (the usual one found inline: level 0, in the same word of its bits); 0 if none. */
+   (the usual one found inline: level 0, in the same word of its bits, which open the bit
+   trees); 0 if none. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
     uint32_t from = ((uint32_t)w->elapsed & w->geo.mask) + 1;
     uint64_t word = from < w->geo.width ? w->occupied[from >> 6] & (UINT64_MAX << (from & 63)) : 0;
