@@ -1102,13 +1102,14 @@ static uint64_t hwtimer__pending_word(uint32_t where) {
     return (uint64_t)where << 32 | (uint64_t)HWTIMER_PENDING << 24;
 }
 
-/* A leeway's key in the memo: its exponent and digits, nonzero for any leeway. Read before
-   the state is stored: a load that spans a store just made waits for it. */
+/* The word of a node's state and leeway. */
 static uint32_t hwtimer__state_word(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
     return word;
 }
+/* A leeway's key in the memo: its exponent and digits, nonzero for any leeway. Read before
+   the state is stored: a load that spans a store just made waits for it. */
 static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     return hwtimer__state_word(to) & hwtimer__leeway_bits();
 }
