@@ -1476,8 +1476,10 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
 }
 
 /* The first occupied slot after elapsed's position, in the lowest level that has one (its
-   slots start first), and its start. Out of line: a pass finds its usual step inline. */
-static HWTIMER__NOINLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step) {
+   slots start first), and its start: 1 if it starts by `upto`. The bit trees' climb, out
+   of line (hwtimer__next_slot). */
+static HWTIMER__NOINLINE int hwtimer__climb_to_slot(const hwtimer__wheel *w, hwtimer__step *step,
+                                                    uint64_t upto) {
     const hwtimer__geometry *g = &w->geo;
     unsigned level;
     for (level = 0; level < g->levels; level++) {
@@ -1489,10 +1491,31 @@ static HWTIMER__NOINLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer
             step->level = level;
             step->slot = slot;
             step->tick = hwtimer__slot_start(w, shift, slot);
-            return 1;
+            return step->tick <= upto;
         }
     }
     return 0;
+}
+
+/* The same, a pass's usual cases inline: the slot in level 0's word of bits after elapsed
+   (those words open the bit trees), or nothing by `upto` when that word is empty and
+   `upto` lies in it, in the same rotation (an idle tick). */
+HWTIMER__ALWAYS_INLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step,
+                                              uint64_t upto) {
+    uint32_t from = ((uint32_t)w->elapsed & w->geo.mask) + 1;
+    uint64_t word = from < w->geo.width ? w->occupied[from >> 6] & (UINT64_MAX << (from & 63)) : 0;
+    if (!word) {
+        if ((upto >> w->geo.bits) == (w->elapsed >> w->geo.bits) &&
+            (upto & w->geo.mask) <= (from | 63u)) {
+            return 0;
+        }
+        return hwtimer__climb_to_slot(w, step, upto);
+    }
+    step->runs_ready = 0;
+    step->level = 0;
+    step->slot = (from & ~63u) | hwtimer__ctz64(word);
+    step->tick = (w->elapsed & ~(uint64_t)w->geo.mask) | step->slot;
+    return step->tick <= upto;
 }
 
 /* The tick of the wheel's next work (a slot's may only move nodes down): 0 if none. */
@@ -1500,7 +1523,7 @@ static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
     hwtimer__step step;
     if (!hwtimer__list_empty(&w->ready)) *tick = w->elapsed;
     else if (!hwtimer__list_empty(&w->due)) *tick = hwtimer__listed_tick(w, w->due.next);
-    else if (hwtimer__next_slot(w, &step)) *tick = step.tick;
+    else if (hwtimer__next_slot(w, &step, UINT64_MAX)) *tick = step.tick;
     else return 0;
     return 1;
 }
@@ -1513,30 +1536,15 @@ static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
     hwtimer__list_splice(&w->ready, &w->due);
 }
 
-/* The pass's next step here: the ready nodes, else the next occupied slot up to the target
-   (the usual one found inline: level 0, in the same word of its bits, which open the bit
-   trees); 0 if none. */
+/* The pass's next step here: the ready nodes, else the next occupied slot up to the target;
+   0 if none. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
-    uint32_t from = ((uint32_t)w->elapsed & w->geo.mask) + 1;
-    uint64_t word = from < w->geo.width ? w->occupied[from >> 6] & (UINT64_MAX << (from & 63)) : 0;
     if (!hwtimer__list_empty(&w->ready)) {
         step->runs_ready = 1;
         step->tick = hwtimer__listed_tick(w, w->ready.next);
         return 1;
     }
-    if (!word) {
-        /* the target in this word of this rotation: no slot starts by it (an idle tick) */
-        if ((w->due_upto >> w->geo.bits) == (w->elapsed >> w->geo.bits) &&
-            (w->due_upto & w->geo.mask) <= (from | 63u)) {
-            return 0;
-        }
-        return hwtimer__next_slot(w, step) && step->tick <= w->due_upto;
-    }
-    step->runs_ready = 0;
-    step->level = 0;
-    step->slot = (from & ~63u) | hwtimer__ctz64(word);
-    step->tick = (w->elapsed & ~(uint64_t)w->geo.mask) | step->slot;
-    return step->tick <= w->due_upto;
+    return hwtimer__next_slot(w, step, w->due_upto);
 }
 
 /* The pass ends here: at its target, or where it was if a stop or destroy cut it short
