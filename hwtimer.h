@@ -121,8 +121,8 @@ CLOCKS
 THREADS
 
    - No threads (cfg.threads NULL, the default): one thread makes every call; no lock.
-   - Locks (cfg.threads set, cfg.worker 0): any thread may make any call; your loop runs
-     the callbacks (cfg.wake_fn: EVENT LOOPS).
+   - Locks (cfg.threads set, cfg.worker 0): your loop runs the callbacks (cfg.wake_fn:
+     EVENT LOOPS).
    - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
      callbacks at B or as soon after as the OS allows; an earlier schedule wakes it.
    With threads, any function may be called from any thread and from callbacks (but see
@@ -372,8 +372,7 @@ HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay
                                  hwtimer_fn fn, void *arg);
 
 /* hwtimer_schedule with the deadline D itself; same errors. It reads no clock (for a
-   cached time: EVENT LOOPS), except once in worker mode with a clock_fn of your own, to
-   know whether the sleeping worker must wake (CLOCKS). */
+   cached time: EVENT LOOPS), but once with a worker and a clock_fn of yours (CLOCKS). */
 HWTIMER_DEF int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t deadline_ns,
                                     hwtimer_fn fn, void *arg);
 /* hwtimer_schedule with D = T + ticks * tick_ns (at most UINT64_MAX), T the timer's time:
@@ -397,12 +396,11 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              hwtimer_fn fn, void *arg);
 
 /* A pending timeout gets the deadline now + delay_ns (same callback, arg and period; O(1)).
-   Pushed later while due ticks_per_wheel ticks or more ahead, it only stores the deadline
-   (hwtimer_next_expiry may then be early). Moved earlier, it wakes the loop or the worker
-   as a schedule does; later, neither. Not pending: scheduled again with its last callback,
-   arg and period. HWTIMER_EINVAL: t or to NULL, or to never scheduled (the first arming is
-   a schedule: it names the callback). HWTIMER_EBUSY: pending on another timer. Else as
-   hwtimer_schedule. */
+   Pushed later while due ticks_per_wheel ticks or more ahead, it only stores the deadline.
+   Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
+   pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
+   NULL, or to never scheduled (the first arming is a schedule: it names the callback).
+   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
@@ -410,8 +408,8 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
 
 /* 1 if the timeout was pending on t and now will never run; 0 if not (never scheduled,
    cancelled, run or running); HWTIMER_EINVAL for NULL t or to, or a node pending on
-   another timer. A periodic timeout is pending while its callback runs: cancelled there,
-   it returns 1 and is not re-armed.
+   another timer. A periodic timeout cancelled in its own callback returns 1 and is not
+   re-armed.
    Synchronous: on any thread but the one running the timeout's callback, it waits for that
    callback to return (as Linux's del_timer_sync); then you may free `to`. So never cancel
    while holding a lock that callback may wait for, nor across two timers in a cycle. A
@@ -434,8 +432,7 @@ HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
    (a callback's: THREADS). */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
-/* 1 while `to` is pending on t as hwtimer_pending counts it (a periodic timeout inside
-   its own callback too), else 0 (also for NULL). */
+/* 1 while `to` is pending on t as hwtimer_pending counts it, else 0 (also for NULL). */
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to);
 
 /* The arg and the period (0: one-shot) of the last scheduling; NULL / 0 if never
@@ -458,7 +455,7 @@ HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *t
    10 ms rounds up to a multiple of 8 ms, 100 ms to one of 64 ms. It counts as due at that
    tick for ordering, and stays until set again (zero-filled: 0). Stored as up to 65535
    times a power of ten ns, rounded down (four significant digits exact). HWTIMER_EBUSY:
-   `to` is pending (a periodic inside its own callback too); HWTIMER_EINVAL: to NULL. */
+   `to` is pending; HWTIMER_EINVAL: to NULL. */
 HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_ns);
 
 /* ---- Time and driving ---- */
@@ -549,7 +546,7 @@ enum {
     HWTIMER_CHECK_BITMAP = -102, /* an occupancy bit says otherwise than the slot's lists */
     HWTIMER_CHECK_SLOT = -103,   /* a node is in a slot its due tick does not allow */
     HWTIMER_CHECK_BEHIND = -104, /* a slot at or behind its level's position is occupied */
-    HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is not sorted by deadline */
+    HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is not sorted by due tick */
     HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
     HWTIMER_CHECK_COUNT = -107,  /* the nodes filed (and a periodic one inside its callback)
                                     are not hwtimer_pending */
@@ -650,7 +647,7 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    Wide levels (Netty's 512) re-file less than narrow ones (timeout.c's 64) but spread a
    level's timeouts over more lists, so a cancel's neighbours lie further apart in memory.
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
-   `due`, sorted by deadline (inserted from the tail: O(1) unless the clock steps back),
+   `due`, sorted by due tick (inserted from the tail: O(1) unless the clock steps back),
    and run at the start of the next advance.
 
    Invariants: the rules above, one per code of hwtimer_check (at its declaration), which
@@ -877,7 +874,6 @@ enum {
 typedef char hwtimer__slot_lists_is_a_power_of_two
     [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
 
-/* The tick and the levels, fixed at create. */
 typedef struct hwtimer__geometry {
     uint64_t tick_ns;
     uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
@@ -936,8 +932,8 @@ typedef enum hwtimer__fate {
 } hwtimer__fate;
 
 /* The node whose callback runs now, no lock held, EXPIRED and in no list. On return:
-   REARMED: a waiting cancel cancels that arming too; UNTOUCHED and periodic: re-armed for
-   the first period after `now`; else never touched again (hwtimer_cancel: it may be freed). */
+   REARMED: hwtimer__cancel_for_waiter; UNTOUCHED and periodic: re-armed for the first
+   period after `now`; else never touched again (hwtimer_cancel: it may be freed). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
     int periodic;          /* read without touching the node */
@@ -960,11 +956,10 @@ typedef struct hwtimer__answer {
     int armed; /* no filing has called for a wake-up since */
 } hwtimer__answer;
 
-/* A wheel and what its lock guards. */
 typedef struct hwtimer__shard {
     hwtimer__wheel wheel; /* first: a node's `wheel` is also its shard */
-    void *mutex;          /* the wheel's lock; with one wheel, the timer's */
-    void *done_cond;      /* cancels wait on it for a callback; one wheel: the timer's */
+    void *mutex;          /* the wheel's lock */
+    void *done_cond;      /* cancels wait on it for a callback */
     unsigned waiters;     /* cancels waiting on done_cond */
     int wake_now;         /* a filing called for a wake-up: once the lock is released */
     hwtimer__running run;
@@ -1012,7 +1007,7 @@ struct hwtimer {
     int own_clock;   /* clock_fn is the user's, not the clock the OS waits on */
     unsigned shards; /* max(1, cfg.shards) wheels, after the struct (hwtimer__shard_at) */
     const hwtimer_threads *threads; /* NULL: no locks */
-    void *mutex;     /* passes, answers, the worker; with one wheel also the wheel's */
+    void *mutex;     /* passes, answers, the worker */
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
@@ -1044,7 +1039,6 @@ static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
                                       (size_t)i * HWTIMER__SHARD_STRIDE);
 }
 
-/* The worker frees a timer destroyed from its callback. */
 static void hwtimer__finish_destroy(hwtimer *t);
 
 /* =================================================================================
@@ -1167,7 +1161,7 @@ static uint32_t hwtimer__slot_where(const hwtimer__geometry *g, unsigned level, 
     return HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits) + slot;
 }
 
-/* log2 of the slots a level has: ticks_per_wheel rounded up to a power of two >= 2. */
+/* b of THE DESIGN: log2 W. */
 static unsigned hwtimer__wheel_bits(uint64_t ticks_per_wheel) {
     return ticks_per_wheel <= 2 ? 1 : hwtimer__msb64(ticks_per_wheel - 1) + 1;
 }
@@ -1204,8 +1198,7 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* =================================================================================
    [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
-   Functions of a wheel, never of a timer, run with its lock held (or no threads). A filing
-   at a tick the front end watches (watch_upto) is reported to the filer.
+   Functions of a wheel, never of a timer, run with its lock held (or no threads).
    ================================================================================= */
 
 /* Circular lists with a sentinel head. */
@@ -1475,9 +1468,8 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
     w->notice_upto = upto > w->due_upto ? upto : w->due_upto;
 }
 
-/* The first occupied slot after elapsed's position, in the lowest level that has one (its
-   slots start first), and its start: 1 if it starts by `upto`. The bit trees' climb, out
-   of line (hwtimer__next_slot). */
+/* The slot THE DESIGN's advance empties next, and its start: 1 if it starts by `upto`.
+   The bit trees' climb, out of line (hwtimer__next_slot). */
 static HWTIMER__NOINLINE int hwtimer__climb_to_slot(const hwtimer__wheel *w, hwtimer__step *step,
                                                     uint64_t upto) {
     const hwtimer__geometry *g = &w->geo;
@@ -1592,7 +1584,6 @@ static hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer_
     HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0));
     c.w = w;
     c.span = (uint64_t)1 << (step->level * g->bits); /* < 64: at most the top tick's bit */
-    /* a sparse slot's nodes are in its first list */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
     if (step->level > 0) {
         hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
@@ -1676,7 +1667,7 @@ static void hwtimer__init_out(struct hwtimer__link *out) {
     for (k = 0; k < HWTIMER_SLOT_LISTS; k++) hwtimer__list_init(&out[k]);
 }
 
-/* Hands each node of `out` to fn (no lock held: fn may free it). */
+/* Hands each node of `out` to fn (hwtimer_stop). */
 static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *ctx) {
     hwtimer__nodes_walk walk = {fn, ctx, 0, NULL};
     if (fn) hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
@@ -1861,7 +1852,6 @@ static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout
     return hwtimer__shard_named(t, HWTIMER__LOAD(&to->wheel));
 }
 
-/* Threads are numbered in the order they first arm a node on any timer of shards. */
 static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
@@ -2000,7 +1990,7 @@ static void hwtimer__release_shared(hwtimer *t, size_t n) {
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
                                                 const hwtimer_timeout *to) {
     if (HWTIMER__LOAD(&t->stopped)) return HWTIMER_ESTOPPED;
-    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY; /* here or on another timer */
+    if (hwtimer__is_armed(to)) return HWTIMER_EBUSY;
     if (w->pending >= t->max_pending) return HWTIMER_EFULL;
     if (t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 1) > t->shared_limit) {
         HWTIMER__ATOMIC_ADD(&t->shared_pending, -1);
@@ -2118,9 +2108,6 @@ static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
 
 /* =================================================================================
    [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
-
-   Locks: "Locks" in THE DESIGN. A wheel's pass ends once, under its lock, it has no step
-   left.
    ================================================================================= */
 
 /* A periodic node's next period (during a pass: nothing to tell the loop). */
@@ -2146,8 +2133,7 @@ static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     t->log.fn(t->log.ctx, msg.text);
 }
 
-/* Runs a due node's callback, the node in no list now, with no lock held
-   (hwtimer__running). */
+/* Runs a due node's callback (hwtimer__running). */
 HWTIMER__ALWAYS_INLINE void hwtimer__run_node(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                             uint64_t now) {
     hwtimer_fn fn = to->fn;
@@ -2184,8 +2170,6 @@ HWTIMER__ALWAYS_INLINE void hwtimer__run_node(hwtimer *t, hwtimer__shard *s, hwt
 static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
                                 uint64_t now) {
     hwtimer__wheel *w = &s->wheel;
-    /* a slot step moves the slot's nodes to `ready` (empty before it), but a level-0 slot's
-       only node, which runs at once */
     hwtimer_timeout *alone = step->runs_ready ? NULL : hwtimer__wheel_collect(w, step);
     size_t ran;
     if (alone) {
@@ -2260,7 +2244,7 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
         s = hwtimer__shard_at(t, i);
         found = step[i].tick;
         hwtimer__lock_wheel(t, s);
-        if (!hwtimer__next_step(t, s, &step[i])) { /* (another thread may have changed it) */
+        if (!hwtimer__next_step(t, s, &step[i])) {
             on &= ~((uint64_t)1 << i);
         } else if (step[i].tick == found) { /* else an earlier step: found next */
             ran += hwtimer__run_step(t, s, &step[i], now);
@@ -2324,7 +2308,7 @@ static void hwtimer__worker_main(void *arg) {
 static int hwtimer__start_worker_locked(hwtimer *t) {
     if (t->worker.running) return 0;
     if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
-    HWTIMER__STORE(&t->worker.running, 1); /* read unlocked: hwtimer__start_worker */
+    HWTIMER__STORE(&t->worker.running, 1);
     return 0;
 }
 
@@ -2361,10 +2345,10 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
     if (!fn && hwtimer__is_pending_in(&s->wheel, to)) {
         hwtimer__move_locked(t, s, to, now, deadline);
     } else if (!fn && !to->fn) {
-        err = HWTIMER_EINVAL; /* never scheduled: no callback */
+        err = HWTIMER_EINVAL;
     } else if ((err = hwtimer__arm_refusal(t, &s->wheel, to)) == HWTIMER_OK) {
         if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
-        if (!fn) { /* a reschedule arms it as it was last scheduled */
+        if (!fn) {
             fn = to->fn;
             arg = to->arg;
             period = to->period;
@@ -2668,7 +2652,7 @@ static void hwtimer__fork_list_add(hwtimer *t) {
 /* (t is on the list: hwtimer_create put it there) */
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
-    if (!t->worker.mode) return; /* (a worker has threads) */
+    if (!t->worker.mode) return;
     pthread_mutex_lock(&hwtimer__fork_mutex);
     for (p = &hwtimer__fork_list; *p != t; p = &(*p)->fork_next) continue;
     *p = t->fork_next;
@@ -2696,7 +2680,6 @@ static int hwtimer__c11_cond_init(void *c) { return cnd_init((cnd_t *)c) == thrd
 static void hwtimer__c11_cond_destroy(void *c) { cnd_destroy((cnd_t *)c); }
 static void hwtimer__c11_cond_broadcast(void *c) { cnd_broadcast((cnd_t *)c); }
 
-/* C11 waits until a wall-clock time, each wait capped (OPTIONS: HWTIMER_C11_MAX_WAIT_NS). */
 static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     struct timespec ts;
     if (timeout_ns == UINT64_MAX) {
@@ -2973,7 +2956,7 @@ static size_t hwtimer__carve(hwtimer *t, const hwtimer__geometry *g, const hwtim
     for (i = 0; t && i < shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         hwtimer__wheel_init(&s->wheel, g, lists + (size_t)(i * heads), bits + (size_t)(i * words));
-        if (!s->mutex) s->mutex = t->mutex; /* one wheel: the timer's lock */
+        if (!s->mutex) s->mutex = t->mutex;
         if (!s->done_cond) s->done_cond = t->done_cond;
         s->wake_by_clock = UINT64_MAX;
     }
@@ -3256,7 +3239,7 @@ HWTIMER_DEF int hwtimer_timeout_set_leeway(hwtimer_timeout *to, uint64_t leeway_
 
 HWTIMER_DEF size_t hwtimer_pending(hwtimer *t) {
     hwtimer_stats stats;
-    hwtimer_stats_get(t, &stats); /* (0 without a timer) */
+    hwtimer_stats_get(t, &stats);
     return stats.pending;
 }
 
@@ -3267,7 +3250,7 @@ HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
     if (!t || !visit) return 0;
     hwtimer__lock_all(t);
     outer = hwtimer__visiting;
-    if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = t; /* (a thread-local only there) */
+    if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = t;
     for (i = 0; i < t->shards; i++) hwtimer__visit_shard(hwtimer__shard_at(t, i), &walk);
     if (HWTIMER__HAVE_THREAD_LOCAL) hwtimer__visiting = outer;
     hwtimer__unlock_all(t);
@@ -3329,7 +3312,7 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
     if (!t) return HWTIMER_EINVAL;
     hwtimer__lock(t, t->mutex);
     err = hwtimer__in_own_callback(t) ? HWTIMER_EWORKER : HWTIMER_OK;
-    if (err || t->stopped) { /* a second stop returns 0 */
+    if (err || t->stopped) {
         hwtimer__unlock(t, t->mutex);
         return err;
     }
@@ -3372,7 +3355,6 @@ HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
     hwtimer__unlock_all(t);
 }
 
-/* The thread objects and the worker made anew; nobody waits. */
 HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     size_t pending = 0;
     unsigned i;
