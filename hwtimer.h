@@ -974,7 +974,7 @@ typedef struct hwtimer__pass_state {
     void *thread;       /* the thread that runs it and its callbacks */
     uint64_t last_now;  /* the `now` of the last advance: the timer's time (S before any) */
     uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
-    uint64_t ticks_room; /* (UINT64_MAX - last_now) / tick_ns: the most ticks ahead of it */
+    uint64_t ticks_room; /* ... and the most ticks ahead that fit */
 } hwtimer__pass_state;
 
 typedef struct hwtimer__worker_state {
@@ -1583,9 +1583,9 @@ static hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer_
     w->elapsed = step->tick;
     HWTIMER_ASSERT(!hwtimer__slot_empty_from(lists, 0));
     c.w = w;
-    c.span = (uint64_t)1 << (step->level * g->bits); /* < 64: at most the top tick's bit */
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
     if (step->level > 0) {
+        c.span = (uint64_t)1 << (step->level * g->bits); /* < 64: at most the top tick's bit */
         hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
     } else if (used == 1 && lists[0].next == lists[0].prev) {
         alone = hwtimer__node(lists[0].next);
@@ -2200,13 +2200,18 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
     return first;
 }
 
+/* The timer's time (S at create), its tick and ticks_room. */
+static void hwtimer__set_time(hwtimer *t, const hwtimer__geometry *g, uint64_t now) {
+    HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
+    t->pass.last_tick = hwtimer__due_tick(g, now);
+    t->pass.ticks_room = hwtimer__div_tick(g, UINT64_MAX - now);
+}
+
 /* Begins a pass up to `now`: 0 if none runs (`now` went back, or the timer stopped). */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
-    HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
-    t->pass.last_tick = hwtimer__due_tick(g, now);
-    t->pass.ticks_room = hwtimer__div_tick(g, UINT64_MAX - now);
+    hwtimer__set_time(t, g, now);
     HWTIMER_ASSERT(now >= g->start); /* last_now starts at S */
     *target = hwtimer__div_tick(g, now - g->start);
     t->pass.on = 1;
@@ -3040,8 +3045,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     memset(t, 0, HWTIMER__SHARDS_AT + shards * HWTIMER__SHARD_STRIDE); /* the timer, its wheels */
     t->block = block;
     t->stats.bytes = size;
-    t->pass.last_now = g.start;
-    t->pass.ticks_room = hwtimer__div_tick(&g, UINT64_MAX - g.start);
+    hwtimer__set_time(t, &g, g.start);
     hwtimer__configure(t, cfg, shards);
     hwtimer__carve(t, &g, cfg->threads, shards);
     if (hwtimer__make_thread_objects(t)) {

@@ -12,8 +12,9 @@
    test_threads() returns the table for the mode, so a test that only needs
    "whatever this build has" never repeats the selection.
 
-   It also holds what every test shares: atomics, a seeded PRNG, what hwtimer_stop hands back
-   and what log_fn says, the fake clock and the boundary arithmetic; units.h has the time units, fixture.h the fixture.
+   It also holds what every test shares: atomics, a seeded PRNG, what hwtimer_stop hands
+   back and what log_fn says, the fake clock and the boundary arithmetic; units.h has the
+   time units, fixture.h the fixture.
 
    Results: CHECK() records a failure and carries on; test_finish() prints the
    closing line "N passed, N failed" that CI reads and returns the exit status. */

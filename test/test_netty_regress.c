@@ -14,16 +14,11 @@
 #include "harness_threads.h"
 #include "fixture.h"
 
-/* A timeout that counts its runs (atomically: a worker may run it). */
+/* A timeout that counts its runs (count_runs, harness_threads.h). */
 typedef struct counted {
     hwtimer_timeout to;
     unsigned runs;
 } counted;
-
-static void count_run(hwtimer_timeout *to, void *arg) {
-    (void)to;
-    ATOMIC_ADD(&((counted *)arg)->runs, 1u);
-}
 
 static unsigned runs_of(counted *c, size_t count) {
     unsigned runs = 0;
@@ -134,8 +129,8 @@ static void check_huge_delays(uint64_t start) {
     int wakeups = 0;
     memset(c, 0, sizeof c);
     fixture_open(&f, start, 100 * MS, 512); /* Netty's defaults */
-    CHECK_EQ(hwtimer_schedule(f.t, &c[0].to, UINT64_MAX, count_run, &c[0]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_schedule(f.t, &c[1].to, INT64_MAX, count_run, &c[1]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(f.t, &c[0].to, UINT64_MAX, count_runs, &c[0].runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(f.t, &c[1].to, INT64_MAX, count_runs, &c[1].runs), HWTIMER_OK);
     CHECK_EQ(hwtimer_timeout_deadline(&c[0].to), UINT64_MAX);
     CHECK_EQ(boundary_of(&f, UINT64_MAX), UINT64_MAX); /* never */
     b_int64 = boundary_of(&f, start + INT64_MAX);
@@ -175,8 +170,8 @@ static void test_netty_7760_worker(void) {
     counted c[2];
     hwtimer_stats stats;
     memset(c, 0, sizeof c);
-    CHECK_EQ(hwtimer_schedule(t, &c[0].to, UINT64_MAX, count_run, &c[0]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_schedule(t, &c[1].to, INT64_MAX, count_run, &c[1]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(t, &c[0].to, UINT64_MAX, count_runs, &c[0].runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(t, &c[1].to, INT64_MAX, count_runs, &c[1].runs), HWTIMER_OK);
     sleep_ns(300 * MS);
     hwtimer_stats_get(t, &stats);
     CHECK_EQ(runs_of(c, 2), 0);
@@ -197,7 +192,7 @@ static uint64_t ran_at_ns; /* atomic */
 
 static void note_time(hwtimer_timeout *to, void *arg) {
     ATOMIC_SET(&ran_at_ns, now_ns());
-    count_run(to, arg);
+    count_runs(to, arg);
 }
 
 static void test_netty_8277_sub_ms_tick_no_spin(void) {
@@ -217,7 +212,7 @@ static void test_netty_8277_sub_ms_tick_no_spin(void) {
 
     before = after;
     scheduled_at = now_ns();
-    CHECK_EQ(hwtimer_schedule(t, &c.to, 500 * MS, note_time, &c), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(t, &c.to, 500 * MS, note_time, &c.runs), HWTIMER_OK);
     CHECK(wait_for_count(&c.runs, 1, 5 * SEC));
     hwtimer_stats_get(t, &after);
     printf("#8277: 100 us tick: %llu wake-ups idle for 1 s; %llu wake-ups for a timeout 500 ms "
@@ -241,9 +236,10 @@ enum { STOP_NODES = 7 };
 static void schedule_stop_nodes(hwtimer *t, counted *c) {
     int i;
     memset(c, 0, STOP_NODES * sizeof *c);
-    for (i = 0; i < 5; i++) CHECK_EQ(hwtimer_schedule(t, &c[i].to, 5 * SEC, count_run, &c[i]), 0);
-    CHECK_EQ(hwtimer_schedule_periodic(t, &c[5].to, SEC, SEC, count_run, &c[5]), 0);
-    CHECK_EQ(hwtimer_schedule_at(t, &c[6].to, 0, count_run, &c[6]), 0);
+    for (i = 0; i < 5; i++)
+        CHECK_EQ(hwtimer_schedule(t, &c[i].to, 5 * SEC, count_runs, &c[i].runs), 0);
+    CHECK_EQ(hwtimer_schedule_periodic(t, &c[5].to, SEC, SEC, count_runs, &c[5].runs), 0);
+    CHECK_EQ(hwtimer_schedule_at(t, &c[6].to, 0, count_runs, &c[6].runs), 0);
 }
 
 static void check_handed_back(hwtimer *t, counted *c, const handed_back *h) {
@@ -282,7 +278,7 @@ static void test_netty_14081_worker(void) {
     /* the past one runs (a wait, not a sleep: the worker may start late on a loaded
        machine), and it is not handed back */
     CHECK(wait_for_count(&c[6].runs, 1, 5 * SEC));
-    CHECK_EQ(hwtimer_schedule_at(t, &c[6].to, UINT64_MAX, count_run, &c[6]), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule_at(t, &c[6].to, UINT64_MAX, count_runs, &c[6].runs), HWTIMER_OK);
     CHECK_EQ(hwtimer_stop(t, note_handed_back, &h), STOP_NODES);
     check_handed_back(t, c, &h);
     sleep_ns(100 * MS);
@@ -318,7 +314,7 @@ static void cancel_the_others(same_tick *s) {
 static void same_tick_run(hwtimer_timeout *to, void *arg) {
     same_tick *s = (same_tick *)arg;
     int me = (int)(((counted *)(void *)to) - s->c);
-    count_run(to, &s->c[me]);
+    count_runs(to, &s->c[me].runs);
     if (s->first >= 0) return; /* a cancelled one ran: runs_of catches it */
     s->first = me;
     if (s->cancel_inside) {
@@ -343,8 +339,8 @@ static void check_max_pending_exact(hwtimer *t) {
     memset(again, 0, sizeof again);
     CHECK_EQ(hwtimer_pending(t), 0);
     for (i = 0; i < SAME_TICK; i++)
-        CHECK_EQ(hwtimer_schedule(t, &again[i].to, HOUR, count_run, &again[i]), HWTIMER_OK);
-    CHECK_EQ(hwtimer_schedule(t, &again[SAME_TICK].to, HOUR, count_run, &again[SAME_TICK]),
+        CHECK_EQ(hwtimer_schedule(t, &again[i].to, HOUR, count_runs, &again[i].runs), HWTIMER_OK);
+    CHECK_EQ(hwtimer_schedule(t, &again[SAME_TICK].to, HOUR, count_runs, &again[SAME_TICK].runs),
              HWTIMER_EFULL);
     CHECK_EQ(hwtimer_pending(t), SAME_TICK);
     CHECK_EQ(hwtimer_stop(t, NULL, NULL), SAME_TICK);
