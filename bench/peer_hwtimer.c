@@ -48,6 +48,12 @@ static void *hw_create_with(size_t n, const hwtimer_threads *threads, int worker
     p->timer = worker ? bench_hwtimer_make(threads, 1, NULL, NULL, slots, 0)
                       : bench_hwtimer_make(threads, 0, hw_fake_clock, &p->clock_ns, slots, 0);
     p->nodes = (hwtimer_timeout *)bench_xcalloc(n ? n : 1, sizeof *p->nodes);
+    /* Set up as the other peers' creates set up theirs (timeout_init, uv_timer_init,
+       evtimer_assign), so that every peer's nodes have just been written when a timed run
+       starts: zeroed memory needs no init, but would leave hwtimer's nodes colder. */
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_timeout_init(&p->nodes[i]);
+    }
     return p;
 }
 
