@@ -1,4 +1,4 @@
-/* hwtimer.h 1.1.1 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.1.2 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -192,8 +192,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 /* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
 #define HWTIMER_VERSION_MINOR 1
-#define HWTIMER_VERSION_PATCH 1
-#define HWTIMER_VERSION "1.1.1"
+#define HWTIMER_VERSION_PATCH 2
+#define HWTIMER_VERSION "1.1.2"
 
 /* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
@@ -645,7 +645,9 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    timeout moves down at most L-1 times (plus its re-filings), each time with its due tick
    recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
    Wide levels (Netty's 512) re-file less than narrow ones (timeout.c's 64) but spread a
-   level's timeouts over more lists, so a cancel's neighbours lie further apart in memory.
+   level's timeouts over more lists, so a cancel's neighbours lie further apart in memory:
+   it asks for the next one's line first (a store asks as it leaves the store buffer, in
+   order: a cold line holds up the stores behind).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
    `due`, sorted by due tick (inserted from the tail: O(1) unless the clock steps back),
    and run at the start of the next advance.
@@ -753,6 +755,7 @@ static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_cl
 #define HWTIMER__NOINLINE __attribute__((noinline))
 #define HWTIMER__PREFETCH_NODE(p)                                                          \
     (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
+#define HWTIMER__PREFETCH_WRITE(p) __builtin_prefetch((p), 1)
 #define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -765,6 +768,7 @@ static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_cl
                                 __ATOMIC_ACQUIRE)
 #else
 #define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__PREFETCH_WRITE(p) ((void)(p))
 #define HWTIMER__LOAD(p) (*(p))
 #define HWTIMER__STORE(p, v) (*(p) = (v))
 #define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
@@ -1428,10 +1432,11 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_tim
 }
 
 /* A node pending in w is CANCELLED, uncounted, unfiled if filed (last: the call that may
-   clear a bit ends it). */
+   clear a bit ends it). The next node's line is asked for first ("Trade-offs", THE DESIGN). */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    int filed) {
     HWTIMER_ASSERT(w->pending > 0);
+    if (filed) HWTIMER__PREFETCH_WRITE(to->link.next);
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     w->pending--;
     if (filed) hwtimer__wheel_unfile(w, to);
@@ -3443,18 +3448,13 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ------------------------------------------------------------------------------
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
-   1.1.1 (2026-11-28)  a pass does less: expiring many timers at once, and advancing over
-                       idle ticks, cost less
+   1.1.2 (2026-11-29)  a cancel asks for the next node's cache line first
+   1.1.1 (2026-11-28)  expiring many timers at once, and idle ticks, cost less
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
-                       (inlined into your loop under HWTIMER_STATIC); one allocation for a
-                       timer of shards too; a stop holds two locks at most
-   1.0.1 (2026-11-27)  restructured (no change of API or behaviour): a wheel type, the timer
-                       a front end over 1 .. 64 wheels, one path per operation and mode
-   1.0.0 (2026-11-26)  stable API (VERSIONS); feature-test macros only in strict modes;
-                       log_fn names the field behind each refusal of hwtimer_create and
-                       reports a worker's slow callbacks; a foreach visitor may ask
-                       is_pending and due_in; a push of a pending deadline later is one
-                       store
+                       (into your loop under HWTIMER_STATIC); one allocation for a timer of
+                       shards; a stop holds two locks at most
+   1.0.1 (2026-11-27)  restructured: a wheel type, the timer a front end over 1 .. 64 wheels
+   1.0.0 (2026-11-26)  stable API (VERSIONS); log_fn names why hwtimer_create refused
    0.1.0 - 0.3.0       (2026-11-21 .. 24) before the stable API
 ------------------------------------------------------------------------------
 */

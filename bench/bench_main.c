@@ -14,7 +14,7 @@
    batch call (CPU time in scenario 4). Delays come from a fixed seed. Nodes live in one
    array per run, touched before the clock starts (no page faults are timed), and are
    scheduled in index order and cancelled in index order, or in a seeded random order
-   (scenario 1's second cancel row); at N = 10^6 they no longer fit in the caches, so
+   (scenario 1's second cancel row); at N = 10^6 they outgrow a core's own caches, so
    each peer also pays for bringing its nodes in from memory, in proportion to their size
    (see scenario 8), and a random order defeats the prefetcher.
 
