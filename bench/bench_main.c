@@ -10,10 +10,11 @@
    nonzero only on such failures, never because of a timing.
 
    Timing: one timed loop per (peer, N, scenario), the best of 3 runs for N <= 10^6 (one
-   run above), a fresh timer for every run, and the wall clock around the
-   batch call (CPU time in scenario 4). Delays come from a fixed seed. Nodes live in one
-   array per run, touched before the clock starts (no page faults are timed), and are
-   scheduled in index order and cancelled in index order, or in a seeded random order
+   run above) taken in turn with the other peers' (scenarios 1-3), a fresh timer for every
+   run, and the wall clock around the batch call (CPU time in scenario 4). Delays come from
+   a fixed seed. Nodes live in one array per run, starting on a cache line and touched
+   before the clock starts (no page faults are timed), and are scheduled in index order
+   and cancelled in index order, or in a seeded random order
    (scenario 1's second cancel row); at N = 10^6 they outgrow a core's own caches, so
    each peer also pays for bringing its nodes in from memory, in proportion to their size
    (see scenario 8), and a random order defeats the prefetcher.
@@ -209,22 +210,17 @@ static void measure_churn(run *r, double ns[2]) {
     ns[0] = per_op(r->t0, r->t1, r->n * RESCHEDULES);
 }
 
-/* The best of 3 runs for N <= 10^6: on a shared VM one run at 10^6 moves by +-20%, and the
-   best of three is the least disturbed. Above (--full), one run, to keep it in minutes. */
-static void best_of_runs(const bench_options *o, const bench_peer *p, const uint32_t *d,
-                         const uint32_t *order, size_t n, measure_fn measure, double best[2]) {
-    unsigned runs = o->smoke || n > 1000000 ? 1 : 3;
-    for (unsigned k = 0; k < runs; k++) {
-        run r = {p, p->create(n), d, order, n, 0, 0, 0};
-        double ns[2] = {0, 0};
-        measure(&r, ns);
-        for (int i = 0; i < 2; i++) {
-            best[i] = k == 0 || ns[i] < best[i] ? ns[i] : best[i];
-        }
-        p->destroy(r.ctx);
+/* One run of a peer on a fresh timer: keeps the best of its runs so far in best[2]. */
+static void one_run(const bench_peer *p, const uint32_t *d, const uint32_t *order, size_t n,
+                    measure_fn measure, unsigned k, double best[2]) {
+    run r = {p, p->create(n), d, order, n, 0, 0, 0};
+    double ns[2] = {0, 0};
+    measure(&r, ns);
+    for (int i = 0; i < 2; i++) {
+        best[i] = k == 0 || ns[i] < best[i] ? ns[i] : best[i];
     }
+    p->destroy(r.ctx);
 }
-
 /* What one kind of run measures, and the rows it fills. */
 typedef struct measure {
     int scenario;
@@ -241,28 +237,47 @@ static const measure measures[] = {
     {3, measure_churn, {"reschedule", NULL}, "ns/op"},
 };
 
+/* Whether a peer takes part in a kind of run (noting why not, once, where that is news). */
+static int takes_part(const measure *m, const bench_peer *p) {
+    if (!selected(p->key)) {
+        return 0;
+    }
+    if (m->fn == measure_schedule_reading_clock && !p->schedule_reading_clock) {
+        return 0;
+    }
+    if (m->scenario == 2 && !p->expire) {
+        bench_note(2, "%s: n/a (%s)", p->title, p->skip_reason);
+        return 0;
+    }
+    return 1;
+}
+
+/* For each N, the peers' runs in turn, 3 rounds for N <= 10^6 (1 above, or with --smoke),
+   each peer keeping its best: on a shared VM the machine's speed drifts over minutes, so
+   runs taken in turn see the same drift, and the best of three is the least disturbed. */
 static void caller_measure(const bench_options *o, const measure *m, const uint32_t *d,
                            const uint32_t *const *orders) {
+    int part[NCALLER_PEERS];
     for (size_t k = 0; k < NCALLER_PEERS; k++) {
-        const bench_peer *p = caller_peers[k];
-        if (!selected(p->key)) {
-            continue;
+        part[k] = takes_part(m, caller_peers[k]);
+    }
+    for (size_t i = 0; i < o->nsizes; i++) {
+        size_t n = (size_t)o->sizes[i];
+        unsigned runs = o->smoke || n > 1000000 ? 1 : 3;
+        double best[NCALLER_PEERS][2];
+        fprintf(stderr, "  scenario %d, %s: N = %zu, %u round(s) of the peers\n", m->scenario,
+                m->metrics[0], n, runs);
+        for (unsigned r = 0; r < runs; r++) {
+            for (size_t k = 0; k < NCALLER_PEERS; k++) {
+                if (part[k]) {
+                    one_run(caller_peers[k], d, orders[i], n, m->fn, r, best[k]);
+                }
+            }
         }
-        if (m->fn == measure_schedule_reading_clock && !p->schedule_reading_clock) {
-            continue;
-        }
-        if (m->scenario == 2 && !p->expire) {
-            bench_note(2, "%s: n/a (%s)", p->title, p->skip_reason);
-            continue;
-        }
-        for (size_t i = 0; i < o->nsizes; i++) {
-            size_t n = (size_t)o->sizes[i];
-            double best[2];
-            fprintf(stderr, "  scenario %d, %s: %s, N = %zu\n", m->scenario, m->metrics[0],
-                    p->title, n);
-            best_of_runs(o, p, d, orders[i], n, m->fn, best);
-            for (int j = 0; j < 2 && m->metrics[j]; j++) {
-                bench_record(m->scenario, p->key, n, m->metrics[j], best[j], m->unit);
+        for (size_t k = 0; k < NCALLER_PEERS; k++) {
+            for (int j = 0; j < 2 && part[k] && m->metrics[j]; j++) {
+                bench_record(m->scenario, caller_peers[k]->key, n, m->metrics[j], best[k][j],
+                             m->unit);
             }
         }
     }

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static uint64_t read_clock(clockid_t id) {
@@ -45,13 +46,21 @@ void bench_prefault(void *p, size_t bytes) {
     }
 }
 
+/* Zeroed and starting on a cache line (64 bytes), so that every peer's array of nodes
+   lies the same way in every run: calloc's 16-byte alignment put the start anywhere in a
+   line, as the heap's history had it, and with it how many lines each node spans. */
 void *bench_xcalloc(size_t count, size_t size) {
-    void *p = calloc(count, size);
+    size_t bytes = count * size;
+    void *p = NULL;
+    if ((size && count > (size_t)-1 / size) || posix_memalign(&p, 64, bytes ? bytes : 1) != 0) {
+        p = NULL;
+    }
     if (!p) {
         fprintf(stderr, "out of memory (%zu x %zu bytes)\n", count, size);
         exit(2);
     }
-    bench_prefault(p, count * size);
+    memset(p, 0, bytes);
+    bench_prefault(p, bytes);
     return p;
 }
 
