@@ -23,7 +23,7 @@ uint64_t bench_rand_next(uint64_t *state);
 uint32_t *bench_delays_ms(size_t n, uint32_t lo_ms, uint32_t hi_ms, uint64_t seed);
 /* A random permutation of 0 .. n-1 from seed (Fisher-Yates; NettyBench.java draws the same). */
 uint32_t *bench_permutation(size_t n, uint64_t seed);
-/* calloc that exits on failure and maps every page at once (see bench_prefault). */
+/* calloc that exits on failure, starts on a cache line and maps every page at once. */
 void *bench_xcalloc(size_t count, size_t size);
 void bench_prefault(void *p, size_t bytes);
 

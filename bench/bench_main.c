@@ -14,8 +14,8 @@
    run, and the wall clock around the batch call (CPU time in scenario 4). Delays come from
    a fixed seed. Nodes live in one array per run, starting on a cache line and touched
    before the clock starts (no page faults are timed), and are scheduled in index order
-   and cancelled in index order, or in a seeded random order
-   (scenario 1's second cancel row); at N = 10^6 they outgrow a core's own caches, so
+   and cancelled in index order, or in a seeded random order (scenario 1's second cancel
+   row); at N = 10^6 they outgrow a core's own caches, so
    each peer also pays for bringing its nodes in from memory, in proportion to their size
    (see scenario 8), and a random order defeats the prefetcher.
 
@@ -210,17 +210,18 @@ static void measure_churn(run *r, double ns[2]) {
     ns[0] = per_op(r->t0, r->t1, r->n * RESCHEDULES);
 }
 
-/* One run of a peer on a fresh timer: keeps the best of its runs so far in best[2]. */
+/* A peer's run number nth (0 first), on a fresh timer: keeps its best so far in best[2]. */
 static void one_run(const bench_peer *p, const uint32_t *d, const uint32_t *order, size_t n,
-                    measure_fn measure, unsigned k, double best[2]) {
+                    measure_fn measure, unsigned nth, double best[2]) {
     run r = {p, p->create(n), d, order, n, 0, 0, 0};
     double ns[2] = {0, 0};
     measure(&r, ns);
     for (int i = 0; i < 2; i++) {
-        best[i] = k == 0 || ns[i] < best[i] ? ns[i] : best[i];
+        best[i] = nth == 0 || ns[i] < best[i] ? ns[i] : best[i];
     }
     p->destroy(r.ctx);
 }
+
 /* What one kind of run measures, and the rows it fills. */
 typedef struct measure {
     int scenario;

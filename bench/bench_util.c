@@ -48,20 +48,16 @@ void bench_prefault(void *p, size_t bytes) {
 
 /* Zeroed and starting on a cache line (64 bytes), so that every peer's array of nodes
    lies the same way in every run: calloc's 16-byte alignment put the start anywhere in a
-   line, as the heap's history had it, and with it how many lines each node spans. */
+   line, as the heap's history had it, and with it how many lines each node spans. The
+   zeroing writes every page, which maps them all now (as bench_prefault does). */
 void *bench_xcalloc(size_t count, size_t size) {
     size_t bytes = count * size;
     void *p = NULL;
     if ((size && count > (size_t)-1 / size) || posix_memalign(&p, 64, bytes ? bytes : 1) != 0) {
-        p = NULL;
-    }
-    if (!p) {
         fprintf(stderr, "out of memory (%zu x %zu bytes)\n", count, size);
         exit(2);
     }
-    memset(p, 0, bytes);
-    bench_prefault(p, bytes);
-    return p;
+    return memset(p, 0, bytes);
 }
 
 uint32_t *bench_delays_ms(size_t n, uint32_t lo_ms, uint32_t hi_ms, uint64_t seed) {
