@@ -559,9 +559,9 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 #endif
 #endif /* HWTIMER_H_INCLUDED */
 
-/* =================================================================================
+/* ==========================
    IMPLEMENTATION
-   =================================================================================
+   ==========================
 
 THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
@@ -607,7 +607,7 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
          3      37.3 h       2.2 years        155 days     218 years
          4      2.2 years    1115 years       218 years    111,000 years
 
-   (uint64_t time ends 584 years after the clock's zero: the top level is partly used.)
+   (uint64_t time ends 584 years after the clock's zero.)
 
    To advance to tick `target`, repeat: find the first occupied slot after elapsed's
    position in the lowest non-empty level; if it starts after target, stop; else set
@@ -641,13 +641,12 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    when a pass reaches a coarse slot a node was pushed past: never more often than pushes.
 
    Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps,
-   161 KiB for 512 slots and 5 levels (41 KiB with one list per slot), allocated once. A
-   timeout moves down at most L-1 times (plus its re-filings), each time with its due tick
-   recomputed from its deadline (a multiply-high: the 64-byte node has no room for it).
-   Wide levels (Netty's 512) re-file less than narrow ones (timeout.c's 64) but spread a
-   level's timeouts over more lists, so a cancel's neighbours lie further apart in memory:
-   it asks for the next one's line first (a store asks as it leaves the store buffer, in
-   order: a cold line holds up the stores behind).
+   161 KiB for 512 slots and 5 levels, allocated once. A timeout moves down at most L-1
+   times (plus its re-filings), each time with its due tick recomputed from its deadline (a
+   multiply-high: the 64-byte node has no room for it). Wide levels (Netty's 512) re-file
+   less than narrow ones (timeout.c's 64) but spread a level's timeouts over more lists, so
+   a cancel's neighbours lie further apart in memory: it asks for the next one's line first
+   (a store asks as it leaves the store buffer: a cold line holds up the stores behind).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
    `due`, sorted by due tick (inserted from the tail: O(1) unless the clock steps back),
    and run at the start of the next advance.
@@ -705,9 +704,9 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 #endif
 #if !defined(HWTIMER__NO_POSIX_TIME)
 
-/* =================================================================================
+/* ==========================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
-   ================================================================================= */
+   ========================== */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
 /* Keep <windows.h>'s min, max, near and far from a file that had none. */
@@ -852,11 +851,11 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
     hwtimer__say(msg, digits + n);
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:data] Data: a node's place, the geometry, a wheel, its shard, the timer
-   ================================================================================= */
+   ========================== */
 
-/* hwtimer_timeout.where: 0, so that a zero-filled node is nowhere. */
+/* hwtimer_timeout.where: 0 so a zero-filled node is nowhere. */
 enum {
     HWTIMER__WHERE_NONE = 0,
     HWTIMER__WHERE_LIST = 1, /* `due` or `ready`: a plain list, no bit tree */
@@ -1045,11 +1044,11 @@ static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
 
 static void hwtimer__finish_destroy(hwtimer *t);
 
-/* =================================================================================
+/* ==========================
    [hwtimer:ticks] Ticks: deadlines to ticks and back, leeway, the slot of a tick
 
    Arithmetic on the geometry; its one write is a wheel's leeway memo.
-   ================================================================================= */
+   ========================== */
 
 /* n / tick_ns: q, by multiply-high, is floor(n/tick) or one less; the comparison corrects. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
@@ -1091,13 +1090,13 @@ static uint32_t hwtimer__leeway_bits(void) {
     return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
-/* A node's 8 bytes from `where` on (where, state, leeway) when it is PENDING in slot
-   `where` with no leeway: the inline arming stores them at once. */
-static uint64_t hwtimer__pending_word(uint32_t where) {
+/* A node's 8 bytes from `where` on (where, state, leeway) PENDING in slot `where` with the
+   leeway `key` (hwtimer__leeway_key): the inline arming stores them at once. */
+static uint64_t hwtimer__pending_word(uint32_t where, uint32_t key) {
     if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) { /* little-endian: `where` first */
-        return where | (uint64_t)HWTIMER_PENDING << 32;
+        return where | (uint64_t)(key | HWTIMER_PENDING) << 32;
     }
-    return (uint64_t)where << 32 | (uint64_t)HWTIMER_PENDING << 24;
+    return (uint64_t)where << 32 | key | (uint64_t)HWTIMER_PENDING << 24;
 }
 
 /* The word of a node's state and leeway. */
@@ -1120,14 +1119,18 @@ static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
     w->memo.key = hwtimer__leeway_key(to);
 }
 
-/* The tick a node with a leeway due at e runs at ("Leeway" in THE DESIGN), max_tick at most. */
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
-                                                     uint64_t e) {
-    uint64_t up;
-    if (hwtimer__leeway_key(to) != w->memo.key) hwtimer__set_leeway_memo(w, to);
-    up = e + w->memo.mask;
+/* The tick due at e on the memo's leeway grid ("Leeway" in THE DESIGN), max_tick at most. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_grid(const hwtimer__wheel *w, uint64_t e) {
+    uint64_t up = e + w->memo.mask;
     if (up < e || (up & ~w->memo.mask) > w->geo.max_tick) return w->geo.max_tick;
     return up & ~w->memo.mask;
+}
+
+/* The same for a node's leeway, the memo made its. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
+                                                     uint64_t e) {
+    if (hwtimer__leeway_key(to) != w->memo.key) hwtimer__set_leeway_memo(w, to);
+    return hwtimer__leeway_grid(w, e);
 }
 
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
@@ -1199,23 +1202,22 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
     g->level_words = offset;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
    Functions of a wheel, never of a timer, run with its lock held (or no threads).
-   ================================================================================= */
+   ========================== */
 
 /* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
 /* Appends n (the head known: a load fewer than after its last node). n's links side by
    side merge into one store: on the hot paths stores cost more than instructions. */
-/* n's stores apart: side by side a compiler packs them, 4 instructions for 2. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
+    n->prev = last;
     n->next = head;
     last->next = n;
-    n->prev = last;
     head->prev = n;
 }
 /* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
@@ -1379,12 +1381,13 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
     hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
 }
 
-/* The same for the inline arming (no threads, no leeway): `where`, state and leeway in one
+/* The same for the inline arming (no threads): `where`, state and leeway `key` in one
    store, not two. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_plain(hwtimer__wheel *w, hwtimer_timeout *to,
-                                                      uint64_t deadline, uint64_t e) {
+                                                      uint64_t deadline, uint64_t e,
+                                                      uint32_t key) {
     uint32_t where = hwtimer__wheel_where(w, e);
-    uint64_t word = hwtimer__pending_word(where);
+    uint64_t word = hwtimer__pending_word(where, key);
     HWTIMER__STORE64(&to->deadline, deadline);
     memcpy(&to->where, &word, sizeof word);
     hwtimer__slot_append(w, to, where);
@@ -1695,11 +1698,11 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
     hwtimer__list_init(&w->ready);
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:check] The invariant check: a wheel against hwtimer_check's codes
 
    Run on each wheel, its lock held; it changes nothing but the leeway memo.
-   ================================================================================= */
+   ========================== */
 
 /* 0 if a node due at `tick` may wait in slot `slot_where` (its own, or pushed later a coarse
    one that starts no later). */
@@ -1776,11 +1779,11 @@ static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     return err;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:locking] Locking, and which wheel a node is in
 
    The lock order and who takes which: "Locks" in THE DESIGN.
-   ================================================================================= */
+   ========================== */
 
 HWTIMER__ALWAYS_INLINE void hwtimer__lock(const hwtimer *t, void *mutex) {
     if (t->threads) t->threads->mutex_lock(mutex);
@@ -1890,11 +1893,11 @@ static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
     return 1;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:loop] The front end, 1: the loop's answers and wake_fn
 
    "Waking" in THE DESIGN; the rule: "Waking the loop" at hwtimer_next_expiry.
-   ================================================================================= */
+   ========================== */
 
 /* The last tick whose filing in s may call for a wake-up (hwtimer__note_filing decides). */
 static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
@@ -1980,11 +1983,11 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
     return next;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:nodes] The front end, 2: arming, moving and cancelling one node
 
    In wheel s, its lock held (or no threads).
-   ================================================================================= */
+   ========================== */
 
 /* n nodes stopped pending: their places in the count all wheels share go back. */
 static void hwtimer__release_shared(hwtimer *t, size_t n) {
@@ -2003,16 +2006,6 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
         return HWTIMER_EFULL;
     }
     return HWTIMER_OK;
-}
-
-/* IDLE or CANCELLED, with no leeway? On a little-endian machine one test of the word: the
-   states 0 and 3 are the only ones that plus one leave bit 1 clear. */
-HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to) {
-    if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
-        return ((hwtimer__state_word(to) + 1u) & (hwtimer__leeway_bits() | 2u)) == 0;
-    }
-    return !hwtimer__leeway_key(to) &&
-           (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
 }
 
 /* What an armed node runs, and where; it is counted apart, as it files. */
@@ -2112,9 +2105,9 @@ static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
     return n;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
-   ================================================================================= */
+   ========================== */
 
 /* A periodic node's next period (during a pass: nothing to tell the loop). */
 static void hwtimer__rearm_periodic(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
@@ -2283,9 +2276,9 @@ static void hwtimer__abandon_pass(hwtimer *t) {
     t->pass.on = 0;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:worker] The worker thread
-   ================================================================================= */
+   ========================== */
 
 /* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop. */
 static void hwtimer__worker_main(void *arg) {
@@ -2333,16 +2326,16 @@ HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
     return err;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
    Inline without threads (one wheel, no lock); out of line with threads: the clock read
    once, the wheel chosen, lock, body, unlock and wake.
-   ================================================================================= */
+   ========================== */
 
-/* Schedule (fn set) or reschedule (fn NULL) the general way: with threads, and without them
-   an arming the inline way leaves. The clock is read for a delay, and for a worker with a
-   clock_fn of the user's (hwtimer__note_filing). */
+/* Schedule (fn set) or reschedule (fn NULL) the general way: with threads, or what the
+   inline way leaves. The clock is read for a delay, and for a worker with a clock_fn of the
+   user's (hwtimer__note_filing). */
 static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                    int relative, uint64_t period, hwtimer_fn fn,
                                                    void *arg) {
@@ -2403,20 +2396,27 @@ static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
 /* How hwtimer__arm's `when` counts. */
 enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 
-/* The schedule forms. Without threads the usual arming is done here with no call but the
-   clock's; the rest goes the general way, before anything is written. Without threads no
-   cancel waits for a callback, so a callback's own node armed here needs no fate. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
-                                        int form, uint64_t period, hwtimer_fn fn, void *arg) {
-    hwtimer__wheel *w;
-    uint64_t e;
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    w = t->quick_wheel;
-    if (w->pending >= HWTIMER__LOAD(&t->arm_limit) || !hwtimer__quick_to_arm(to) ||
-        (form == HWTIMER__TICKS && when > t->pass.ticks_room)) {
-        if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
-        return hwtimer__arm_general(t, to, hwtimer__ticks_ahead(t, when), 0, period, fn, arg);
+/* Inline? No threads (their quick_wheel is full), room, a tick in range, a node IDLE or
+   CANCELLED (a leeway only if `leeway_too`): little-endian, one test (0 and 3 alone plus
+   one leave bit 1 clear). */
+HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer *t, const hwtimer_timeout *to,
+                                                 uint64_t when, int form, int leeway_too) {
+    uint32_t word = hwtimer__state_word(to), leeway = leeway_too ? 0 : hwtimer__leeway_bits();
+    if (t->quick_wheel->pending >= HWTIMER__LOAD(&t->arm_limit)) return 0;
+    if (form == HWTIMER__TICKS && when > t->pass.ticks_room) return 0;
+    if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
+        return ((word + 1u) & (leeway | 2u)) == 0;
     }
+    return !(word & leeway) && (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
+}
+
+/* The inline arming, with the node's leeway key (0: none, else the memo's). Without threads
+   no cancel waits for a callback, so a callback's own node armed here needs no fate. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                               int form, uint64_t period, hwtimer_fn fn,
+                                               void *arg, uint32_t key) {
+    hwtimer__wheel *w = t->quick_wheel;
+    uint64_t e;
     if (form == HWTIMER__TICKS) {
         e = t->pass.last_tick + when;
         when = t->pass.last_now + when * w->geo.tick_ns;
@@ -2424,11 +2424,40 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_
         if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
         e = hwtimer__due_tick(&w->geo, when);
     }
+    if (key) e = hwtimer__leeway_grid(w, e);
     if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
     hwtimer__arm_fill(w, to, period, fn, arg);
     w->pending++;
-    hwtimer__wheel_file_plain(w, to, when, e); /* last: the slot's marking may be a tail call */
+    hwtimer__wheel_file_plain(w, to, when, e, key); /* last: the marking may be a tail call */
     return HWTIMER_OK;
+}
+
+/* What the inline arming leaves: a leeway not the memo's, made its; the rest general. */
+static HWTIMER__NOINLINE int hwtimer__arm_other(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                                int form, uint64_t period, hwtimer_fn fn,
+                                                void *arg) {
+    if (hwtimer__quick_to_arm(t, to, when, form, 1)) {
+        hwtimer__set_leeway_memo(t->quick_wheel, to);
+        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
+    }
+    if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
+    return hwtimer__arm_general(t, to, hwtimer__ticks_ahead(t, when), 0, period, fn, arg);
+}
+
+/* The schedule forms. Without threads the usual armings make no call but the clock's: with
+   no leeway (one test of the word), then with the leeway the wheel saw last. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                        int form, uint64_t period, hwtimer_fn fn, void *arg) {
+    uint32_t key;
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (hwtimer__quick_to_arm(t, to, when, form, 0)) {
+        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, 0);
+    }
+    key = hwtimer__leeway_key(to);
+    if (key == t->quick_wheel->memo.key && hwtimer__quick_to_arm(t, to, when, form, 1)) {
+        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, key);
+    }
+    return hwtimer__arm_other(t, to, when, form, period, fn, arg);
 }
 
 /* The reschedule forms. Without threads the usual one, an idle timeout pushed later, is one
@@ -2480,9 +2509,9 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
     return cancelled;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
-   ================================================================================= */
+   ========================== */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
 #if defined(_WIN32)
@@ -2805,9 +2834,9 @@ static const hwtimer_threads hwtimer__win32_table = {
 #define HWTIMER__WIN32_TABLE NULL
 #endif /* HWTIMER__WIN32 */
 
-/* =================================================================================
+/* ==========================
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
-   ================================================================================= */
+   ========================== */
 
 /* Tells cfg->log_fn, if set, "hwtimer_create: " what [value] rule. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
@@ -3092,9 +3121,9 @@ static void hwtimer__visit_shard(hwtimer__shard *s, hwtimer__nodes_walk *walk) {
     (void)before;
 }
 
-/* =================================================================================
+/* ==========================
    [hwtimer:public] The public functions, in the order the API declares them
-   ================================================================================= */
+   ========================== */
 
 HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg) {
     if (!cfg) return;
@@ -3449,9 +3478,9 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ------------------------------------------------------------------------------
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
-   1.1.3 (2026-11-29)  a schedule links its node with plain stores
+   1.1.3 (2026-11-29)  a schedule with a leeway is inline too, as one without
    1.1.2 (2026-11-29)  a cancel asks for the next node's cache line first
-   1.1.1 (2026-11-28)  expiring many timers at once, and idle ticks, cost less
+   1.1.1 (2026-11-28)  cheaper mass expiry and idle ticks
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads;
                        one allocation for a timer of shards
    1.0.1 (2026-11-27)  restructured: a wheel type, the timer its front end
