@@ -2397,13 +2397,14 @@ static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
 enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 
 /* Inline? No threads (their quick_wheel is full), room, a tick in range, a node IDLE or
-   CANCELLED (a leeway only if `leeway_too`): little-endian, one test (0 and 3 alone plus
-   one leave bit 1 clear). */
+   CANCELLED, a leeway only if `leeway_too` (little-endian: one test; 0 and 3 alone plus one
+   leave bit 1 clear). */
 HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer *t, const hwtimer_timeout *to,
                                                  uint64_t when, int form, int leeway_too) {
-    uint32_t word = hwtimer__state_word(to), leeway = leeway_too ? 0 : hwtimer__leeway_bits();
+    uint32_t word, leeway = leeway_too ? 0 : hwtimer__leeway_bits();
     if (t->quick_wheel->pending >= HWTIMER__LOAD(&t->arm_limit)) return 0;
     if (form == HWTIMER__TICKS && when > t->pass.ticks_room) return 0;
+    word = hwtimer__state_word(to); /* only now: with threads, read under its lock */
     if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
         return ((word + 1u) & (leeway | 2u)) == 0;
     }
@@ -2411,7 +2412,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer *t, const hwtimer
 }
 
 /* The inline arming, with the node's leeway key (0: none, else the memo's). Without threads
-   no cancel waits for a callback, so a callback's own node armed here needs no fate. */
+   no cancel waits for a callback: a callback's own node armed here needs no fate. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                int form, uint64_t period, hwtimer_fn fn,
                                                void *arg, uint32_t key) {
@@ -2448,14 +2449,13 @@ static HWTIMER__NOINLINE int hwtimer__arm_other(hwtimer *t, hwtimer_timeout *to,
    no leeway (one test of the word), then with the leeway the wheel saw last. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         int form, uint64_t period, hwtimer_fn fn, void *arg) {
-    uint32_t key;
     if (!t || !to || !fn) return HWTIMER_EINVAL;
     if (hwtimer__quick_to_arm(t, to, when, form, 0)) {
         return hwtimer__arm_inline(t, to, when, form, period, fn, arg, 0);
     }
-    key = hwtimer__leeway_key(to);
-    if (key == t->quick_wheel->memo.key && hwtimer__quick_to_arm(t, to, when, form, 1)) {
-        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, key);
+    if (hwtimer__quick_to_arm(t, to, when, form, 1) &&
+        hwtimer__leeway_key(to) == t->quick_wheel->memo.key) { /* read once that passed */
+        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
     }
     return hwtimer__arm_other(t, to, when, form, period, fn, arg);
 }
@@ -3481,10 +3481,9 @@ VERSION HISTORY   [hwtimer:history]   (newest first)
    1.1.3 (2026-11-29)  a schedule with a leeway is inline too, as one without
    1.1.2 (2026-11-29)  a cancel asks for the next node's cache line first
    1.1.1 (2026-11-28)  cheaper mass expiry and idle ticks
-   1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads;
-                       one allocation for a timer of shards
+   1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
    1.0.1 (2026-11-27)  restructured: a wheel type, the timer its front end
    1.0.0 (2026-11-26)  stable API (VERSIONS)
-   0.1.0 - 0.3.0       (2026-11-21 .. 24) before the stable API
+   0.1.0 - 0.3.0       (2026-11-21 .. 24) before it
 ------------------------------------------------------------------------------
 */
