@@ -559,9 +559,9 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t);
 #endif
 #endif /* HWTIMER_H_INCLUDED */
 
-/* ==========================
+/* ====================
    IMPLEMENTATION
-   ==========================
+   ====================
 
 THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 
@@ -704,9 +704,9 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 #endif
 #if !defined(HWTIMER__NO_POSIX_TIME)
 
-/* ==========================
+/* ====================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
-   ========================== */
+   ==================== */
 
 #if defined(_WIN32) && (defined(HWTIMER__WIN32) || !defined(HWTIMER_NO_DEFAULT_CLOCK))
 /* Keep <windows.h>'s min, max, near and far from a file that had none. */
@@ -851,9 +851,9 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
     hwtimer__say(msg, digits + n);
 }
 
-/* ==========================
+/* ====================
    [hwtimer:data] Data: a node's place, the geometry, a wheel, its shard, the timer
-   ========================== */
+   ==================== */
 
 /* hwtimer_timeout.where: 0 so a zero-filled node is nowhere. */
 enum {
@@ -1044,11 +1044,11 @@ static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
 
 static void hwtimer__finish_destroy(hwtimer *t);
 
-/* ==========================
+/* ====================
    [hwtimer:ticks] Ticks: deadlines to ticks and back, leeway, the slot of a tick
 
    Arithmetic on the geometry; its one write is a wheel's leeway memo.
-   ========================== */
+   ==================== */
 
 /* n / tick_ns: q, by multiply-high, is floor(n/tick) or one less; the comparison corrects. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
@@ -1202,11 +1202,11 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
     g->level_words = offset;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
    Functions of a wheel, never of a timer, run with its lock held (or no threads).
-   ========================== */
+   ==================== */
 
 /* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
@@ -1698,11 +1698,11 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
     hwtimer__list_init(&w->ready);
 }
 
-/* ==========================
+/* ====================
    [hwtimer:check] The invariant check: a wheel against hwtimer_check's codes
 
    Run on each wheel, its lock held; it changes nothing but the leeway memo.
-   ========================== */
+   ==================== */
 
 /* 0 if a node due at `tick` may wait in slot `slot_where` (its own, or pushed later a coarse
    one that starts no later). */
@@ -1779,11 +1779,11 @@ static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     return err;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:locking] Locking, and which wheel a node is in
 
    The lock order and who takes which: "Locks" in THE DESIGN.
-   ========================== */
+   ==================== */
 
 HWTIMER__ALWAYS_INLINE void hwtimer__lock(const hwtimer *t, void *mutex) {
     if (t->threads) t->threads->mutex_lock(mutex);
@@ -1893,11 +1893,11 @@ static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
     return 1;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:loop] The front end, 1: the loop's answers and wake_fn
 
    "Waking" in THE DESIGN; the rule: "Waking the loop" at hwtimer_next_expiry.
-   ========================== */
+   ==================== */
 
 /* The last tick whose filing in s may call for a wake-up (hwtimer__note_filing decides). */
 static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
@@ -1983,11 +1983,11 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
     return next;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:nodes] The front end, 2: arming, moving and cancelling one node
 
    In wheel s, its lock held (or no threads).
-   ========================== */
+   ==================== */
 
 /* n nodes stopped pending: their places in the count all wheels share go back. */
 static void hwtimer__release_shared(hwtimer *t, size_t n) {
@@ -2105,9 +2105,9 @@ static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
     return n;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
-   ========================== */
+   ==================== */
 
 /* A periodic node's next period (during a pass: nothing to tell the loop). */
 static void hwtimer__rearm_periodic(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
@@ -2276,9 +2276,9 @@ static void hwtimer__abandon_pass(hwtimer *t) {
     t->pass.on = 0;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:worker] The worker thread
-   ========================== */
+   ==================== */
 
 /* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop. */
 static void hwtimer__worker_main(void *arg) {
@@ -2326,12 +2326,12 @@ HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
     return err;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
    Inline without threads (one wheel, no lock); out of line with threads: the clock read
    once, the wheel chosen, lock, body, unlock and wake.
-   ========================== */
+   ==================== */
 
 /* Schedule (fn set) or reschedule (fn NULL) the general way: with threads, or what the
    inline way leaves. The clock is read for a delay, and for a worker with a clock_fn of the
@@ -2396,15 +2396,17 @@ static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
 /* How hwtimer__arm's `when` counts. */
 enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 
-/* Inline? No threads (their quick_wheel is full), room, a tick in range, a node IDLE or
-   CANCELLED, a leeway only if `leeway_too` (little-endian: one test; 0 and 3 alone plus one
-   leave bit 1 clear). */
-HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer *t, const hwtimer_timeout *to,
-                                                 uint64_t when, int form, int leeway_too) {
-    uint32_t word, leeway = leeway_too ? 0 : hwtimer__leeway_bits();
-    if (t->quick_wheel->pending >= HWTIMER__LOAD(&t->arm_limit)) return 0;
-    if (form == HWTIMER__TICKS && when > t->pass.ticks_room) return 0;
-    word = hwtimer__state_word(to); /* only now: with threads, read under its lock */
+/* May the timer arm inline: no threads (their quick_wheel is full), room, a tick in range? */
+HWTIMER__ALWAYS_INLINE int hwtimer__inline_room(const hwtimer *t, uint64_t when, int form) {
+    return t->quick_wheel->pending < HWTIMER__LOAD(&t->arm_limit) &&
+           (form != HWTIMER__TICKS || when <= t->pass.ticks_room);
+}
+
+/* And the node: IDLE or CANCELLED, a leeway only if `leeway_too` (little-endian: one test;
+   0 and 3 alone plus one leave bit 1 clear)? Asked only once the timer said yes: with
+   threads a node is read under its lock. */
+HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to, int leeway_too) {
+    uint32_t word = hwtimer__state_word(to), leeway = leeway_too ? 0 : hwtimer__leeway_bits();
     if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
         return ((word + 1u) & (leeway | 2u)) == 0;
     }
@@ -2437,7 +2439,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, 
 static HWTIMER__NOINLINE int hwtimer__arm_other(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                 int form, uint64_t period, hwtimer_fn fn,
                                                 void *arg) {
-    if (hwtimer__quick_to_arm(t, to, when, form, 1)) {
+    if (hwtimer__inline_room(t, when, form) && hwtimer__quick_to_arm(to, 1)) {
         hwtimer__set_leeway_memo(t->quick_wheel, to);
         return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
     }
@@ -2450,12 +2452,13 @@ static HWTIMER__NOINLINE int hwtimer__arm_other(hwtimer *t, hwtimer_timeout *to,
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         int form, uint64_t period, hwtimer_fn fn, void *arg) {
     if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (hwtimer__quick_to_arm(t, to, when, form, 0)) {
-        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, 0);
-    }
-    if (hwtimer__quick_to_arm(t, to, when, form, 1) &&
-        hwtimer__leeway_key(to) == t->quick_wheel->memo.key) { /* read once that passed */
-        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
+    if (hwtimer__inline_room(t, when, form)) {
+        if (hwtimer__quick_to_arm(to, 0)) {
+            return hwtimer__arm_inline(t, to, when, form, period, fn, arg, 0);
+        }
+        if (hwtimer__quick_to_arm(to, 1) && hwtimer__leeway_key(to) == t->quick_wheel->memo.key) {
+            return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
+        }
     }
     return hwtimer__arm_other(t, to, when, form, period, fn, arg);
 }
@@ -2509,9 +2512,9 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
     return cancelled;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
-   ========================== */
+   ==================== */
 
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK)
 #if defined(_WIN32)
@@ -2834,9 +2837,9 @@ static const hwtimer_threads hwtimer__win32_table = {
 #define HWTIMER__WIN32_TABLE NULL
 #endif /* HWTIMER__WIN32 */
 
-/* ==========================
+/* ====================
    [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
-   ========================== */
+   ==================== */
 
 /* Tells cfg->log_fn, if set, "hwtimer_create: " what [value] rule. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
@@ -3121,9 +3124,9 @@ static void hwtimer__visit_shard(hwtimer__shard *s, hwtimer__nodes_walk *walk) {
     (void)before;
 }
 
-/* ==========================
+/* ====================
    [hwtimer:public] The public functions, in the order the API declares them
-   ========================== */
+   ==================== */
 
 HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg) {
     if (!cfg) return;
