@@ -2410,7 +2410,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to, int 
     if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
         return ((word + 1u) & (leeway | 2u)) == 0;
     }
-    return !(word & leeway) && (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
+    return (leeway_too || !hwtimer__leeway_key(to)) &&
+           (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
 }
 
 /* The inline arming, with the node's leeway key (0: none, else the memo's). Without threads
