@@ -1089,11 +1089,14 @@ static uint32_t hwtimer__leeway_bits(void) {
     const uint32_t one = 1;
     return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
+static int hwtimer__little_endian(void) {
+    return hwtimer__leeway_bits() == ~(uint32_t)0xFFu;
+}
 
 /* A node's 8 bytes from `where` on (where, state, leeway) PENDING in slot `where` with the
    leeway `key` (hwtimer__leeway_key): the inline arming stores them at once. */
 static uint64_t hwtimer__pending_word(uint32_t where, uint32_t key) {
-    if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) { /* little-endian: `where` first */
+    if (hwtimer__little_endian()) { /* `where` first */
         return where | (uint64_t)(key | HWTIMER_PENDING) << 32;
     }
     return (uint64_t)where << 32 | key | (uint64_t)HWTIMER_PENDING << 24;
@@ -1477,6 +1480,16 @@ static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
     w->notice_upto = upto > w->due_upto ? upto : w->due_upto;
 }
 
+/* A step to the slot at `level`, `slot`, starting at `tick`: 1 if that is by `upto`. */
+HWTIMER__ALWAYS_INLINE int hwtimer__slot_step(hwtimer__step *step, unsigned level,
+                                              uint32_t slot, uint64_t tick, uint64_t upto) {
+    step->runs_ready = 0;
+    step->level = level;
+    step->slot = slot;
+    step->tick = tick;
+    return tick <= upto;
+}
+
 /* The slot THE DESIGN's advance empties next, and its start: 1 if it starts by `upto`.
    The bit trees' climb, out of line (hwtimer__next_slot). */
 static HWTIMER__NOINLINE int hwtimer__climb_to_slot(const hwtimer__wheel *w, hwtimer__step *step,
@@ -1488,11 +1501,7 @@ static HWTIMER__NOINLINE int hwtimer__climb_to_slot(const hwtimer__wheel *w, hwt
         uint32_t pos = (uint32_t)(hwtimer__shr(w->elapsed, shift) & g->mask);
         uint32_t slot = hwtimer__bits_next(g, hwtimer__level_bits(w, level), pos + 1);
         if (slot < g->width) {
-            step->runs_ready = 0;
-            step->level = level;
-            step->slot = slot;
-            step->tick = hwtimer__slot_start(w, shift, slot);
-            return step->tick <= upto;
+            return hwtimer__slot_step(step, level, slot, hwtimer__slot_start(w, shift, slot), upto);
         }
     }
     return 0;
@@ -1503,7 +1512,7 @@ static HWTIMER__NOINLINE int hwtimer__climb_to_slot(const hwtimer__wheel *w, hwt
    `upto` lies in it, in the same rotation (an idle tick). */
 HWTIMER__ALWAYS_INLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step,
                                               uint64_t upto) {
-    uint32_t from = ((uint32_t)w->elapsed & w->geo.mask) + 1;
+    uint32_t from = ((uint32_t)w->elapsed & w->geo.mask) + 1, slot;
     uint64_t word = from < w->geo.width ? w->occupied[from >> 6] & (UINT64_MAX << (from & 63)) : 0;
     if (!word) {
         if ((upto >> w->geo.bits) == (w->elapsed >> w->geo.bits) &&
@@ -1512,11 +1521,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__
         }
         return hwtimer__climb_to_slot(w, step, upto);
     }
-    step->runs_ready = 0;
-    step->level = 0;
-    step->slot = (from & ~63u) | hwtimer__ctz64(word);
-    step->tick = (w->elapsed & ~(uint64_t)w->geo.mask) | step->slot;
-    return step->tick <= upto;
+    slot = (from & ~63u) | hwtimer__ctz64(word);
+    return hwtimer__slot_step(step, 0, slot, (w->elapsed & ~(uint64_t)w->geo.mask) | slot, upto);
 }
 
 /* The tick of the wheel's next work (a slot's may only move nodes down): 0 if none. */
@@ -2407,7 +2413,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__inline_room(const hwtimer *t, uint64_t when,
    threads a node is read under its lock. */
 HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to, int leeway_too) {
     uint32_t word = hwtimer__state_word(to), leeway = leeway_too ? 0 : hwtimer__leeway_bits();
-    if (hwtimer__leeway_bits() == ~(uint32_t)0xFFu) {
+    if (hwtimer__little_endian()) {
         return ((word + 1u) & (leeway | 2u)) == 0;
     }
     return (leeway_too || !hwtimer__leeway_key(to)) &&
@@ -3453,7 +3459,7 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
 #endif /* HWTIMER_IMPLEMENTATION */
 
 /*
-------------------------------------------------------------------------------
+====================
 LICENSE (Unlicense)   [hwtimer:license]
 
 This is free and unencumbered software released into the public domain.
@@ -3475,11 +3481,11 @@ FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS BE
 LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF
 CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE
 SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
-------------------------------------------------------------------------------
+====================
 */
 
 /*
-------------------------------------------------------------------------------
+====================
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
    1.1.3 (2026-11-29)  a schedule with a leeway is inline too, as one without
@@ -3489,5 +3495,5 @@ VERSION HISTORY   [hwtimer:history]   (newest first)
    1.0.1 (2026-11-27)  restructured: a wheel type, the timer its front end
    1.0.0 (2026-11-26)  stable API (VERSIONS)
    0.1.0 - 0.3.0       (2026-11-21 .. 24) before it
-------------------------------------------------------------------------------
+====================
 */
