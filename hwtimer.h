@@ -1376,23 +1376,20 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct h
     return hwtimer__node_tick(w, hwtimer__node(l), hwtimer__node(l)->deadline);
 }
 
-/* Makes a node in no list PENDING at `deadline`, in the slot of its tick e > notice_upto. */
+/* Makes a node in no list PENDING at `deadline`, in the slot of its tick e > notice_upto.
+   `plain` (the inline arming, no threads): `where`, state and leeway `key` in one store. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_timeout *to,
-                                                     uint64_t deadline, uint64_t e) {
-    HWTIMER__STORE64(&to->deadline, deadline);
-    hwtimer__set_state(to, HWTIMER_PENDING);
-    hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, e));
-}
-
-/* The same for the inline arming (no threads): `where`, state and leeway `key` in one
-   store, not two. */
-HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_plain(hwtimer__wheel *w, hwtimer_timeout *to,
-                                                      uint64_t deadline, uint64_t e,
-                                                      uint32_t key) {
+                                                     uint64_t deadline, uint64_t e, int plain,
+                                                     uint32_t key) {
     uint32_t where = hwtimer__wheel_where(w, e);
     uint64_t word = hwtimer__pending_word(where, key);
     HWTIMER__STORE64(&to->deadline, deadline);
-    memcpy(&to->where, &word, sizeof word);
+    if (plain) {
+        memcpy(&to->where, &word, sizeof word);
+    } else {
+        hwtimer__set_state(to, HWTIMER_PENDING);
+        to->where = where;
+    }
     hwtimer__slot_append(w, to, where);
 }
 
@@ -1419,7 +1416,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
                                                uint64_t deadline, uint64_t *tick) {
     *tick = hwtimer__node_tick(w, to, deadline);
     if (*tick <= w->notice_upto) return hwtimer__file_noticed(w, to, deadline, *tick);
-    hwtimer__wheel_file_past(w, to, deadline, *tick);
+    hwtimer__wheel_file_past(w, to, deadline, *tick, 0, 0);
     return 0;
 }
 
@@ -2438,7 +2435,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, 
     if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
     hwtimer__arm_fill(w, to, period, fn, arg);
     w->pending++;
-    hwtimer__wheel_file_plain(w, to, when, e, key); /* last: the marking may be a tail call */
+    hwtimer__wheel_file_past(w, to, when, e, 1, key); /* last: the marking may be a tail call */
     return HWTIMER_OK;
 }
 
