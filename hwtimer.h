@@ -1346,9 +1346,10 @@ HWTIMER__ALWAYS_INLINE void hwtimer__slot_bit(hwtimer__wheel *w, uint32_t where,
     hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, on);
 }
 
-/* Out of line, and last in a filing: nothing is kept across its call. */
-static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, uint32_t where) {
-    hwtimer__slot_bit(w, where, 1);
+/* Marks the slot of a first list `head`: out of line, and last in a filing, so nothing is
+   kept across its call, not even the slot's `where`. */
+static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, struct hwtimer__link *head) {
+    hwtimer__slot_bit(w, (uint32_t)((size_t)(head - w->lists) / HWTIMER_SLOT_LISTS), 1);
 }
 
 /* Links a node into the lists of slot `where` ("Each slot" in THE DESIGN); its `where` is
@@ -1361,7 +1362,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__slot_append(hwtimer__wheel *w, hwtimer_time
     int first = hwtimer__list_empty(head);
     if (!first) head += ((uintptr_t)to >> HWTIMER__LIST_RUN_BITS) & (HWTIMER_SLOT_LISTS - 1);
     hwtimer__list_append(head, &to->link);
-    if (first) hwtimer__mark_slot(w, where);
+    if (first) hwtimer__mark_slot(w, head);
 }
 
 /* Files a node in slot `where`. */
@@ -2399,9 +2400,10 @@ static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
 /* How hwtimer__arm's `when` counts. */
 enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 
-/* May the timer arm inline: no threads (their quick_wheel is full), room, a tick in range? */
+/* May the timer arm inline: no threads (their quick_wheel is full), room, a tick in range?
+   (The limit first: gcc then keeps the wheel's address, not the limit, in a register.) */
 HWTIMER__ALWAYS_INLINE int hwtimer__inline_room(const hwtimer *t, uint64_t when, int form) {
-    return t->quick_wheel->pending < HWTIMER__LOAD(&t->arm_limit) &&
+    return HWTIMER__LOAD(&t->arm_limit) > t->quick_wheel->pending &&
            (form != HWTIMER__TICKS || when <= t->pass.ticks_room);
 }
 
