@@ -1084,13 +1084,14 @@ typedef char hwtimer__state_and_leeway_share_a_word
      offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 &&
      offsetof(hwtimer_timeout, state) == offsetof(hwtimer_timeout, where) + 4 ? 1 : -1];
 
-/* That word's bits but the state's (its first byte in memory): a constant once folded. */
-static uint32_t hwtimer__leeway_bits(void) {
-    const uint32_t one = 1;
-    return *(const unsigned char *)&one ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
-}
+/* Is the state its word's low byte (its first in memory)? A constant once folded. */
 static int hwtimer__little_endian(void) {
-    return hwtimer__leeway_bits() == ~(uint32_t)0xFFu;
+    const uint32_t one = 1;
+    return *(const unsigned char *)&one;
+}
+/* That word's bits but the state's. */
+static uint32_t hwtimer__leeway_bits(void) {
+    return hwtimer__little_endian() ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
 /* A node's 8 bytes from `where` on (where, state, leeway) PENDING in slot `where` with the
@@ -2401,7 +2402,7 @@ static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
 enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 
 /* May the timer arm inline: no threads (their quick_wheel is full), room, a tick in range?
-   (The limit first: gcc then keeps the wheel's address, not the limit, in a register.) */
+   (The limit first: gcc then keeps the wheel's address in a register.) */
 HWTIMER__ALWAYS_INLINE int hwtimer__inline_room(const hwtimer *t, uint64_t when, int form) {
     return HWTIMER__LOAD(&t->arm_limit) > t->quick_wheel->pending &&
            (form != HWTIMER__TICKS || when <= t->pass.ticks_room);
