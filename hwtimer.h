@@ -1384,9 +1384,9 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
                                                      uint64_t deadline, uint64_t e, int plain,
                                                      uint32_t key) {
     uint32_t where = hwtimer__wheel_where(w, e);
-    uint64_t word = hwtimer__pending_word(where, key);
     HWTIMER__STORE64(&to->deadline, deadline);
     if (plain) {
+        uint64_t word = hwtimer__pending_word(where, key);
         memcpy(&to->where, &word, sizeof word);
     } else {
         hwtimer__set_state(to, HWTIMER_PENDING);
@@ -2408,16 +2408,13 @@ HWTIMER__ALWAYS_INLINE int hwtimer__inline_room(const hwtimer *t, uint64_t when,
            (form != HWTIMER__TICKS || when <= t->pass.ticks_room);
 }
 
-/* And the node: IDLE or CANCELLED, a leeway only if `leeway_too` (little-endian: one test;
-   0 and 3 alone plus one leave bit 1 clear)? Asked only once the timer said yes: with
-   threads a node is read under its lock. */
+/* And the node: IDLE or CANCELLED, a leeway only if `leeway_too`? One test of the word: 0
+   and 3 alone plus one leave bit 1 clear. Asked only once the timer said yes: with threads
+   a node is read under its lock. */
 HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to, int leeway_too) {
-    uint32_t word = hwtimer__state_word(to), leeway = leeway_too ? 0 : hwtimer__leeway_bits();
-    if (hwtimer__little_endian()) {
-        return ((word + 1u) & (leeway | 2u)) == 0;
-    }
-    return (leeway_too || !hwtimer__leeway_key(to)) &&
-           (to->state == HWTIMER_IDLE || to->state == HWTIMER_CANCELLED);
+    uint32_t one = hwtimer__little_endian() ? 1u : 1u << 24; /* the state's 1 in the word */
+    uint32_t leeway = leeway_too ? 0 : hwtimer__leeway_bits();
+    return ((hwtimer__state_word(to) + one) & (leeway | one << 1)) == 0;
 }
 
 /* The inline arming, with the node's leeway key (0: none, else the memo's). Without threads
