@@ -888,9 +888,10 @@ typedef struct hwtimer__geometry {
     unsigned levels;
     unsigned bit_layers;  /* of a level's bit tree (hwtimer__level_bits) */
     size_t level_words;   /* of one level's bit tree */
-    /* by the highest bit in which a tick differs from elapsed: the `where` of the level's
-       slot 0, and above bit 32 its digit's shift (level * bits) */
-    uint64_t level_of_bit[64];
+    /* by the highest bit in which a tick differs from elapsed: its level's slot 0's
+       `where`, and its digit's shift (level * bits) */
+    uint32_t level_where[64];
+    unsigned char level_shift[64];
     uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
     uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
 } hwtimer__geometry;
@@ -1154,10 +1155,9 @@ static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
 HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick) {
     const hwtimer__geometry *g = &w->geo;
     unsigned bit = hwtimer__msb64(tick ^ w->elapsed);
-    uint64_t level = g->level_of_bit[bit];
-    uint32_t slot = (uint32_t)(tick >> (level >> 32)) & g->mask;
+    uint32_t slot = (uint32_t)(tick >> g->level_shift[bit]) & g->mask;
     HWTIMER_ASSERT(tick > w->elapsed && bit / g->bits < g->levels);
-    return (uint32_t)level + slot;
+    return g->level_where[bit] + slot;
 }
 
 /* The start of slot `slot` after elapsed's position, on the level whose digit is at `shift`. */
@@ -1193,8 +1193,8 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
     g->levels = (hwtimer__msb64(g->max_tick | 1) + g->bits) / g->bits; /* ceil(tick bits / bits) */
     for (layer = 0; layer < 64; layer++) {
         unsigned level = layer / g->bits;
-        g->level_of_bit[layer] =
-            (uint64_t)(level * g->bits) << 32 | hwtimer__slot_where(g, level, 0);
+        g->level_where[layer] = hwtimer__slot_where(g, level, 0);
+        g->level_shift[layer] = (unsigned char)(level * g->bits);
     }
     for (layer = 0, words = g->width; words > 1; layer++) { /* width >= 2: one layer at least */
         words = (words + 63) / 64;
@@ -1215,13 +1215,13 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
-/* Appends n (the head known: a load fewer than after its last node). n's links side by
-   side merge into one store: on the hot paths stores cost more than instructions. */
+/* Appends n (the head known: a load fewer than after its last node). n's links stored
+   apart: side by side, gcc makes a vector store, two instructions more. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
     n->prev = last;
-    n->next = head;
     last->next = n;
+    n->next = head;
     head->prev = n;
 }
 /* Leaves n's own links as they were: `where` and the state say whether a node is linked. */
@@ -1347,8 +1347,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__slot_bit(hwtimer__wheel *w, uint32_t where,
     hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, on);
 }
 
-/* Marks the slot of a first list `head`: out of line, and last in a filing, so nothing is
-   kept across its call, not even the slot's `where`. */
+/* Marks the slot of first list `head`: out of line and last in a filing, so nothing (not
+   even `where`) is kept across the call. */
 static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, struct hwtimer__link *head) {
     hwtimer__slot_bit(w, (uint32_t)((size_t)(head - w->lists) / HWTIMER_SLOT_LISTS), 1);
 }
@@ -1396,7 +1396,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
 }
 
 /* The same at a tick <= notice_upto: in its slot, or up to due_upto in `due` in tick order,
-   from its tail. Returns whether the tick is watched. */
+   from its tail. 1 if the tick is watched. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t deadline, uint64_t tick) {
     HWTIMER__STORE64(&to->deadline, deadline);
@@ -1422,7 +1422,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
     return 0;
 }
 
-/* A node alone in its list left it: the slot's bit is cleared if all its lists are empty.
+/* A node alone in its list left it: the slot's bit cleared if all its lists are empty.
    Out of line: a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     if (where >= HWTIMER__WHERE_WHEEL &&
@@ -1432,20 +1432,25 @@ static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32
 }
 
 /* Takes a filed node out of its list (its slot may empty only if it was alone there);
-   `where` is left stale, read only while pending. */
+   `where` left stale, read only while pending. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
     if (hwtimer__list_unlink(&to->link)) hwtimer__unmark_if_empty(w, to->where);
 }
 
 /* A node pending in w is CANCELLED, uncounted, unfiled if filed (last: the call that may
-   clear a bit ends it). The next node's line is asked for first ("Trade-offs", THE DESIGN). */
+   clear a bit ends it). The next node's line asked for first ("Trade-offs", THE DESIGN);
+   the links read once, before the state's store. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    int filed) {
+    int alone = 0;
     HWTIMER_ASSERT(w->pending > 0);
-    if (filed) HWTIMER__PREFETCH_WRITE(to->link.next);
+    if (filed) {
+        HWTIMER__PREFETCH_WRITE(to->link.next);
+        alone = hwtimer__list_unlink(&to->link);
+    }
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     w->pending--;
-    if (filed) hwtimer__wheel_unfile(w, to);
+    if (alone) hwtimer__unmark_if_empty(w, to->where);
 }
 
 /* A push later that leaves the node in its slot ("Pushing" in THE DESIGN): 1 if it may. */
@@ -1891,7 +1896,7 @@ static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *
 /* The timer whose foreach visitor this thread runs (which holds its locks), or NULL. */
 static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
 
-/* Takes s's lock unless this thread is in t's foreach visitor; returns whether it did. */
+/* Takes s's lock unless this thread is in t's foreach visitor: 1 if it did. */
 static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
     if (HWTIMER__HAVE_THREAD_LOCAL && hwtimer__visiting == t) return 0;
     hwtimer__lock(t, s->mutex);
