@@ -1432,25 +1432,21 @@ static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32
 }
 
 /* Takes a filed node out of its list (its slot may empty only if it was alone there);
-   `where` left stale, read only while pending. */
+   `where` left stale, read only while pending. The next node's line, which the unlink
+   writes, is asked for first ("Trade-offs", THE DESIGN). */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
+    HWTIMER__PREFETCH_WRITE(to->link.next);
     if (hwtimer__list_unlink(&to->link)) hwtimer__unmark_if_empty(w, to->where);
 }
 
 /* A node pending in w is CANCELLED, uncounted, unfiled if filed (last: the call that may
-   clear a bit ends it). The next node's line asked for first ("Trade-offs", THE DESIGN);
-   the links read once, before the state's store. */
+   clear a bit ends it). */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    int filed) {
-    int alone = 0;
     HWTIMER_ASSERT(w->pending > 0);
-    if (filed) {
-        HWTIMER__PREFETCH_WRITE(to->link.next);
-        alone = hwtimer__list_unlink(&to->link);
-    }
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     w->pending--;
-    if (alone) hwtimer__unmark_if_empty(w, to->where);
+    if (filed) hwtimer__wheel_unfile(w, to);
 }
 
 /* A push later that leaves the node in its slot ("Pushing" in THE DESIGN): 1 if it may. */
