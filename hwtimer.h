@@ -1,4 +1,4 @@
-/* hwtimer.h 1.1.3 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.1.4 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -192,8 +192,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 /* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
 #define HWTIMER_VERSION_MINOR 1
-#define HWTIMER_VERSION_PATCH 3
-#define HWTIMER_VERSION "1.1.3"
+#define HWTIMER_VERSION_PATCH 4
+#define HWTIMER_VERSION "1.1.4"
 
 /* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
@@ -645,8 +645,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    times (plus its re-filings), each time with its due tick recomputed from its deadline (a
    multiply-high: the 64-byte node has no room for it). Wide levels (Netty's 512) re-file
    less than narrow ones (timeout.c's 64) but spread a level's timeouts over more lists, so
-   a cancel's neighbours lie further apart in memory: it asks for the next one's line first
-   (a store asks as it leaves the store buffer: a cold line holds up the stores behind).
+   a cancel's neighbours lie further apart in memory: it asks for their lines first (a
+   store asks as it leaves the store buffer: a cold line holds up the stores behind).
    Timeouts filed during a pass, or due at or before the last tick advanced to, wait in
    `due`, sorted by due tick (inserted from the tail: O(1) unless the clock steps back),
    and run at the start of the next advance.
@@ -1432,10 +1432,11 @@ static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32
 }
 
 /* Takes a filed node out of its list (its slot may empty only if it was alone there);
-   `where` left stale, read only while pending. The next node's line, which the unlink
-   writes, is asked for first ("Trade-offs", THE DESIGN). */
+   `where` left stale, read only while pending. The neighbours' lines, which the unlink
+   writes, are asked for first ("Trade-offs", THE DESIGN). */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
     HWTIMER__PREFETCH_WRITE(to->link.next);
+    HWTIMER__PREFETCH_WRITE(to->link.prev);
     if (hwtimer__list_unlink(&to->link)) hwtimer__unmark_if_empty(w, to->where);
 }
 
@@ -3486,6 +3487,7 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ====================
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
+   1.1.4 (2026-11-29)  a cancel asks for both neighbours' cache lines first
    1.1.3 (2026-11-29)  a schedule with a leeway is inline too, as one without
    1.1.2 (2026-11-29)  a cancel asks for the next node's cache line first
    1.1.1 (2026-11-28)  cheaper mass expiry and idle ticks
