@@ -1119,8 +1119,8 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
 static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
                                                        const hwtimer_timeout *to) {
     uint64_t n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to));
-    w->memo.mask = n == UINT64_MAX ? UINT64_MAX >> 1 /* 2^64 is past any tick */
-                                   : ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
+    HWTIMER_ASSERT(n < UINT64_MAX); /* a node keeps at most 18446e15 ns: n + 1 never wraps */
+    w->memo.mask = ((uint64_t)1 << hwtimer__msb64(n + 1)) - 1;
     w->memo.key = hwtimer__leeway_key(to);
 }
 

@@ -1,7 +1,8 @@
 /* test_leeway.c - hwtimer_timeout_set_leeway: its errors, a node keeps its leeway until it is
    set again or re-initialized, the window rule with exact ticks (the first multiple at or
    after e of the largest power of two <= floor(L / tick) + 1), never before D nor after
-   B + L, the stored rounding, and what leeway is for: fewer passes. */
+   B + L, the stored rounding up to the largest leeway, and what leeway is for: fewer
+   passes. */
 #include "harness.h"
 #include "fixture.h"
 #include "probe.h"
@@ -312,6 +313,26 @@ static void test_stored_rounding(void) {
     }
 }
 
+/* The largest leeway a node keeps (UINT64_MAX given, 18446e15 ns kept) on a 1 ns tick, where
+   n = floor(L / tick) is the leeway itself: the grid is 2^63 (the largest power of two
+   <= n + 1), so a timeout due at tick 5 runs at tick 2^63, not a tick before. */
+static void test_largest_leeway(void) {
+    const uint64_t grid = (uint64_t)1 << 63;
+    fixture f;
+    probe p;
+    fixture_open(&f, 0, 1, 512);
+    probe_init(&p, &f, 0);
+    CHECK_EQ(set_leeway(&p, UINT64_MAX), HWTIMER_OK);
+    CHECK_EQ(probe_schedule_at(&p, 5), HWTIMER_OK);
+    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p.to), grid);
+    CHECK_EQ(advance_to(&f, grid - 1), 0);
+    CHECK_EQ(p.runs, 0);
+    CHECK_EQ(advance_to(&f, grid), 1);
+    CHECK_EQ(p.runs, 1);
+    CHECK_EQ(p.ran_at, grid);
+    fixture_close(&f);
+}
+
 int main(void) {
     RUN_TEST(test_errors);
     RUN_TEST(test_kept_and_reset);
@@ -321,5 +342,6 @@ int main(void) {
     RUN_TEST(test_order_by_chosen_boundary);
     RUN_TEST(test_batching);
     RUN_TEST(test_stored_rounding);
+    RUN_TEST(test_largest_leeway);
     return test_finish();
 }
