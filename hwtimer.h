@@ -616,7 +616,7 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    occupied slot is visited once, in time order, and no empty one is.
 
    Each slot is HWTIMER_SLOT_LISTS lists. A node goes to the first while it is
-   empty, else to the one its address picks (one per 64 KiB): a sparse slot stays in one
+   empty, else to the one its address picks (one per MiB): a sparse slot stays in one
    place, a busy one spreads, and neighbours in memory stay neighbours in a list, so a
    cancel's writes mostly hit cached lines. Emptying a slot walks its lists in step, each
    from both ends, prefetching: eight chains of cache misses overlap instead of one. A
@@ -1356,7 +1356,7 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, struct hwtim
 /* Links a node into the lists of slot `where` ("Each slot" in THE DESIGN); its `where` is
    the caller's to store. A slot may be occupied with its first list empty: marking twice
    is harmless. */
-#define HWTIMER__LIST_RUN_BITS 16
+#define HWTIMER__LIST_RUN_BITS 20
 HWTIMER__ALWAYS_INLINE void hwtimer__slot_append(hwtimer__wheel *w, hwtimer_timeout *to,
                                                  uint32_t where) {
     struct hwtimer__link *head = hwtimer__slot_lists(w, where);
