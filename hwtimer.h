@@ -3487,7 +3487,7 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ====================
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
-   1.1.4 (2026-11-29)  a cancel asks for both neighbours' cache lines first
+   1.1.4 (2026-11-29)  a cancel asks for both neighbours' cache lines; a slot's lists by MiB
    1.1.3 (2026-11-29)  a schedule with a leeway is inline too, as one without
    1.1.2 (2026-11-29)  a cancel asks for the next node's cache line first
    1.1.1 (2026-11-28)  cheaper mass expiry and idle ticks
