@@ -217,8 +217,7 @@ static uint64_t highest_reading; /* atomic */
 static uint64_t offset_clock(void *ctx) {
     uint64_t now = now_ns() + ATOMIC_GET(&offset_clock_ns), seen = ATOMIC_GET(&highest_reading);
     (void)ctx;
-    while (now > seen && !__atomic_compare_exchange_n(&highest_reading, &seen, now, 0,
-                                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    while (now > seen && !ATOMIC_CAS(&highest_reading, &seen, now)) {
         /* seen was reloaded: try again while now is still higher */
     }
     return now;

@@ -33,12 +33,7 @@ static struct {
     const void *last_locked;  /* atomic */
 } guard;
 
-#ifdef _MSC_VER
-#define GUARD_THREAD_LOCAL __declspec(thread)
-#else
-#define GUARD_THREAD_LOCAL __thread
-#endif
-static GUARD_THREAD_LOCAL unsigned char held_here[GUARDED_MAX]; /* by this thread */
+static TEST_THREAD_LOCAL unsigned char held_here[GUARDED_MAX]; /* by this thread */
 
 static hwtimer_threads guarded_threads;
 
@@ -84,8 +79,7 @@ static void guarded_mutex_lock(void *m) {
         misuse();
         return;
     }
-    if (hook && __atomic_compare_exchange_n(&before_next_lock, &hook, (void (*)(void))0, 0,
-                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    if (hook && ATOMIC_CAS(&before_next_lock, &hook, (void (*)(void))0)) {
         hook(); /* (only the thread that cleared it runs it) */
     }
     guard.real->mutex_lock(m);
