@@ -217,6 +217,12 @@ typedef struct logged {
     char last[512];
 } logged;
 
+/* 1 if the sentence s ends with `tail`: it was ended where it should be. */
+static inline int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && strcmp(s + n - k, tail) == 0;
+}
+
 static inline void note_log(void *ctx, const char *message) {
     logged *l = (logged *)ctx;
     strncpy(l->last, message, sizeof l->last - 1);
