@@ -1,4 +1,4 @@
-/* hwtimer.h 1.1.4 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.1.5 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -155,7 +155,7 @@ OPTIONS (define before including, in the implementation file unless noted)
    HWTIMER_NO_THREADS    no thread code: caller-driven from one thread (all files)
    HWTIMER_NO_PTHREADS   leave the POSIX threads backend out
    HWTIMER_PTHREADS      build the POSIX threads backend on _WIN32 too (mingw winpthreads)
-   HWTIMER_C11_THREADS   build the C11 <threads.h> backend
+   HWTIMER_C11_THREADS   build the C11 <threads.h> backend (C11 or later)
    HWTIMER_NO_DEFAULT_CLOCK  no platform clock: hwtimer_config.clock_fn is required
    HWTIMER_ASSERT(x)     internal invariant checks (default: assert(x))
    HWTIMER_MALLOC(ctx,size), HWTIMER_FREE(ctx,ptr)  malloc/free unless cfg.alloc_fn is set
@@ -192,8 +192,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 /* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
 #define HWTIMER_VERSION_MINOR 1
-#define HWTIMER_VERSION_PATCH 4
-#define HWTIMER_VERSION "1.1.4"
+#define HWTIMER_VERSION_PATCH 5
+#define HWTIMER_VERSION "1.1.5"
 
 /* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
@@ -698,11 +698,18 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 #include <time.h>
 /* (glibc: __USE_XOPEN2K is what declares clock_gettime and pthread_condattr_setclock) */
 #if !defined(CLOCK_MONOTONIC) || (defined(__GLIBC__) && !defined(__USE_XOPEN2K))
-#define HWTIMER__NO_POSIX_TIME
+#define HWTIMER__TIME_HIDDEN
 #error "hwtimer.h: clock_gettime/CLOCK_MONOTONIC are hidden: a system header came first under strict -std=c99/c11. Include hwtimer.h first in the file that defines HWTIMER_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L or -std=gnu99."
 #endif
 #endif
-#if !defined(HWTIMER__NO_POSIX_TIME)
+#if defined(HWTIMER__C11) && !defined(HWTIMER__TIME_HIDDEN)
+#include <time.h>
+#if !defined(TIME_UTC) /* C11's, beside timespec_get */
+#define HWTIMER__TIME_HIDDEN
+#error "hwtimer.h: HWTIMER_C11_THREADS needs C11's timespec_get: compile with -std=c11 or later."
+#endif
+#endif
+#if !defined(HWTIMER__TIME_HIDDEN)
 
 /* ====================
    [hwtimer:portability] Portability: bit scans, inlining hints, atomics, thread-locals
@@ -2572,8 +2579,8 @@ static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
    holder needs to unlock): a lock is held briefly, a sleep costs two kernel round trips.
    1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
-    unsigned i, j;
-    for (i = 0; i < HWTIMER_LOCK_SPINS; i++) {
+    unsigned i, j, n = HWTIMER_LOCK_SPINS; /* not i < 0: gcc warns */
+    for (i = 0; i < n; i++) {
         if (try_lock(m)) return 1;
         for (j = 0; j < 1u << (i < 6 ? i : 6); j++) {
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -2860,25 +2867,19 @@ static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
 }
 
 /* The first hook or size of a threads table that is NULL or 0, or NULL. */
+#define HWTIMER__NEED(f) if (!th->f) return #f
 static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
-    if (!th->mutex_size) return "mutex_size";
-    if (!th->cond_size) return "cond_size";
-    if (!th->thread_size) return "thread_size";
-    if (!th->mutex_init) return "mutex_init";
-    if (!th->mutex_destroy) return "mutex_destroy";
-    if (!th->mutex_lock) return "mutex_lock";
-    if (!th->mutex_unlock) return "mutex_unlock";
-    if (!th->cond_init) return "cond_init";
-    if (!th->cond_destroy) return "cond_destroy";
-    if (!th->cond_broadcast) return "cond_broadcast";
-    if (!th->cond_wait) return "cond_wait";
-    if (!th->thread_start) return "thread_start";
-    if (!th->thread_join) return "thread_join";
-    if (!th->thread_detach) return "thread_detach";
-    if (!th->thread_self) return "thread_self";
-    if (!th->thread_is_self) return "thread_is_self";
+    HWTIMER__NEED(mutex_size); HWTIMER__NEED(cond_size);
+    HWTIMER__NEED(thread_size); HWTIMER__NEED(mutex_init);
+    HWTIMER__NEED(mutex_destroy); HWTIMER__NEED(mutex_lock);
+    HWTIMER__NEED(mutex_unlock); HWTIMER__NEED(cond_init);
+    HWTIMER__NEED(cond_destroy); HWTIMER__NEED(cond_broadcast);
+    HWTIMER__NEED(cond_wait); HWTIMER__NEED(thread_start);
+    HWTIMER__NEED(thread_join); HWTIMER__NEED(thread_detach);
+    HWTIMER__NEED(thread_self); HWTIMER__NEED(thread_is_self);
     return NULL;
 }
+#undef HWTIMER__NEED
 
 /* A rule of the config: broken, and the sentence that says so. */
 typedef struct hwtimer__rule {
@@ -3454,7 +3455,7 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
 #ifdef __cplusplus
 }
 #endif
-#endif /* !HWTIMER__NO_POSIX_TIME */
+#endif /* !HWTIMER__TIME_HIDDEN */
 #endif /* HWTIMER_IMPLEMENTATION */
 
 /*
@@ -3487,10 +3488,8 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ====================
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
-   1.1.4 (2026-11-29)  a cancel asks for both neighbours' cache lines; a slot's lists by MiB
-   1.1.3 (2026-11-29)  a schedule with a leeway is inline too, as one without
-   1.1.2 (2026-11-29)  a cancel asks for the next node's cache line first
-   1.1.1 (2026-11-28)  cheaper mass expiry and idle ticks
+   1.1.5 (2026-11-29)  no gcc warning at HWTIMER_LOCK_SPINS 0; C11 threads before C11: #error
+   1.1.1 - 1.1.4       (2026-11-28 .. 29) faster expiry, idle ticks, cancels, leeways
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
    1.0.1 (2026-11-27)  restructured: a wheel type, the timer its front end
    1.0.0 (2026-11-26)  stable API (VERSIONS)
