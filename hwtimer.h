@@ -881,8 +881,11 @@ enum {
 #define HWTIMER_SLOT_LISTS 4
 #endif
 /* A power of two: choosing a list is a mask. */
-typedef char hwtimer__slot_lists_is_a_power_of_two
-    [HWTIMER_SLOT_LISTS >= 1 && (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1)) == 0 ? 1 : -1];
+#if HWTIMER_SLOT_LISTS < 1 || (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1))
+#error "hwtimer.h: HWTIMER_SLOT_LISTS must be a power of two"
+#undef HWTIMER_SLOT_LISTS /* no cascade */
+#define HWTIMER_SLOT_LISTS 4
+#endif
 
 typedef struct hwtimer__geometry {
     uint64_t tick_ns;
@@ -937,7 +940,7 @@ typedef struct hwtimer__step {
 
 /* What a callback did to its own node while it ran (hwtimer__run_node). */
 typedef enum hwtimer__fate {
-    HWTIMER__UNTOUCHED = 0,
+    HWTIMER__UNTOUCHED,
     HWTIMER__REARMED,       /* scheduled or rescheduled: pending again, filed */
     HWTIMER__CANCELLED
 } hwtimer__fate;
@@ -2579,7 +2582,7 @@ static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
    holder needs to unlock): a lock is held briefly, a sleep costs two kernel round trips.
    1 if it got the lock. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
-    unsigned i, j, n = HWTIMER_LOCK_SPINS; /* not i < 0: gcc warns */
+    unsigned i, j, n = HWTIMER_LOCK_SPINS; /* i < 0: gcc warns */
     for (i = 0; i < n; i++) {
         if (try_lock(m)) return 1;
         for (j = 0; j < 1u << (i < 6 ? i : 6); j++) {
@@ -2869,17 +2872,14 @@ static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
 /* The first hook or size of a threads table that is NULL or 0, or NULL. */
 #define HWTIMER__NEED(f) if (!th->f) return #f
 static const char *hwtimer__threads_missing(const hwtimer_threads *th) {
-    HWTIMER__NEED(mutex_size); HWTIMER__NEED(cond_size);
-    HWTIMER__NEED(thread_size); HWTIMER__NEED(mutex_init);
-    HWTIMER__NEED(mutex_destroy); HWTIMER__NEED(mutex_lock);
-    HWTIMER__NEED(mutex_unlock); HWTIMER__NEED(cond_init);
-    HWTIMER__NEED(cond_destroy); HWTIMER__NEED(cond_broadcast);
-    HWTIMER__NEED(cond_wait); HWTIMER__NEED(thread_start);
-    HWTIMER__NEED(thread_join); HWTIMER__NEED(thread_detach);
-    HWTIMER__NEED(thread_self); HWTIMER__NEED(thread_is_self);
+    HWTIMER__NEED(mutex_size); HWTIMER__NEED(cond_size); HWTIMER__NEED(thread_size);
+    HWTIMER__NEED(mutex_init); HWTIMER__NEED(mutex_destroy); HWTIMER__NEED(mutex_lock);
+    HWTIMER__NEED(mutex_unlock); HWTIMER__NEED(cond_init); HWTIMER__NEED(cond_destroy);
+    HWTIMER__NEED(cond_broadcast); HWTIMER__NEED(cond_wait); HWTIMER__NEED(thread_start);
+    HWTIMER__NEED(thread_join); HWTIMER__NEED(thread_detach); HWTIMER__NEED(thread_self);
+    HWTIMER__NEED(thread_is_self);
     return NULL;
 }
-#undef HWTIMER__NEED
 
 /* A rule of the config: broken, and the sentence that says so. */
 typedef struct hwtimer__rule {
@@ -3488,7 +3488,7 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ====================
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
-   1.1.5 (2026-11-29)  no gcc warning at HWTIMER_LOCK_SPINS 0; C11 threads before C11: #error
+   1.1.5 (2026-11-29)  one #error per build mistake; no gcc warning at HWTIMER_LOCK_SPINS 0
    1.1.1 - 1.1.4       (2026-11-28 .. 29) faster expiry, idle ticks, cancels, leeways
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
    1.0.1 (2026-11-27)  restructured: a wheel type, the timer its front end
