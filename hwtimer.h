@@ -127,7 +127,7 @@ THREADS
      callbacks at B or as soon after as the OS allows; an earlier schedule wakes it.
    With threads, any function may be called from any thread and from callbacks (but see
    hwtimer_stop and hwtimer_cancel). Callbacks run with no lock held; one that blocks
-   delays every later timeout of its timer.
+   delays every later timeout of its timer. Threads need GCC's or MSVC's atomics (not tcc).
 
    A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c): a
    one-shot is no longer pending once its callback is claimed, so another thread may arm it
@@ -338,9 +338,9 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 /* Creates a timer (cfg NULL: the defaults) in *out; its start S is now (TIME). The only
    call that allocates (one block). HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0
    or > 2^30, tick_ns times the rounded wheel size overflows 64 bits, worker without
-   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, only one of
-   alloc_fn and free_fn, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1
-   without threads or without GCC's or MSVC's atomics and thread-locals. HWTIMER_ENOMEM,
+   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS or without GCC's
+   or MSVC's atomics and thread-locals (tcc), only one of alloc_fn and free_fn, no clock
+   under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1 without threads. HWTIMER_ENOMEM,
    HWTIMER_ETHREAD (a lock or condition variable could not be made). On error *out is NULL
    (log_fn hears why). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
@@ -467,9 +467,9 @@ HWTIMER_DEF size_t hwtimer_pending(hwtimer *t);
 
 /* Calls visit(to, ctx) once for each timeout hwtimer_pending counts, in no set order, and
    returns how many; O(pending + occupied slots). The visitor may call the accessors that
-   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t (with threads,
-   given GCC's, clang's or MSVC's thread-locals); no other function of t. With threads the
-   walk holds t's locks: it sees one moment, other threads' calls wait. NULL t or visit: 0. */
+   take no timer, and hwtimer_is_pending and hwtimer_timeout_due_in on t; no other
+   function of t. With threads the walk holds t's locks: it sees one moment, other
+   threads' calls wait. NULL t or visit: 0. */
 HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx);
 
 /* The timer's clock, in ns (0 for NULL). */
@@ -751,8 +751,8 @@ extern "C" {
 #define HWTIMER__HOT inline
 #endif
 
-/* GCC and Clang, MSVC, or neither. LOAD and STORE: a node's fields read without its lock;
-   ATOMIC_ADD: counters kept without one. Shards need THREAD_LOCAL and CAS_PTR. */
+/* GCC and Clang, MSVC, or neither (then no threads). LOAD and STORE: a node's fields read
+   without its lock; ATOMIC_ADD: counters kept without one. */
 
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
@@ -2914,14 +2914,14 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
          "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
         {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
          "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
+        {cfg->threads && !HWTIMER__HAVE_THREAD_LOCAL, "threads is set but this compiler has "
+         "neither GCC's nor MSVC's atomics and thread-locals, which threads need: set threads "
+         "to NULL", NULL, ""},
         {missing != NULL, table.text, NULL,
          " is missing (NULL or 0): every hook and size is required"},
         {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
         {shards > 1 && !cfg->threads, "shards is ", &shards,
-         " but threads is NULL: shards need a threads backend"},
-        {shards > 1 && !HWTIMER__HAVE_THREAD_LOCAL, "shards is ", &shards,
-         " but this compiler has neither GCC's nor MSVC's atomics and "
-         "thread-local variables, which shards need: use 0"}};
+         " but threads is NULL: shards need a threads backend"}};
     hwtimer__say(&table, "threads is a table whose ");
     hwtimer__say(&table, missing ? missing : "");
     for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
@@ -3488,7 +3488,7 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ====================
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
-   1.1.5 (2026-11-29)  one #error per build mistake; no gcc warning at HWTIMER_LOCK_SPINS 0
+   1.1.5 (2026-11-29)  no threads without atomics; one #error per build mistake; LOCK_SPINS 0
    1.1.1 - 1.1.4       (2026-11-28 .. 29) faster expiry, idle ticks, cancels, leeways
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
    1.0.1 (2026-11-27)  restructured: a wheel type, the timer its front end

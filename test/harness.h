@@ -114,8 +114,9 @@ static inline unsigned test_shards(const hwtimer_threads *threads) {
    The GCC/Clang __atomic builtins: they compile warning-free as C99 with -Wpedantic, where
    <stdatomic.h> does not. Counters a worker thread may touch go through these. A compiler
    with neither (tcc, where hwtimer.h takes its portable code) builds modes 0 and 1 alone:
-   one thread, so plain accesses do. ATOMIC_CAS(p, e, d): *p = d if *p == *e (1),
-   else *e = *p (0). TEST_THREAD_LOCAL: a variable each thread has its own of. */
+   one thread, so plain accesses do; hwtimer_create refuses it cfg.threads
+   (TEST_HAVE_ATOMICS 0). ATOMIC_CAS(p, e, d): *p = d if *p == *e (1), else *e = *p (0).
+   TEST_THREAD_LOCAL: a variable each thread has its own of. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATOMIC_GET(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
@@ -125,6 +126,7 @@ static inline unsigned test_shards(const hwtimer_threads *threads) {
 #define ATOMIC_CAS(p, e, d) \
     __atomic_compare_exchange_n((p), (e), (d), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
 #define TEST_THREAD_LOCAL __thread
+#define TEST_HAVE_ATOMICS 1
 #elif HWTIMER_TEST_MODE <= 1
 #define ATOMIC_GET(p) (*(p))
 #define ATOMIC_SET(p, v) (*(p) = (v))
@@ -132,6 +134,7 @@ static inline unsigned test_shards(const hwtimer_threads *threads) {
 #define ATOMIC_SUB(p, v) ((*(p) -= (v)) + (v))
 #define ATOMIC_CAS(p, e, d) (*(p) == *(e) ? (*(p) = (d), 1) : (*(e) = *(p), 0))
 #define TEST_THREAD_LOCAL
+#define TEST_HAVE_ATOMICS 0
 #else
 #error "without GCC's or Clang's atomics the tests build only in modes 0 and 1 (one thread)"
 #endif

@@ -202,6 +202,11 @@ static void test_refusals_name_the_field(void) {
         broken.thread_size = 0;
         check_refusal(&cfg, HWTIMER_EINVAL, "threads|thread_size is missing");
     }
+    if (!TEST_HAVE_ATOMICS && hwtimer_threads_default()) { /* threads without atomics (tcc) */
+        logging_config(&cfg, &l);
+        cfg.threads = hwtimer_threads_default();
+        check_refusal(&cfg, HWTIMER_EINVAL, "threads is set|neither GCC's nor MSVC's atomics");
+    }
 #ifdef HWTIMER_NO_THREADS
     { /* a table passed to a build without thread code */
         hwtimer_threads any;
