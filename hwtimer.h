@@ -1868,7 +1868,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_elsewhere(const hwtimer__wheel *w
 
 /* The shard of t whose wheel is w, or NULL (another timer's, or none). */
 static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__wheel *w) {
-    uintptr_t at = (uintptr_t)w - (uintptr_t)hwtimer__shard_at(t, 0);
+    uintptr_t at = (uintptr_t)w - (uintptr_t)(void *)hwtimer__shard_at(t, 0);
     if (at >= (uintptr_t)t->shards * HWTIMER__SHARD_STRIDE) return NULL;
     return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
 }
