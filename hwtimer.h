@@ -229,7 +229,7 @@ typedef struct hwtimer_threads hwtimer_threads; /* a table of thread hooks */
 typedef void (*hwtimer_fn)(hwtimer_timeout *to, void *arg);
 
 /* Timeout states (hwtimer_timeout_state). */
-enum { HWTIMER_IDLE = 0, HWTIMER_PENDING, HWTIMER_EXPIRED, HWTIMER_CANCELLED };
+enum { HWTIMER_IDLE = 0, HWTIMER_PENDING, HWTIMER_EXPIRED, HWTIMER_CANCELLED, HWTIMER_RETIRED };
 
 /* Error codes (negative): every function that can fail returns one. */
 enum {
@@ -240,10 +240,19 @@ enum {
     HWTIMER_ESTOPPED = -4, /* the timer was stopped */
     HWTIMER_EBUSY = -5,    /* the timeout is already pending */
     HWTIMER_EWORKER = -6,  /* not allowed from this timer's own callback (stop) */
-    HWTIMER_ETHREAD = -7   /* the thread backend failed */
+    HWTIMER_ETHREAD = -7,  /* the thread backend failed */
+    HWTIMER_ERUNNING = -8, /* its callback runs now on another thread (hwtimer_try_cancel) */
+    HWTIMER_ERETIRED = -9  /* the timeout was retired (hwtimer_retire); init it to use it again */
 };
 
-/* Private. */
+/* Private. HWTIMER__ALIGN64: a 64-bit field that another thread may read without a lock is
+   8-byte aligned, so that one instruction reads it whole (the i386 ABI aligns a uint64_t in
+   a struct to 4 bytes only); other compilers align it so already. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER__ALIGN64 __attribute__((aligned(8)))
+#else
+#define HWTIMER__ALIGN64
+#endif
 struct hwtimer__wheel;
 struct hwtimer__link {
     struct hwtimer__link *next, *prev;
@@ -255,12 +264,12 @@ struct hwtimer__link {
 struct hwtimer_timeout {
     struct hwtimer__link link; /* first: a link converts to its node */
     uint32_t where;            /* which list holds it while pending (HWTIMER__WHERE_*) */
-    uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_CANCELLED */
+    uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_RETIRED */
     uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns */
     uint16_t leeway_digits;
-    uint64_t deadline;         /* D of the last scheduling */
+    uint64_t deadline HWTIMER__ALIGN64; /* D of the last scheduling */
     struct hwtimer__wheel *wheel; /* the wheel it was last scheduled in */
-    uint64_t period;           /* 0: one-shot */
+    uint64_t period HWTIMER__ALIGN64;   /* 0: one-shot */
     hwtimer_fn fn;
     void *arg;
 };
@@ -307,12 +316,14 @@ typedef struct hwtimer_config {
     void (*wake_fn)(void *wake_ctx); /* "Waking the loop" at hwtimer_next_expiry; NULL: never */
     void *wake_ctx;
     /* log_fn (NULL: silent; hwtimer never prints) hears an English sentence, valid during
-       the call only, no lock of the timer held, for these three things and nothing else:
+       the call only, no lock of the timer held, for these four things and nothing else:
        - a refusal by hwtimer_create: the field and the rule, a failed allocation and its
          size, a threads backend that could not make a lock;
        - a worker's callback that ran longer than max(100 ms, tick_ns), at most once a
          second per timer (the worker then reads the clock around each callback);
-       - a timer with a worker created while 64 or more others are alive in the process. */
+       - a timer with a worker created while 64 or more others are alive in the process;
+       - a hwtimer_cancel or hwtimer_retire that has waited a second for a callback (a
+         deadlock, most likely), once per call. */
     void (*log_fn)(void *log_ctx, const char *message);
     void *log_ctx;
     unsigned shards; /* 0 or 1: one wheel; 2 .. 64: that many, each with its own lock
@@ -364,9 +375,10 @@ HWTIMER_DEF const hwtimer_threads *hwtimer_threads_win32(void);
 HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to);
 
 /* Schedules fn(to, arg) to run once, for the deadline D = now + delay_ns (TIME). O(1).
-   Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL), HWTIMER_ESTOPPED,
-   HWTIMER_EBUSY (to is pending, here or on another timer), HWTIMER_EFULL (max_pending),
-   HWTIMER_ETHREAD (the worker could not start). A node may be scheduled again from its
+   Errors, and then nothing changes: HWTIMER_EINVAL (t, to or fn NULL), HWTIMER_ERETIRED
+   (to was retired: hwtimer_retire), HWTIMER_ESTOPPED, HWTIMER_EBUSY (to is pending, here
+   or on another timer), HWTIMER_EFULL (max_pending), HWTIMER_ETHREAD (the worker could not
+   start). A node may be scheduled again from its
    own callback, and on another timer once not pending. */
 HWTIMER_DEF int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                  hwtimer_fn fn, void *arg);
@@ -400,7 +412,8 @@ HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
    Moved earlier, it wakes the loop or the worker as a schedule does; later, neither. Not
    pending: scheduled again with its last callback, arg and period. HWTIMER_EINVAL: t or to
    NULL, or to never scheduled (the first arming is a schedule: it names the callback).
-   HWTIMER_EBUSY: pending on another timer. Else as hwtimer_schedule. */
+   HWTIMER_ERETIRED: to was retired. HWTIMER_EBUSY: pending on another timer. Else as
+   hwtimer_schedule. */
 HWTIMER_DEF int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns);
 
 /* hwtimer_reschedule with the new deadline D given (as hwtimer_schedule_at). */
@@ -417,19 +430,50 @@ HWTIMER_DEF int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to, uint64_t 
    another thread may cancel it on B and free it: that cancel does not wait for A's
    callback.
    Once a one-shot's callback is called, the timer never touches the node unless it is
-   scheduled again: the callback may free or reuse it. */
+   scheduled again: the callback may free or reuse it.
+   A cancel that has waited a second (by the timer's clock) for the callback tells log_fn
+   once, naming the likely cause, then goes on waiting. */
 HWTIMER_DEF int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to);
+
+/* hwtimer_cancel that never waits for a callback: what to call while holding a lock of
+   yours that callbacks take. 1 if `to` was pending on t and now never runs; 0 if it was
+   not pending and its callback is not running on another thread; HWTIMER_ERUNNING if its
+   callback runs now on another thread (the worker, or a thread in hwtimer_advance): then
+   `to` is not pending any more either (an arming the callback made is cancelled, a
+   periodic timeout is not re-armed), and once that callback returns the timer never
+   touches `to` again unless the callback itself arms it. The callback, which is about to
+   take your lock, must then see for itself that it is no longer wanted (a flag of yours
+   that the canceller set under the lock; THREADS). It may take the timer's lock, never
+   waits on a callback. From `to`'s own callback it is hwtimer_cancel. HWTIMER_EINVAL: t
+   or to NULL, or `to` pending on another timer. */
+HWTIMER_DEF int hwtimer_try_cancel(hwtimer *t, hwtimer_timeout *to);
+
+/* Cancels `to` as hwtimer_cancel does (it waits for a callback running on another thread;
+   1 if it was pending on t, else 0) and retires it: from then on every arming of `to`
+   (every schedule and reschedule form, on any timer, from any thread, its own running
+   callback included) fails with HWTIMER_ERETIRED and changes nothing, until
+   hwtimer_timeout_init(to). hwtimer_timeout_state(to) is then HWTIMER_RETIRED. When it
+   returns, `to` is not pending, its callback is not running, and no later call can arm
+   it: the struct that holds it can be torn down while other threads may still call the
+   arming functions on it (each gets HWTIMER_ERETIRED), and freed once none of them can
+   reach it any more (as Linux's timer_shutdown_sync). A node never scheduled can be
+   retired (0). From its own callback it does not wait for itself. It waits for callbacks
+   as hwtimer_cancel does, with the same rule on locks and the same sentence to log_fn.
+   HWTIMER_EINVAL: t or to NULL, or `to` pending on another timer (then nothing changes). */
+HWTIMER_DEF int hwtimer_retire(hwtimer *t, hwtimer_timeout *to);
 
 /* HWTIMER_IDLE (never scheduled, or reset by hwtimer_timeout_init), HWTIMER_PENDING,
    HWTIMER_EXPIRED (its callback was claimed, before it is called; a periodic node is
-   PENDING again once re-armed) or HWTIMER_CANCELLED (by cancel, stop or destroy);
-   HWTIMER_EINVAL for NULL. Safe to ask at any moment. */
+   PENDING again once re-armed), HWTIMER_CANCELLED (by a cancel, stop or destroy) or
+   HWTIMER_RETIRED (hwtimer_retire); HWTIMER_EINVAL for NULL. Safe to ask at any moment,
+   from any thread. */
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to);
 
 /* The deadline D of the last scheduling (0 if never scheduled, or NULL): a callback's own
    time (re-arming at D + interval with hwtimer_schedule_at does not drift). It, _arg and
-   _period read the node without a lock: only for a node no other thread is scheduling
-   (a callback's: THREADS). */
+   _period read the node without a lock: from any thread, each value whole (a 64-bit one
+   too, on 32-bit targets), but while another thread arms or moves the node it may be the
+   value from just before or just after that call. */
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to);
 
 /* 1 while `to` is pending on t as hwtimer_pending counts it, else 0 (also for NULL). */
@@ -547,10 +591,12 @@ enum {
     HWTIMER_CHECK_SLOT = -103,   /* a node is in a slot its due tick does not allow */
     HWTIMER_CHECK_BEHIND = -104, /* a slot at or behind its level's position is occupied */
     HWTIMER_CHECK_ORDER = -105,  /* the list of due nodes is not sorted by due tick */
-    HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer */
+    HWTIMER_CHECK_NODE = -106,   /* a filed node is not pending on this timer (as after
+                                    hwtimer_timeout_init on a pending node) */
     HWTIMER_CHECK_COUNT = -107,  /* the nodes filed (and a periodic one inside its callback)
                                     are not hwtimer_pending */
-    HWTIMER_CHECK_NEAR = -108    /* a filing owed `due` or a wake-up would skip it */
+    HWTIMER_CHECK_NEAR = -108,   /* a filing owed `due` or a wake-up would skip it */
+    HWTIMER_CHECK_WAITERS = -109 /* a cancel's wait is still listed with no cancel waiting */
 };
 HWTIMER_DEF int hwtimer_check(hwtimer *t);
 
@@ -751,8 +797,7 @@ extern "C" {
 #define HWTIMER__HOT inline
 #endif
 
-/* GCC and Clang, MSVC, or neither (then no threads). LOAD and STORE: a node's fields read
-   without its lock; ATOMIC_ADD: counters kept without one. */
+/* Bit scans and inlining hints: GCC and Clang, MSVC, or neither (plain C). */
 
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
@@ -762,23 +807,7 @@ static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_cl
 #define HWTIMER__PREFETCH_NODE(p)                                                          \
     (__builtin_prefetch(p), __builtin_prefetch((const char *)(p) + sizeof(hwtimer_timeout) - 1))
 #define HWTIMER__PREFETCH_WRITE(p) __builtin_prefetch((p), 1)
-#define HWTIMER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define HWTIMER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define HWTIMER__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
-#define HWTIMER__HAVE_THREAD_LOCAL 1
-#define HWTIMER__THREAD_LOCAL __thread
-#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
-    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
-                                __ATOMIC_ACQUIRE)
-#else
-#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
-#define HWTIMER__PREFETCH_WRITE(p) ((void)(p))
-#define HWTIMER__LOAD(p) (*(p))
-#define HWTIMER__STORE(p, v) (*(p) = (v))
-#define HWTIMER__STORE_RELAXED(p, v) (*(p) = (v))
-#if defined(_MSC_VER)
+#elif defined(_MSC_VER)
 #include <intrin.h>
 static unsigned hwtimer__ctz64(uint64_t x) {
     unsigned long i;
@@ -792,13 +821,8 @@ static unsigned hwtimer__msb64(uint64_t x) {
 }
 #define HWTIMER__ALWAYS_INLINE static __forceinline
 #define HWTIMER__NOINLINE __declspec(noinline)
-#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
-#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
-#define HWTIMER__HAVE_THREAD_LOCAL 1
-#define HWTIMER__THREAD_LOCAL __declspec(thread)
-#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
-    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
-     (void *)(expected))
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__PREFETCH_WRITE(p) ((void)(p))
 #else
 static unsigned hwtimer__msb64(uint64_t x) {
     unsigned n = 0;
@@ -808,21 +832,151 @@ static unsigned hwtimer__msb64(uint64_t x) {
 static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1)); } /* lowest bit */
 #define HWTIMER__ALWAYS_INLINE static
 #define HWTIMER__NOINLINE
+#define HWTIMER__PREFETCH_NODE(p) ((void)(p))
+#define HWTIMER__PREFETCH_WRITE(p) ((void)(p))
+#endif
+
+/* Atomic accesses. Every field that one thread reads while another may write it, without
+   the lock that orders the two, is read and written through the functions below, one pair
+   per type; "Reads without a lock" in THE DESIGN lists each such field and argues why the
+   ordering chosen for it is enough. Three kinds:
+   - load/store (acquire/release): a flag or a pointer whose reader then relies on what the
+     writer stored before it (a node's state, its wheel; the timer's stopped, the worker's
+     running);
+   - load64/store64 (relaxed): a 64-bit value read only for itself (a deadline, a period,
+     the timer's time), which must come out whole: on a 32-bit target a plain load of a
+     uint64_t is two loads, and may take one half from the old value and one from the new.
+     The fields are 8-byte aligned (HWTIMER__ALIGN64: the i386 ABI aligns a uint64_t in a
+     struct to 4 bytes only, and an access that crosses a cache line is not atomic);
+   - ATOMIC_ADD: counters kept without a lock; CAS_PTR: a node's first claim by a wheel.
+   GCC and Clang give all of them for every type with their __atomic builtins; a 64-bit
+   one only where the target has an 8-byte compare-and-swap (__GCC_HAVE_SYNC_COMPARE_AND_SWAP_8:
+   x86 from the i586 on, ARMv7, every 64-bit target), else HWTIMER__WHOLE64 is 0 and
+   hwtimer_create refuses threads. MSVC: volatile accesses ordered by a fence (a compiler
+   barrier on x86 and x64, whose loads and stores are already acquire and release; a dmb
+   on ARM and ARM64), and the Interlocked functions for 64 bits on 32-bit targets. A
+   compiler with neither (tcc) gets plain accesses, and hwtimer_create refuses threads:
+   then one thread makes every call. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HWTIMER__ATOMICS 1
+#define HWTIMER__LOAD_BODY(type, p) return __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define HWTIMER__STORE_BODY(type, p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define HWTIMER__STORE_RELAXED_BODY(type, p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_8) || UINTPTR_MAX > 0xFFFFFFFFu
+#define HWTIMER__WHOLE64 1
+#define HWTIMER__LOAD64_BODY(p) return __atomic_load_n((p), __ATOMIC_RELAXED)
+#define HWTIMER__STORE64_BODY(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#else
+#define HWTIMER__WHOLE64 0
+#endif
+#define HWTIMER__ATOMIC_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#define HWTIMER__HAVE_THREAD_LOCAL 1
+#define HWTIMER__THREAD_LOCAL __thread
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    __atomic_compare_exchange_n((p), &(expected), (desired), 0, __ATOMIC_ACQ_REL,       \
+                                __ATOMIC_ACQUIRE)
+#elif defined(_MSC_VER)
+#define HWTIMER__ATOMICS 1
+#if defined(_M_ARM64) || defined(_M_ARM64EC)
+#define HWTIMER__FENCE() __dmb(_ARM64_BARRIER_ISH)
+#elif defined(_M_ARM)
+#define HWTIMER__FENCE() __dmb(_ARM_BARRIER_ISH)
+#else
+#define HWTIMER__FENCE() _ReadWriteBarrier()
+#endif
+#define HWTIMER__LOAD_BODY(type, p)                                                     \
+    type v_ = *(const volatile type *)(p);                                              \
+    HWTIMER__FENCE();                                                                   \
+    return v_
+#define HWTIMER__STORE_BODY(type, p, v)                                                 \
+    HWTIMER__FENCE();                                                                   \
+    *(volatile type *)(p) = (v)
+#define HWTIMER__STORE_RELAXED_BODY(type, p, v) *(volatile type *)(p) = (v)
+#define HWTIMER__WHOLE64 1
+#if defined(_WIN64)
+#define HWTIMER__LOAD64_BODY(p) return *(const volatile uint64_t *)(p)
+#define HWTIMER__STORE64_BODY(p, v) *(volatile uint64_t *)(p) = (v)
+#else /* an 8-byte compare-and-swap reads and writes 8 bytes at once */
+#define HWTIMER__LOAD64_BODY(p)                                                         \
+    return (uint64_t)_InterlockedCompareExchange64((__int64 volatile *)(uintptr_t)(p), 0, 0)
+#define HWTIMER__STORE64_BODY(p, v)                                                     \
+    __int64 old_ = *(const volatile __int64 *)(p);                                      \
+    while (_InterlockedCompareExchange64((__int64 volatile *)(p), (__int64)(v), old_) != old_) \
+        old_ = *(const volatile __int64 *)(p)
+#endif
+#define HWTIMER__ATOMIC_ADD(p, v) (_InterlockedExchangeAdd((p), (v)) + (v))
+#define HWTIMER__ATOMIC_ADD_SYNC(p, v) HWTIMER__ATOMIC_ADD(p, v) /* a full barrier */
+#define HWTIMER__HAVE_THREAD_LOCAL 1
+#define HWTIMER__THREAD_LOCAL __declspec(thread)
+#define HWTIMER__CAS_PTR(p, expected, desired)                                          \
+    (_InterlockedCompareExchangePointer((void *volatile *)(p), (desired), (expected)) ==  \
+     (void *)(expected))
+#else
+#define HWTIMER__ATOMICS 0
+#define HWTIMER__WHOLE64 0
 #define HWTIMER__ATOMIC_ADD(p, v) (*(p) += (v))
 #define HWTIMER__ATOMIC_ADD_SYNC(p, v) (*(p) += (v))
 #define HWTIMER__HAVE_THREAD_LOCAL 0
 #define HWTIMER__THREAD_LOCAL
 #define HWTIMER__CAS_PTR(p, expected, desired) (*(p) = (desired), 1) /* never used */
 #endif
+#if !HWTIMER__ATOMICS
+#define HWTIMER__LOAD_BODY(type, p) return *(p)
+#define HWTIMER__STORE_BODY(type, p, v) *(p) = (v)
+#define HWTIMER__STORE_RELAXED_BODY(type, p, v) *(p) = (v)
 #endif
-/* A 64-bit load or store is atomic only where pointers are 64 bits. */
-#if UINTPTR_MAX > 0xFFFFFFFFu
-#define HWTIMER__LOAD64(p) HWTIMER__LOAD(p)
-#define HWTIMER__STORE64(p, v) HWTIMER__STORE(p, v)
+#if !HWTIMER__WHOLE64 /* then threads are refused: one thread reads what it wrote */
+#define HWTIMER__LOAD64_BODY(p) return *(p)
+#define HWTIMER__STORE64_BODY(p, v) *(p) = (v)
+#endif
+/* hwtimer__load_T (acquire), hwtimer__store_T (release) and hwtimer__store_relaxed_T, for
+   each type that is read without a lock and as it is used. */
+#define HWTIMER__ACQUIRE_LOAD(name, type)                                               \
+    HWTIMER__ALWAYS_INLINE type hwtimer__load_##name(type const *p) {                   \
+        HWTIMER__LOAD_BODY(type, p);                                                    \
+    }
+#define HWTIMER__RELEASE_STORE(name, type)                                              \
+    HWTIMER__ALWAYS_INLINE void hwtimer__store_##name(type *p, type v) {                \
+        HWTIMER__STORE_BODY(type, p, v);                                                \
+    }
+typedef struct hwtimer__wheel *hwtimer__wheel_ptr;
+HWTIMER__ACQUIRE_LOAD(u8, uint8_t)
+HWTIMER__RELEASE_STORE(u8, uint8_t)
+HWTIMER__ACQUIRE_LOAD(int, int)
+HWTIMER__RELEASE_STORE(int, int)
+HWTIMER__ACQUIRE_LOAD(size, size_t)
+HWTIMER__RELEASE_STORE(size, size_t)
+HWTIMER__ACQUIRE_LOAD(wheel, hwtimer__wheel_ptr)
+HWTIMER__ALWAYS_INLINE void hwtimer__store_relaxed_wheel(hwtimer__wheel_ptr *p, hwtimer__wheel_ptr v) {
+    HWTIMER__STORE_RELAXED_BODY(hwtimer__wheel_ptr, p, v);
+}
+#undef HWTIMER__ACQUIRE_LOAD
+#undef HWTIMER__RELEASE_STORE
+
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__load64(const uint64_t *p) { HWTIMER__LOAD64_BODY(p); }
+HWTIMER__ALWAYS_INLINE void hwtimer__store64(uint64_t *p, uint64_t v) { HWTIMER__STORE64_BODY(p, v); }
+
+/* A node's arg: read by hwtimer_timeout_arg without a lock, a pointer (whole on every
+   target); relaxed, as the 64-bit values. */
+HWTIMER__ALWAYS_INLINE void *hwtimer__load_arg(void *const *p) {
+#if HWTIMER__ATOMICS && !defined(_MSC_VER)
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+#elif defined(_MSC_VER)
+    return *(void *const volatile *)p;
 #else
-#define HWTIMER__LOAD64(p) (*(p))
-#define HWTIMER__STORE64(p, v) (*(p) = (v))
+    return *p;
 #endif
+}
+HWTIMER__ALWAYS_INLINE void hwtimer__store_arg(void **p, void *v) {
+#if HWTIMER__ATOMICS && !defined(_MSC_VER)
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#elif defined(_MSC_VER)
+    *(void *volatile *)p = v;
+#else
+    *p = v;
+#endif
+}
 
 /* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
 static uint64_t hwtimer__shr(uint64_t x, unsigned n) { return n < 64 ? x >> n : 0; }
@@ -833,7 +987,7 @@ static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
 }
 
 static void hwtimer__set_state(hwtimer_timeout *to, int state) {
-    HWTIMER__STORE(&to->state, (uint8_t)state);
+    hwtimer__store_u8(&to->state, (uint8_t)state);
 }
 
 /* A sentence for cfg.log_fn, built without stdio, cut at its size. */
@@ -986,7 +1140,8 @@ typedef struct hwtimer__shard {
 typedef struct hwtimer__pass_state {
     int on;
     void *thread;       /* the thread that runs it and its callbacks */
-    uint64_t last_now;  /* the `now` of the last advance: the timer's time (S before any) */
+    uint64_t last_now HWTIMER__ALIGN64; /* the `now` of the last advance: the timer's time
+                                           (S before any) */
     uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
     uint64_t ticks_room; /* ... and the most ticks ahead that fit */
 } hwtimer__pass_state;
@@ -1394,7 +1549,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
                                                      uint64_t deadline, uint64_t e, int plain,
                                                      uint32_t key) {
     uint32_t where = hwtimer__wheel_where(w, e);
-    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__store64(&to->deadline, deadline);
     if (plain) {
         uint64_t word = hwtimer__pending_word(where, key);
         memcpy(&to->where, &word, sizeof word);
@@ -1409,7 +1564,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
    from its tail. 1 if the tick is watched. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t deadline, uint64_t tick) {
-    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__store64(&to->deadline, deadline);
     hwtimer__set_state(to, HWTIMER_PENDING);
     if (tick > w->due_upto) {
         hwtimer__file_in_slot(w, to, hwtimer__wheel_where(w, tick));
@@ -1465,7 +1620,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hw
                                                      uint64_t deadline) {
     int may = to->state == HWTIMER_PENDING && to->where >= HWTIMER__WHERE_WHEEL + w->geo.width &&
               deadline >= to->deadline && !w->collecting;
-    if (may) HWTIMER__STORE64(&to->deadline, deadline);
+    if (may) hwtimer__store64(&to->deadline, deadline);
     return may;
 }
 
@@ -1477,7 +1632,7 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__wheel_move(hwtimer__wheel *w, hwtimer_t
     uint32_t where;
     if (tick <= w->notice_upto) return 0;
     where = hwtimer__wheel_where(w, tick);
-    HWTIMER__STORE64(&to->deadline, deadline);
+    hwtimer__store64(&to->deadline, deadline);
     if (where != to->where) {
         hwtimer__wheel_unfile(w, to);
         hwtimer__file_in_slot(w, to, where);
@@ -1739,13 +1894,17 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
     size_t steps = 0;
     for (l = head->next; l != head; l = l->next) {
         const hwtimer_timeout *to = (const hwtimer_timeout *)(const void *)l;
-        uint64_t tick = hwtimer__node_tick(w, to, to->deadline);
-        if (l->prev->next != l || l->next->prev != l || ++steps > w->pending) {
-            return HWTIMER_CHECK_LINKS;
-        }
+        uint64_t tick;
+        /* the node first: one made anew by hwtimer_timeout_init while filed (a common
+           mistake) has NULL links, which the link test would follow */
         if (to->wheel != w || to->state != HWTIMER_PENDING || to->where != slot_where) {
             return HWTIMER_CHECK_NODE;
         }
+        if (!l->prev || !l->next || l->prev->next != l || l->next->prev != l ||
+            ++steps > w->pending) {
+            return HWTIMER_CHECK_LINKS;
+        }
+        tick = hwtimer__node_tick(w, to, to->deadline);
         if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(w, slot_where, tick)) {
             return HWTIMER_CHECK_SLOT;
         }
@@ -1850,10 +2009,17 @@ static int hwtimer__in_own_callback(const hwtimer *t) {
     return t->pass.on && (!t->threads || t->threads->thread_is_self(t->pass.thread));
 }
 
-/* Armed in the wheel it names: PENDING, or EXPIRED with a period. No lock needed. */
+/* Retired (hwtimer_retire): a state only hwtimer_timeout_init leaves, so a thread that reads
+   it without the lock may act on it (see "Reads without a lock" in THE DESIGN). */
+static int hwtimer__is_retired(const hwtimer_timeout *to) {
+    return hwtimer__load_u8(&to->state) == HWTIMER_RETIRED;
+}
+
+/* Armed in the wheel it names: PENDING, or EXPIRED with a period. Read without the lock
+   (see "Reads without a lock"): a caller that acts on the answer asks again under it. */
 static int hwtimer__is_armed(const hwtimer_timeout *to) {
-    int state = HWTIMER__LOAD(&to->state);
-    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && to->period);
+    int state = hwtimer__load_u8(&to->state);
+    return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && hwtimer__load64(&to->period));
 }
 
 /* Pending in wheel w (what hwtimer_is_pending answers), or armed in another wheel. */
@@ -1875,7 +2041,7 @@ static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__whe
 
 /* The shard of t that holds `to` or held it last, or NULL. No lock: see "The structure". */
 static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
-    return hwtimer__shard_named(t, HWTIMER__LOAD(&to->wheel));
+    return hwtimer__shard_named(t, hwtimer__load_wheel(&to->wheel));
 }
 
 static long hwtimer__threads_seen;
@@ -1892,7 +2058,7 @@ static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *
     }
     mine = hwtimer__shard_at(t, hwtimer__thread_number % t->shards);
     for (;;) {
-        struct hwtimer__wheel *named = HWTIMER__LOAD(&to->wheel);
+        struct hwtimer__wheel *named = hwtimer__load_wheel(&to->wheel);
         hwtimer__shard *s = hwtimer__shard_named(t, named);
         if (s) return s;
         if (hwtimer__is_armed(to)) return hwtimer__shard_at(t, 0);
@@ -2015,7 +2181,7 @@ static void hwtimer__release_shared(hwtimer *t, size_t n) {
    the node's place in the count all wheels share. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
                                                 const hwtimer_timeout *to) {
-    if (HWTIMER__LOAD(&t->stopped)) return HWTIMER_ESTOPPED;
+    if (hwtimer__load_int(&t->stopped)) return HWTIMER_ESTOPPED;
     if (hwtimer__is_armed(to)) return HWTIMER_EBUSY;
     if (w->pending >= t->max_pending) return HWTIMER_EFULL;
     if (t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 1) > t->shared_limit) {
@@ -2029,9 +2195,9 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
 HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__wheel *w, hwtimer_timeout *to,
                                               uint64_t period, hwtimer_fn fn, void *arg) {
     to->fn = fn;
-    to->arg = arg;
-    to->period = period;
-    HWTIMER__STORE_RELAXED(&to->wheel, w); /* read without a lock: hwtimer__shard_of */
+    hwtimer__store_arg(&to->arg, arg);         /* read without a lock: hwtimer_timeout_arg */
+    hwtimer__store64(&to->period, period); /* ... hwtimer__is_armed, hwtimer_timeout_period */
+    hwtimer__store_relaxed_wheel(&to->wheel, w); /* read without a lock: hwtimer__shard_of */
 }
 
 /* Gives a node pending in s a new deadline. A periodic node inside its own callback is in
@@ -2192,7 +2358,7 @@ static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__st
         hwtimer__run_node(t, s, alone, now);
         return 1;
     }
-    for (ran = 0; !HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
+    for (ran = 0; !hwtimer__load_int(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
         if (step->runs_ready && hwtimer__listed_tick(w, w->ready.next) > step->tick) break;
         hwtimer__run_node(t, s, hwtimer__wheel_take_ready(w), now);
     }
@@ -2201,7 +2367,7 @@ static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__st
 
 /* The next step of wheel s, or 0 and its pass ends (none left, or the timer stopped). */
 static int hwtimer__next_step(hwtimer *t, hwtimer__shard *s, hwtimer__step *step) {
-    int stopped = HWTIMER__LOAD(&t->stopped);
+    int stopped = hwtimer__load_int(&t->stopped);
     if (!stopped && hwtimer__wheel_next_step(&s->wheel, step)) return 1;
     hwtimer__wheel_end(&s->wheel, !stopped);
     return 0;
@@ -2218,7 +2384,7 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
 
 /* The timer's time (S at create), its tick and ticks_room. */
 static void hwtimer__set_time(hwtimer *t, const hwtimer__geometry *g, uint64_t now) {
-    HWTIMER__STORE64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
+    hwtimer__store64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
     t->pass.last_tick = hwtimer__due_tick(g, now);
     t->pass.ticks_room = hwtimer__div_tick(g, UINT64_MAX - now);
 }
@@ -2226,7 +2392,7 @@ static void hwtimer__set_time(hwtimer *t, const hwtimer__geometry *g, uint64_t n
 /* Begins a pass up to `now`: 0 if none runs (`now` went back, or the timer stopped). */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
-    if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
+    if (now < t->pass.last_now || hwtimer__load_int(&t->stopped)) return 0;
     hwtimer__set_time(t, g, now);
     HWTIMER_ASSERT(now >= g->start); /* last_now starts at S */
     *target = hwtimer__div_tick(g, now - g->start);
@@ -2329,14 +2495,14 @@ static void hwtimer__worker_main(void *arg) {
 static int hwtimer__start_worker_locked(hwtimer *t) {
     if (t->worker.running) return 0;
     if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
-    HWTIMER__STORE(&t->worker.running, 1);
+    hwtimer__store_int(&t->worker.running, 1);
     return 0;
 }
 
 /* Starts the worker in worker mode if it does not run yet: 0 after stop too. */
 HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
     int err = HWTIMER_OK;
-    if (!t->worker.mode || HWTIMER__LOAD(&t->worker.running)) return HWTIMER_OK;
+    if (!t->worker.mode || hwtimer__load_int(&t->worker.running)) return HWTIMER_OK;
     hwtimer__lock(t, t->mutex);
     if (!t->stopped && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
     hwtimer__unlock(t, t->mutex);
@@ -2359,11 +2525,15 @@ static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *t
     uint64_t now = relative || (t->worker.mode && t->own_clock) ? t->clock_fn(t->clock_ctx) : 0;
     uint64_t deadline = relative ? hwtimer__add_sat(now, when) : when, tick;
     hwtimer__shard *s;
-    int err = hwtimer__start_worker(t);
+    int err;
+    if (hwtimer__is_retired(to)) return HWTIMER_ERETIRED; /* for good: no claim, no worker */
+    err = hwtimer__start_worker(t);
     if (err) return err;
     s = hwtimer__shard_to_arm(t, to);
     hwtimer__lock(t, s->mutex);
-    if (!fn && hwtimer__is_pending_in(&s->wheel, to)) {
+    if (to->state == HWTIMER_RETIRED) { /* retired meanwhile: the lock orders the two */
+        err = HWTIMER_ERETIRED;
+    } else if (!fn && hwtimer__is_pending_in(&s->wheel, to)) {
         hwtimer__move_locked(t, s, to, now, deadline);
     } else if (!fn && !to->fn) {
         err = HWTIMER_EINVAL;
@@ -2407,7 +2577,7 @@ static HWTIMER__NOINLINE int hwtimer__reschedule_plain(hwtimer *t, hwtimer_timeo
 static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
     uint64_t tick_ns = hwtimer__shard_at(t, 0)->wheel.geo.tick_ns;
     if (ticks > UINT64_MAX / tick_ns) return UINT64_MAX;
-    return hwtimer__add_sat(HWTIMER__LOAD64(&t->pass.last_now), ticks * tick_ns);
+    return hwtimer__add_sat(hwtimer__load64(&t->pass.last_now), ticks * tick_ns);
 }
 
 /* How hwtimer__arm's `when` counts. */
@@ -2416,17 +2586,27 @@ enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
 /* May the timer arm inline: no threads (their quick_wheel is full), room, a tick in range?
    (The limit first: gcc then keeps the wheel's address in a register.) */
 HWTIMER__ALWAYS_INLINE int hwtimer__inline_room(const hwtimer *t, uint64_t when, int form) {
-    return HWTIMER__LOAD(&t->arm_limit) > t->quick_wheel->pending &&
+    return hwtimer__load_size(&t->arm_limit) > t->quick_wheel->pending &&
            (form != HWTIMER__TICKS || when <= t->pass.ticks_room);
 }
 
-/* And the node: IDLE or CANCELLED, a leeway only if `leeway_too`? One test of the word: 0
-   and 3 alone plus one leave bit 1 clear. Asked only once the timer said yes: with threads
-   a node is read under its lock. */
+/* The states in the order the quick test below relies on. */
+typedef char hwtimer__quick_test_knows_the_states
+    [HWTIMER_IDLE == 0 && HWTIMER_PENDING == 1 && HWTIMER_EXPIRED == 2 &&
+     HWTIMER_CANCELLED == 3 && HWTIMER_RETIRED == 4 ? 1 : -1];
+
+/* And the node: may it be armed inline, that is, is it IDLE or CANCELLED (not PENDING,
+   EXPIRED or RETIRED), with no leeway unless `leeway_too`? One test of the state's word
+   answers both. The state byte s becomes (s ^ 1) + 3: IDLE 0 -> 4 (0100b), PENDING
+   1 -> 3 (0011b), EXPIRED 2 -> 6 (0110b), CANCELLED 3 -> 5 (0101b), RETIRED 4 -> 8
+   (1000b); the mask 1010b is clear for IDLE and CANCELLED only, and the result stays below
+   16, so nothing carries into the leeway's bytes, which the mask also covers unless
+   `leeway_too`. Asked only once the timer said yes: with threads a node is read under its
+   lock. */
 HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to, int leeway_too) {
     uint32_t one = hwtimer__little_endian() ? 1u : 1u << 24; /* the state's 1 in the word */
     uint32_t leeway = leeway_too ? 0 : hwtimer__leeway_bits();
-    return ((hwtimer__state_word(to) + one) & (leeway | one << 1)) == 0;
+    return (((hwtimer__state_word(to) ^ one) + 3u * one) & (leeway | 10u * one)) == 0;
 }
 
 /* The inline arming, with the node's leeway key (0: none, else the memo's). Without threads
@@ -2493,15 +2673,73 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
                : hwtimer__reschedule_plain(t, to, when);
 }
 
-/* Cancel the general way: with threads, and without them one hwtimer_cancel does not do
-   inline. While it waits for the callback, an arming the callback makes is cancelled as it
-   returns (hwtimer__cancel_for_waiter) or here. */
-static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__shard *s = hwtimer__shard_of(t, to);
-    hwtimer__cancel_wait me, **link;
-    int cancelled = 0, waiting = 0;
+/* What a cancel that finds the callback of its node running on another thread does. */
+typedef enum hwtimer__cancel_kind {
+    HWTIMER__CANCEL_WAIT,  /* hwtimer_cancel: waits for it to return */
+    HWTIMER__CANCEL_TRY,   /* hwtimer_try_cancel: returns HWTIMER_ERUNNING */
+    HWTIMER__CANCEL_RETIRE /* hwtimer_retire: retires the node, then waits */
+} hwtimer__cancel_kind;
+
+/* Is the callback of `to` running on another thread than the caller's (s's lock held)? */
+static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer__shard *s,
+                                   const hwtimer_timeout *to) {
+    return s->run.node == to && t->threads && !t->threads->thread_is_self(t->pass.thread);
+}
+
+/* How long a synchronous cancel waits for a callback before it tells log_fn. */
+#define HWTIMER__CANCEL_PATIENCE_NS 1000000000u
+
+/* Tells log_fn that a cancel has waited a second for a callback (no lock held). */
+static void hwtimer__tell_long_wait(const hwtimer *t, hwtimer__cancel_kind kind) {
+    hwtimer__sentence msg = {"", 0};
+    hwtimer__say(&msg, kind == HWTIMER__CANCEL_RETIRE ? "hwtimer: hwtimer_retire" : "hwtimer: hwtimer_cancel");
+    hwtimer__say(&msg, " has waited 1 s for the timeout's callback to return on another thread "
+                       "and goes on waiting: if this thread holds a lock that the callback "
+                       "takes, the two wait for each other for ever (under such a lock, cancel "
+                       "with hwtimer_try_cancel, which never waits)");
+    t->log.fn(t->log.ctx, msg.text);
+}
+
+/* Waits for the callback of `to`, which runs on another thread (s's lock held, the cancel
+   listed in s->cancel_waits). With a log_fn it waits a second at most at a time, so that
+   it can tell log_fn, once (`*told`), when the timer's clock says it has waited a second
+   since `began`; a clock that does not move (a fake one) never tells. */
+static void hwtimer__wait_for_callback(hwtimer *t, hwtimer__shard *s, hwtimer__cancel_kind kind,
+                                       uint64_t began, int *told) {
+    int watch = t->log.fn && !*told;
+    uint64_t now;
+    ++s->waiters;
+    t->threads->cond_wait(s->done_cond, s->mutex, watch ? HWTIMER__CANCEL_PATIENCE_NS : UINT64_MAX);
+    --s->waiters;
+    if (!watch) return;
+    now = t->clock_fn(t->clock_ctx);
+    if (now < began || now - began < HWTIMER__CANCEL_PATIENCE_NS) return;
+    *told = 1;
+    hwtimer__unlock(t, s->mutex); /* log_fn is called with no lock of the timer held */
+    hwtimer__tell_long_wait(t, kind);
+    hwtimer__lock(t, s->mutex);
+}
+
+/* Takes `me` out of s's list of waiting cancels (s's lock held). */
+static void hwtimer__unlist_wait(hwtimer__shard *s, hwtimer__cancel_wait *me) {
+    hwtimer__cancel_wait **link = &s->cancel_waits;
+    while (*link != me) link = &(*link)->next;
+    *link = me->next;
+}
+
+/* Cancel the general way, of each kind: with threads, and without them what hwtimer_cancel
+   does not do inline. While it waits for the callback, an arming the callback makes is
+   cancelled as it returns (hwtimer__cancel_for_waiter) or here. A retire finds its shard as
+   an arming does (the node may never have been armed on t), then retires the node before it
+   waits, so that the callback cannot arm it again. */
+static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to,
+                                                     hwtimer__cancel_kind kind) {
+    hwtimer__shard *s = kind == HWTIMER__CANCEL_RETIRE ? hwtimer__shard_to_arm(t, to)
+                                                        : hwtimer__shard_of(t, to);
+    hwtimer__cancel_wait me;
+    uint64_t began = 0;
+    int cancelled = 0, waiting = 0, told = 0;
     if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
-    if (!t->threads) return hwtimer__cancel_unusual(t, s, to); /* hwtimer_cancel's test failed */
     hwtimer__lock(t, s->mutex);
     if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed meanwhile */
         hwtimer__unlock(t, s->mutex);
@@ -2509,19 +2747,24 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
     }
     for (;;) {
         cancelled |= hwtimer__cancel_locked(t, s, to);
-        if (s->run.node != to || t->threads->thread_is_self(t->pass.thread)) break;
+        if (kind == HWTIMER__CANCEL_RETIRE) hwtimer__set_state(to, HWTIMER_RETIRED);
+        if (!hwtimer__runs_elsewhere(t, s, to)) break;
+        if (kind == HWTIMER__CANCEL_TRY) {
+            hwtimer__unlock(t, s->mutex);
+            return HWTIMER_ERUNNING;
+        }
         if (!waiting) {
             me.to = to;
             me.hit = 0;
             me.next = s->cancel_waits;
             s->cancel_waits = &me;
             waiting = 1;
+            if (t->log.fn) began = t->clock_fn(t->clock_ctx);
         }
-        hwtimer__wait(t, s->done_cond, s->mutex, &s->waiters);
+        hwtimer__wait_for_callback(t, s, kind, began, &told);
     }
     if (waiting) {
-        for (link = &s->cancel_waits; *link != &me; link = &(*link)->next) continue;
-        *link = me.next;
+        hwtimer__unlist_wait(s, &me);
         cancelled |= me.hit;
     }
     hwtimer__unlock(t, s->mutex);
@@ -2914,9 +3157,12 @@ static int hwtimer__check_config(const hwtimer_config *cfg) {
          "threads backend (cfg.threads = hwtimer_threads_default())", NULL, ""},
         {cfg->threads && !HWTIMER__HAVE_THREADS, "threads is set but this build has no "
          "thread code (HWTIMER_NO_THREADS): set threads to NULL", NULL, ""},
-        {cfg->threads && !HWTIMER__HAVE_THREAD_LOCAL, "threads is set but this compiler has "
+        {cfg->threads && !HWTIMER__ATOMICS, "threads is set but this compiler has "
          "neither GCC's nor MSVC's atomics and thread-locals, which threads need: set threads "
          "to NULL", NULL, ""},
+        {cfg->threads && !HWTIMER__WHOLE64, "threads is set but this target has no 8-byte "
+         "compare-and-swap, so another thread could read half of a 64-bit deadline: set "
+         "threads to NULL", NULL, ""},
         {missing != NULL, table.text, NULL,
          " is missing (NULL or 0): every hook and size is required"},
         {shards > HWTIMER__MAX_SHARDS, "shards is ", &shards, ": it must be at most 64"},
@@ -3118,8 +3364,8 @@ static void hwtimer__finish_destroy(hwtimer *t) {
 
 /* Later armings take the general way, which refuses them (t's lock held). */
 static void hwtimer__set_stopped(hwtimer *t) {
-    HWTIMER__STORE(&t->stopped, 1);
-    HWTIMER__STORE(&t->arm_limit, 0);
+    hwtimer__store_int(&t->stopped, 1);
+    hwtimer__store_size(&t->arm_limit, 0);
 }
 
 /* Visits every node pending in s (foreach; the locks held). */
@@ -3233,19 +3479,29 @@ HWTIMER_DEF HWTIMER__HOT int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
     hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
     w = t->quick_wheel;
-    if (HWTIMER__LOAD(&to->wheel) == w && to->state == HWTIMER_PENDING) {
+    if (hwtimer__load_wheel(&to->wheel) == w && to->state == HWTIMER_PENDING) {
         hwtimer__wheel_uncount(w, to, 1);
         return 1;
     }
-    return hwtimer__cancel_general(t, to);
+    return hwtimer__cancel_general(t, to, HWTIMER__CANCEL_WAIT);
+}
+
+HWTIMER_DEF int hwtimer_try_cancel(hwtimer *t, hwtimer_timeout *to) {
+    if (!t || !to) return HWTIMER_EINVAL;
+    return hwtimer__cancel_general(t, to, HWTIMER__CANCEL_TRY);
+}
+
+HWTIMER_DEF int hwtimer_retire(hwtimer *t, hwtimer_timeout *to) {
+    if (!t || !to) return HWTIMER_EINVAL;
+    return hwtimer__cancel_general(t, to, HWTIMER__CANCEL_RETIRE);
 }
 
 HWTIMER_DEF int hwtimer_timeout_state(const hwtimer_timeout *to) {
-    return to ? (int)HWTIMER__LOAD(&to->state) : (int)HWTIMER_EINVAL;
+    return to ? (int)hwtimer__load_u8(&to->state) : (int)HWTIMER_EINVAL;
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_deadline(const hwtimer_timeout *to) {
-    return to ? HWTIMER__LOAD64(&to->deadline) : 0;
+    return to ? hwtimer__load64(&to->deadline) : 0;
 }
 
 HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
@@ -3258,10 +3514,12 @@ HWTIMER_DEF int hwtimer_is_pending(hwtimer *t, const hwtimer_timeout *to) {
     return pending;
 }
 
-HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to) { return to ? to->arg : NULL; }
+HWTIMER_DEF void *hwtimer_timeout_arg(const hwtimer_timeout *to) {
+    return to ? hwtimer__load_arg(&to->arg) : NULL;
+}
 
 HWTIMER_DEF uint64_t hwtimer_timeout_period(const hwtimer_timeout *to) {
-    return to ? to->period : 0;
+    return to ? hwtimer__load64(&to->period) : 0;
 }
 
 HWTIMER_DEF uint64_t hwtimer_timeout_due_in(hwtimer *t, const hwtimer_timeout *to) {
@@ -3351,7 +3609,7 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
 
 HWTIMER_DEF int hwtimer_start(hwtimer *t) {
     if (!t) return HWTIMER_EINVAL;
-    return HWTIMER__LOAD(&t->stopped) ? HWTIMER_ESTOPPED : hwtimer__start_worker(t);
+    return hwtimer__load_int(&t->stopped) ? HWTIMER_ESTOPPED : hwtimer__start_worker(t);
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
@@ -3371,7 +3629,7 @@ HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) 
         hwtimer__unlock(t, t->mutex);
         t->threads->thread_join(t->worker.thread);
         hwtimer__lock(t, t->mutex);
-        HWTIMER__STORE(&t->worker.running, 0);
+        hwtimer__store_int(&t->worker.running, 0);
     }
     while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
     n = hwtimer__cancel_all(t, out);
@@ -3384,8 +3642,9 @@ HWTIMER_DEF const char *hwtimer_strerror(int err) {
     static const char *const text[] = {"success", "invalid argument", "out of memory",
         "too many pending timeouts (max_pending)", "the timer was stopped",
         "the timeout is already pending", "not allowed from the timer's own callback",
-        "the thread backend failed"};
-    return err <= 0 && err >= HWTIMER_ETHREAD ? text[-err] : "unknown error";
+        "the thread backend failed", "the timeout's callback runs now on another thread",
+        "the timeout was retired"};
+    return err <= 0 && err >= HWTIMER_ERETIRED ? text[-err] : "unknown error";
 }
 
 HWTIMER_DEF void hwtimer_stats_get(hwtimer *t, hwtimer_stats *out) {
@@ -3414,7 +3673,7 @@ HWTIMER_DEF int hwtimer_fork_child(hwtimer *t) {
     if (err) return err;
     hwtimer__lock_all(t);
     worker_forked = t->worker.mode && hwtimer__in_own_callback(t);
-    if (!worker_forked) HWTIMER__STORE(&t->worker.running, 0); /* it does not exist here */
+    if (!worker_forked) hwtimer__store_int(&t->worker.running, 0); /* it does not exist here */
     t->worker.sleeping = 0;
     t->waiters = 0;
     t->loop.wakes_running = 0; /* nor do the threads that were waking it */
@@ -3443,6 +3702,10 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
         err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
         if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
         if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
+        /* a listed cancel is one that waits on done_cond (or was woken and waits for the
+           lock, which this call holds), so a list with none waiting holds a cancel that
+           has returned: its frame is gone */
+        if (!err && s->cancel_waits && !s->waiters) err = HWTIMER_CHECK_WAITERS;
         n += s->wheel.pending;
     }
     if (!err && t->shared_limit && HWTIMER__ATOMIC_ADD(&t->shared_pending, 0) != (long)n) {
