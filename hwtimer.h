@@ -1128,7 +1128,8 @@ typedef struct hwtimer__shard {
     hwtimer__wheel wheel; /* first: a node's `wheel` is also its shard */
     void *mutex;          /* the wheel's lock */
     void *done_cond;      /* cancels wait on it for a callback */
-    unsigned waiters;     /* cancels waiting on done_cond */
+    unsigned waiters;     /* cancels listed in cancel_waits: each waits on done_cond, or is
+                             about to, or tells log_fn it waits long */
     int wake_now;         /* a filing called for a wake-up: once the lock is released */
     hwtimer__running run;
     hwtimer__cancel_wait *cancel_waits;
@@ -2692,11 +2693,12 @@ static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer__shard *s,
 /* Tells log_fn that a cancel has waited a second for a callback (no lock held). */
 static void hwtimer__tell_long_wait(const hwtimer *t, hwtimer__cancel_kind kind) {
     hwtimer__sentence msg = {"", 0};
-    hwtimer__say(&msg, kind == HWTIMER__CANCEL_RETIRE ? "hwtimer: hwtimer_retire" : "hwtimer: hwtimer_cancel");
-    hwtimer__say(&msg, " has waited 1 s for the timeout's callback to return on another thread "
-                       "and goes on waiting: if this thread holds a lock that the callback "
-                       "takes, the two wait for each other for ever (under such a lock, cancel "
-                       "with hwtimer_try_cancel, which never waits)");
+    hwtimer__say(&msg, kind == HWTIMER__CANCEL_RETIRE ? "hwtimer: hwtimer_retire"
+                                                      : "hwtimer: hwtimer_cancel");
+    hwtimer__say(&msg, " has waited 1 s for a callback on another thread and goes on waiting: "
+                       "if this thread holds a lock the callback takes, they wait for each "
+                       "other for ever (under such a lock, cancel with hwtimer_try_cancel, "
+                       "which never waits)");
     t->log.fn(t->log.ctx, msg.text);
 }
 
@@ -2708,9 +2710,7 @@ static void hwtimer__wait_for_callback(hwtimer *t, hwtimer__shard *s, hwtimer__c
                                        uint64_t began, int *told) {
     int watch = t->log.fn && !*told;
     uint64_t now;
-    ++s->waiters;
     t->threads->cond_wait(s->done_cond, s->mutex, watch ? HWTIMER__CANCEL_PATIENCE_NS : UINT64_MAX);
-    --s->waiters;
     if (!watch) return;
     now = t->clock_fn(t->clock_ctx);
     if (now < began || now - began < HWTIMER__CANCEL_PATIENCE_NS) return;
@@ -2725,6 +2725,7 @@ static void hwtimer__unlist_wait(hwtimer__shard *s, hwtimer__cancel_wait *me) {
     hwtimer__cancel_wait **link = &s->cancel_waits;
     while (*link != me) link = &(*link)->next;
     *link = me->next;
+    s->waiters--;
 }
 
 /* Cancel the general way, of each kind: with threads, and without them what hwtimer_cancel
@@ -2758,6 +2759,7 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
             me.hit = 0;
             me.next = s->cancel_waits;
             s->cancel_waits = &me;
+            s->waiters++;
             waiting = 1;
             if (t->log.fn) began = t->clock_fn(t->clock_ctx);
         }
@@ -3702,9 +3704,8 @@ HWTIMER_DEF int hwtimer_check(hwtimer *t) {
         err = hwtimer__wheel_check(&s->wheel, hwtimer__running_unfiled(s, s->run.node) ? 1u : 0u);
         if (!err && s->wheel.pending > t->max_pending) err = HWTIMER_CHECK_COUNT;
         if (!err && s->wheel.watch_upto < hwtimer__wake_upto(s)) err = HWTIMER_CHECK_NEAR;
-        /* a listed cancel is one that waits on done_cond (or was woken and waits for the
-           lock, which this call holds), so a list with none waiting holds a cancel that
-           has returned: its frame is gone */
+        /* every cancel counted in waiters is listed until it unlists itself, so a list
+           with none counted holds a cancel that has returned: its frame is gone */
         if (!err && s->cancel_waits && !s->waiters) err = HWTIMER_CHECK_WAITERS;
         n += s->wheel.pending;
     }

@@ -132,6 +132,7 @@ typedef struct model_timeout {
     uint64_t leeway_asked; /* the leeway last set (0 before any) */
     uint64_t leeway;       /* that leeway as the node stores it */
     uint64_t armed_pass;   /* the advance pass that last armed it; 0: armed outside passes */
+    int retired;           /* hwtimer_retire: every arming refused until hwtimer_timeout_init */
 } model_timeout;
 
 typedef struct model {
@@ -238,8 +239,10 @@ static uint64_t model_next_period(uint64_t d, uint64_t p, uint64_t now) {
     return d + k * p;
 }
 
-/* Argument errors come first, then stopped, busy, full (the order hwtimer.h lists them). */
+/* Argument errors come first, then retired, stopped, busy, full (the order hwtimer.h lists
+   them). */
 static int model_schedule_result(const model *m, int id) {
+    if (m->to[id].retired) return HWTIMER_ERETIRED;
     if (m->stopped) return HWTIMER_ESTOPPED;
     if (m->to[id].pending) return HWTIMER_EBUSY;
     if (m->max_pending && m->pending >= m->max_pending) return HWTIMER_EFULL;
@@ -247,6 +250,7 @@ static int model_schedule_result(const model *m, int id) {
 }
 
 static int model_reschedule_result(const model *m, int id) {
+    if (m->to[id].retired) return HWTIMER_ERETIRED;
     if (!m->to[id].ever) return HWTIMER_EINVAL;
     if (m->to[id].pending) return HWTIMER_OK;
     return model_schedule_result(m, id);
@@ -313,7 +317,7 @@ static struct {
     /* counters and diagnostics */
     uint64_t op, episode, callbacks, log_count;
     struct { /* what the run exercised: a run that never saw EFULL did not test it */
-        uint64_t armed, armed_in_pass, refused[8], cancelled, cancelled_due, periodic_runs,
+        uint64_t armed, armed_in_pass, refused[16], cancelled, cancelled_due, periodic_runs,
             noop_advances, handed_back, at_end_of_time;
         /* leeways set, and refused as EBUSY; armings whose window held more than one
            tick, and of those the ones that run later than their first boundary */
@@ -332,6 +336,8 @@ static struct {
            one of their callbacks */
         uint64_t unthreaded_episodes, destroyed_in_callback;
         uint64_t other_timer; /* nodes made pending on another timer */
+        /* cancels by hwtimer_try_cancel, and retirements (of those, of a pending node) */
+        uint64_t try_cancels, retired, retired_pending;
     } seen;
     uint64_t episode_pushes; /* pushed_later in this episode: stats.refiled's bound */
     log_entry log[LOG_SIZE];
@@ -822,7 +828,7 @@ static void check_arm(const char *what, int id, int got, int want, uint64_t dead
     note(what, id, deadline, period, got);
     expect_result(what, id, got, want);
     if (want != HWTIMER_OK) {
-        sim.seen.refused[-want & 7]++;
+        sim.seen.refused[-want & 15]++;
         check_wakes(what, id, 0);
         return;
     }
@@ -916,15 +922,36 @@ static void op_set_leeway(int id, uint64_t leeway) {
     mt->leeway = model_stored_leeway(leeway);
 }
 
+/* hwtimer_cancel, or hwtimer_try_cancel, which answers as it on one thread: a callback
+   runs on this thread, so none runs on another. */
 static void op_cancel(int id) {
-    int want = sim.m.to[id].pending;
-    int got = hwtimer_cancel(sim.t, &sim.nodes[id].to);
-    note("cancel", id, 0, 0, got);
-    expect_result("cancel", id, got, want);
+    int want = sim.m.to[id].pending, try_it = draw_percent(25);
+    int got = try_it ? hwtimer_try_cancel(sim.t, &sim.nodes[id].to)
+                     : hwtimer_cancel(sim.t, &sim.nodes[id].to);
+    note(try_it ? "try_cancel" : "cancel", id, 0, 0, got);
+    expect_result(try_it ? "try_cancel" : "cancel", id, got, want);
+    sim.seen.try_cancels += (uint64_t)try_it;
     if (!want) return;
     sim.seen.cancelled++;
     sim.seen.cancelled_due += sim.in_pass && runs_this_pass(id);
     model_disarm(&sim.m, id, HWTIMER_CANCELLED);
+}
+
+/* hwtimer_retire: a cancel (1 if pending), then RETIRED, and every arming of the node is
+   refused (on this timer and on others) until op_forget inits it. Drawn on any node:
+   never scheduled, pending, run, inside its own callback, retired already. */
+static void op_retire(int id) {
+    model_timeout *mt = &sim.m.to[id];
+    int want = mt->pending;
+    int got = hwtimer_retire(sim.t, &sim.nodes[id].to);
+    note("retire", id, 0, 0, got);
+    expect_result("retire", id, got, want);
+    sim.seen.retired++;
+    sim.seen.retired_pending += (uint64_t)want;
+    if (want) sim.seen.cancelled_due += sim.in_pass && runs_this_pass(id);
+    model_disarm(&sim.m, id, HWTIMER_RETIRED);
+    mt->retired = 1;
+    check_node(id);
 }
 
 /* Random values are drawn one statement at a time: the order in which a call's arguments
@@ -977,9 +1004,14 @@ static void op_push(int id) {
 }
 
 /* Any arming, in either form; a node that is not pending may get a new leeway first. */
+static void forget_node(int id);
+
+/* An arming of any form; a retired node is made anew first half of the time (as a program
+   that reuses its struct would), else its arming is refused. */
 static void op_random_arm(int id) {
     int form;
     uint64_t when;
+    if (sim.m.to[id].retired && !sim.m.to[id].pending && draw_percent(50)) forget_node(id);
     if (!sim.m.to[id].pending && draw_percent(30)) op_set_leeway(id, random_leeway());
     form = random_form();
     when = random_when(form);
@@ -1173,10 +1205,8 @@ static void op_bad_arguments(void) {
         diverge("due_in, arg or period of NULL is not UINT64_MAX, NULL, 0");
 }
 
-/* Re-initializes a node that is not pending: it is IDLE and never scheduled again. */
-static void op_forget(void) {
-    int id = random_node_where(is_not_pending);
-    if (sim.m.to[id].pending) return;
+/* Re-initializes node id, not pending: it is IDLE, never scheduled, not retired. */
+static void forget_node(int id) {
     if (draw_percent(50)) {
         hwtimer_timeout_init(&sim.nodes[id].to);
     } else {
@@ -1184,6 +1214,11 @@ static void op_forget(void) {
     }
     model_forget(&sim.m, id);
     note("forget", id, 0, 0, 0);
+}
+
+static void op_forget(void) {
+    int id = random_node_where(is_not_pending);
+    if (!sim.m.to[id].pending) forget_node(id);
 }
 
 /* A node pending on another timer: this one refuses to schedule (EBUSY), reschedule (EBUSY)
@@ -1199,7 +1234,7 @@ static void op_other_timer(void) {
     uint64_t when = random_when(form), period = draw_percent(30) ? random_period() : 0;
     void *arg = random_arg(id);
     int err;
-    if (mt->pending) return;
+    if (mt->pending || mt->retired) return;
     test_fake_config(&cfg, &sim.clock, sim.m.tick, 4);
     err = hwtimer_create(&other, &cfg);
     expect_result("hwtimer_create (another timer)", -1, err, HWTIMER_OK);
@@ -1326,7 +1361,7 @@ static void check_from_callback(int self) {
 static void mutate_from_callback(int self) {
     int rounds = (int)draw_below(4);
     while (rounds-- > 0) {
-        switch (draw_below(13)) {
+        switch (draw_below(14)) {
         case 0:
         case 1: op_random_arm(self); break; /* the usual way to re-arm */
         case 2: op_schedule(random_node(), ARM_RELATIVE, 0); break; /* must wait for the next pass */
@@ -1339,6 +1374,9 @@ static void mutate_from_callback(int self) {
         case 9: op_set_leeway(draw_percent(50) ? self : random_node(), random_leeway()); break;
         case 10: check_from_callback(self); break;
         case 11: op_push(draw_percent(50) ? self : random_node_where(is_pending)); break;
+        case 12:
+            if (draw_percent(25)) op_retire(draw_percent(30) ? self : random_node());
+            break;
         default: check_pending(); break;
         }
     }
@@ -1412,7 +1450,8 @@ static void model_op(unsigned r) {
     else if (r < 90) op_queries();
     else if (r < 94) op_set_leeway(random_node(), random_leeway()); /* EBUSY if pending */
     else if (r < 96) op_bad_arguments();
-    else if (r < 98) op_forget();
+    else if (r < 97) op_forget();
+    else if (r < 98) op_retire(draw_percent(50) ? random_node_where(is_pending) : random_node());
     else op_other_timer();
 }
 

@@ -26,6 +26,10 @@ static void check_null_scheduling(fixture *r, probe *n) {
     CHECK_EQ(hwtimer_reschedule(t, NULL, MS), HWTIMER_EINVAL);
     CHECK_EQ(hwtimer_cancel(NULL, to), HWTIMER_EINVAL);
     CHECK_EQ(hwtimer_cancel(t, NULL), HWTIMER_EINVAL);
+    CHECK_EQ(hwtimer_try_cancel(NULL, to), HWTIMER_EINVAL);
+    CHECK_EQ(hwtimer_try_cancel(t, NULL), HWTIMER_EINVAL);
+    CHECK_EQ(hwtimer_retire(NULL, to), HWTIMER_EINVAL);
+    CHECK_EQ(hwtimer_retire(t, NULL), HWTIMER_EINVAL);
     CHECK_UNCHANGED(before, t, to);
 }
 
@@ -81,10 +85,10 @@ static void test_null_arguments(void) {
 
 /* strerror names every code and says "unknown error" for anything else. */
 static void test_strerror(void) {
-    static const int unknown[] = {1, 2, -8, -100, INT_MIN, INT_MAX};
-    const char *seen[8];
+    static const int unknown[] = {1, 2, -10, -100, INT_MIN, INT_MAX};
+    const char *seen[10];
     int code, i, j;
-    for (code = 0; code >= HWTIMER_ETHREAD; code--) {
+    for (code = 0; code >= HWTIMER_ERETIRED; code--) {
         const char *text = hwtimer_strerror(code);
         CHECK(text != NULL && *text != '\0' && strcmp(text, "unknown error") != 0);
         seen[-code] = text;

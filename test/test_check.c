@@ -3,7 +3,8 @@
 
      HWTIMER_CHECK_LINKS    a list's next/prev disagree, or a list longer than pending
      HWTIMER_CHECK_NODE     a filed node owned by another timer, not PENDING, or whose
-                            `where` names another list
+                            `where` names another list; a pending node made anew by
+                            hwtimer_timeout_init (a common mistake), without a crash
      HWTIMER_CHECK_SLOT     a node in a slot its due tick does not allow (behind elapsed, a
                             coarse slot that starts after its tick, another level-0 slot)
      HWTIMER_CHECK_BEHIND   an occupancy bit at or behind its level's position
@@ -16,6 +17,7 @@
      HWTIMER_CHECK_NEAR     a filing that needs the due list or a wake-up would go straight
                             to the wheel, or the wheel watches fewer ticks than the loop's
                             answer needs
+     HWTIMER_CHECK_WAITERS  a cancel's wait listed while no cancel waits
 
    Each corruption is undone right after, and the check must then be 0 again, so that the
    timer is destroyed whole. hwtimer_check(NULL) is 0, a healthy timer gives 0 wherever its
@@ -73,6 +75,10 @@ static uint32_t *where_field(hwtimer_timeout *to) { return &to->where; }
 static uint8_t *state_field(hwtimer_timeout *to) { return &to->state; }
 static struct hwtimer__wheel **wheel_field(hwtimer_timeout *to) { return &to->wheel; }
 static uint64_t *deadline_field(hwtimer_timeout *to) { return &to->deadline; }
+
+/* The cancels waiting for a callback of shard 0, and how many it counts. */
+static hwtimer__cancel_wait **cancel_waits_field(hwtimer *t) { return &shard_of(t, 0)->cancel_waits; }
+static unsigned *waiters_field(hwtimer *t) { return &shard_of(t, 0)->waiters; }
 
 /* A timer of shards with max_pending: the count of its wheels' pending nodes they share. */
 static long *shared_count(hwtimer *t) { return &t->shared_pending; }
@@ -198,6 +204,62 @@ static void test_node(void) {
     where = *where_field(&a);
     *where_field(&a) = where + 1;
     CHECK_BROKEN(&f, HWTIMER_CHECK_NODE, *where_field(&a) = where);
+    fixture_close(&f);
+}
+
+/* The common mistake: hwtimer_timeout_init on a pending node (its links NULL, its state
+   IDLE, while its neighbours still point at it). The check returns a code, CHECK_NODE where
+   it meets the node first, and never follows the NULL links: a node alone in its slot, one
+   between two others in a list (CHECK_LINKS: its left neighbour comes first), and one in
+   the due list. */
+static void test_init_while_pending(void) {
+    fixture f;
+    hwtimer_timeout alone = HWTIMER_TIMEOUT_INIT, row[3], due = HWTIMER_TIMEOUT_INIT, saved;
+    hwtimer_timeout *middle;
+    unsigned i;
+    open_at_tick_10(&f);
+    at_tick(&f, &alone, 20);
+    for (i = 0; i < 3; i++) {
+        hwtimer_timeout_init(&row[i]);
+        at_tick(&f, &row[i], 30);
+    }
+    at_tick(&f, &due, 5); /* passed: the due list */
+    saved = alone;
+    hwtimer_timeout_init(&alone);
+    CHECK_BROKEN(&f, HWTIMER_CHECK_NODE, alone = saved);
+    /* the one whose both neighbours are nodes of the row */
+    middle = &row[0];
+    for (i = 0; i < 3; i++) {
+        if (link_of(&row[i])->prev != slot_list(f.t, 0, 30, 0) &&
+            link_of(&row[i])->next != slot_list(f.t, 0, 30, 0)) {
+            middle = &row[i];
+        }
+    }
+    saved = *middle;
+    hwtimer_timeout_init(middle);
+    /* the walk meets its left neighbour first, whose next node does not link back */
+    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, *middle = saved);
+    saved = due;
+    hwtimer_timeout_init(&due);
+    CHECK_BROKEN(&f, HWTIMER_CHECK_NODE, due = saved);
+    fixture_close(&f);
+}
+
+/* A cancel's wait still listed when no cancel waits (one that returned without taking
+   itself off the list: its frame is gone). */
+static void test_waiters(void) {
+    fixture f;
+    hwtimer__cancel_wait stale;
+    fixture_open(&f, 0, MS, WIDTH);
+    memset(&stale, 0, sizeof stale);
+    *cancel_waits_field(f.t) = &stale;
+    CHECK_BROKEN(&f, HWTIMER_CHECK_WAITERS, *cancel_waits_field(f.t) = NULL);
+    /* listed and counted: a cancel that waits */
+    *cancel_waits_field(f.t) = &stale;
+    *waiters_field(f.t) = 1;
+    CHECK_EQ(hwtimer_check(f.t), 0);
+    *cancel_waits_field(f.t) = NULL;
+    *waiters_field(f.t) = 0;
     fixture_close(&f);
 }
 
@@ -356,6 +418,8 @@ int main(void) {
     RUN_TEST(test_healthy);
     RUN_TEST(test_links);
     RUN_TEST(test_node);
+    RUN_TEST(test_init_while_pending);
+    RUN_TEST(test_waiters);
     RUN_TEST(test_slot);
     RUN_TEST(test_behind);
     RUN_TEST(test_order);

@@ -8,6 +8,9 @@
      in the sentence that says so (MANY_WORKERS_SENTENCE); not for the 64th; not again once
      timers were destroyed below the count; caller-driven timers never count. A worker starts only at the first schedule or hwtimer_start, so
      these timers cost no thread.
+   - a hwtimer_cancel or hwtimer_retire that has waited a second for a callback: once per
+     call, naming the call, the likely deadlock and hwtimer_try_cancel; not for a shorter
+     wait.
    The refusals run in every mode; the worker's sentences in the threaded modes. */
 #include "harness.h"
 #include "fixture.h"
@@ -364,6 +367,69 @@ static void test_slow_callback_only_worker_with_log(void) {
     hwtimer_destroy(t);
 }
 
+/* ---- a cancel that waits long for a callback ----------------------------------------------
+   On the real clock: a callback sleeps while another thread cancels or retires its timeout,
+   as a callback that waits for a lock the canceller holds would. The timer is caller-driven,
+   its callbacks run by a polling thread, so that no sentence about a slow worker callback
+   mixes in. */
+
+typedef struct sleeper {
+    uint64_t hold;     /* how long the callback sleeps */
+    unsigned started;  /* atomic */
+    unsigned finished; /* atomic */
+} sleeper;
+
+static void sleep_a_while(hwtimer_timeout *to, void *arg) {
+    sleeper *z = (sleeper *)arg;
+    (void)to;
+    ATOMIC_ADD(&z->started, 1u);
+    sleep_ns(z->hold);
+    ATOMIC_ADD(&z->finished, 1u);
+}
+
+/* Runs a callback that sleeps `hold`, then cancels (or retires) it from this thread: the
+   call returns once the callback has. */
+static int cancel_sleeper(hwtimer *t, uint64_t hold, int retire) {
+    hwtimer_timeout to = HWTIMER_TIMEOUT_INIT;
+    sleeper z;
+    int rc;
+    memset(&z, 0, sizeof z);
+    z.hold = hold;
+    CHECK_EQ(hwtimer_schedule(t, &to, MS, sleep_a_while, &z), HWTIMER_OK);
+    CHECK(wait_for_count(&z.started, 1, 3 * SEC));
+    rc = retire ? hwtimer_retire(t, &to) : hwtimer_cancel(t, &to);
+    CHECK_EQ(ATOMIC_GET(&z.finished), 1);
+    return rc;
+}
+
+/* A cancel that waits 300 ms says nothing; one that waits 1.3 s says, once, that it waits
+   and what to use under a lock; a retire that waits 2.4 s says it once too, by its name. */
+static void test_long_cancel_wait_said_once(void) {
+    logged l;
+    hwtimer_config cfg;
+    hwtimer *t;
+    test_poller poller;
+    memset(&l, 0, sizeof l);
+    real_config(&cfg, 0, MS, 64);
+    cfg.log_fn = note_log;
+    cfg.log_ctx = &l;
+    t = create_or_die(&cfg);
+    test_poller_start(&poller, t, 1 * MS);
+    CHECK_EQ(cancel_sleeper(t, 300 * MS, 0), 0);
+    CHECK_EQ(ATOMIC_GET(&l.calls), 0);
+    CHECK_EQ(cancel_sleeper(t, 1300 * MS, 0), 0);
+    CHECK_EQ(ATOMIC_GET(&l.calls), 1);
+    CHECK(strstr(l.last, "hwtimer: hwtimer_cancel has waited 1 s for a callback") == l.last);
+    CHECK(strstr(l.last, "holds a lock the callback takes") != NULL);
+    CHECK(ends_with(l.last, "cancel with hwtimer_try_cancel, which never waits)"));
+    CHECK_EQ(cancel_sleeper(t, 2400 * MS, 1), 0);
+    CHECK_EQ(ATOMIC_GET(&l.calls), 2);
+    CHECK(strstr(l.last, "hwtimer: hwtimer_retire has waited 1 s") == l.last);
+    CHECK_EQ(hwtimer_check(t), 0);
+    test_poller_stop(&poller);
+    hwtimer_destroy(t);
+}
+
 int main(void) {
     RUN_TEST(test_refusals_name_the_field);
     REQUIRE_THREADS("test_log's worker tests");
@@ -373,5 +439,6 @@ int main(void) {
     RUN_TEST(test_warns_past_64);
     RUN_TEST(test_silent_without_log_fn);
     RUN_TEST(test_caller_driven_not_counted);
+    RUN_TEST(test_long_cancel_wait_said_once);
     return test_finish();
 }

@@ -121,6 +121,11 @@ static void print_summary(double seconds) {
            (unsigned long long)sim.seen.unthreaded_episodes,
            (unsigned long long)sim.seen.destroyed_in_callback,
            (unsigned long long)sim.seen.other_timer);
+    printf("model: try_cancel %llu; retired %llu (%llu pending); armings refused as retired "
+           "%llu\n",
+           (unsigned long long)sim.seen.try_cancels, (unsigned long long)sim.seen.retired,
+           (unsigned long long)sim.seen.retired_pending,
+           (unsigned long long)refused[-HWTIMER_ERETIRED]);
     printf("model: pending deadlines pushed later %llu (%llu left in their coarse slot), "
            "moved earlier %llu; keep-alive rounds %llu; re-filed by a pass "
            "after a push (stats.refiled) %llu\n",

@@ -1,4 +1,5 @@
-/* test_sync.c - hwtimer_cancel is synchronous, like Linux's del_timer_sync.
+/* test_sync.c - hwtimer_cancel is synchronous, like Linux's del_timer_sync; hwtimer_try_cancel
+   never waits; hwtimer_retire waits, and nothing arms the node after it.
 
    As hwtimer.h documents: when cancel returns on any thread other than the one running the
    timeout's callback, the timer no longer refers to the node and its callback is not running, so the
@@ -36,6 +37,7 @@ static void driver_open(driver *d) {
 static void driver_close(driver *d) {
     if (!d->worker) test_poller_stop(&d->poller);
     CHECK_EQ(hwtimer_pending(d->t), 0);
+    CHECK_EQ(hwtimer_check(d->t), 0); /* every cancel that waited took itself off the list */
     hwtimer_destroy(d->t);
 }
 
@@ -47,6 +49,10 @@ typedef struct slow {
     uint64_t hold;           /* the callback sleeps this long */
     int rearm;               /* then schedules itself again (once) */
     int cancel_self;         /* or cancels its own node */
+    int rearm_always;        /* or reschedules its own node at every run */
+    void *user_lock;         /* a mutex of the test's that the callback takes, or NULL ... */
+    int unwanted;            /* ... and, under it, the canceller's word: do nothing */
+    int did_work;            /* runs that found themselves wanted, under the lock */
     hwtimer_timeout *victim; /* or cancels this node */
     int cancel_result;       /* what that cancel returned */
     unsigned started;        /* atomic: runs begun */
@@ -60,6 +66,12 @@ static void slow_run(hwtimer_timeout *to, void *arg) {
     slow *s = (slow *)arg;
     unsigned run = ATOMIC_ADD(&s->started, 1u);
     if (s->hold) sleep_ns(s->hold);
+    if (s->user_lock) {
+        test_threads()->mutex_lock(s->user_lock);
+        if (!s->unwanted) s->did_work++;
+        test_threads()->mutex_unlock(s->user_lock);
+    }
+    if (s->rearm_always) s->cancel_result = hwtimer_reschedule(s->t, to, REARM_DELAY);
     if (s->rearm && run == 0) s->cancel_result = hwtimer_reschedule(s->t, to, REARM_DELAY);
     if (s->fixed_rate && !ATOMIC_GET(&s->stop_rearming)) {
         s->cancel_result = hwtimer_schedule_at(s->t, to, hwtimer_timeout_deadline(to) + s->fixed_rate,
@@ -266,6 +278,132 @@ static void test_callbacks_cancel_each_other_in_one_tick(void) {
     driver_close(&d);
 }
 
+/* try_cancel never waits: against a running one-shot and a running periodic callback it
+   returns HWTIMER_ERUNNING while the callback still runs; the node is then not pending, and
+   after the callback returns nothing runs again (the periodic one is not re-armed). */
+static void check_try_cancel_running(uint64_t period_ns) {
+    driver d;
+    slow *s;
+    driver_open(&d);
+    s = slow_new(d.t, HOLD);
+    slow_start(s, period_ns);
+    CHECK_EQ(hwtimer_try_cancel(d.t, &s->node), HWTIMER_ERUNNING);
+    CHECK_EQ(ATOMIC_GET(&s->finished), 0); /* it did not wait */
+    CHECK_EQ(hwtimer_is_pending(d.t, &s->node), 0);
+    CHECK_EQ(hwtimer_pending(d.t), 0);
+    CHECK(wait_for_count(&s->finished, 1, 3 * SEC));
+    check_quiet_after_cancel(s);
+    CHECK_EQ(ATOMIC_GET(&s->started), 1);
+    CHECK_EQ(hwtimer_try_cancel(d.t, &s->node), 0); /* not pending, not running */
+    free(s);
+    driver_close(&d);
+}
+
+static void test_try_cancel_running_callback(void) {
+    check_try_cancel_running(0);
+    check_try_cancel_running(10 * MS);
+}
+
+/* The worker-mode pattern: a callback takes a lock of the user's, and a thread holding that
+   lock cancels its timeout. hwtimer_cancel would wait for the callback, which waits for the
+   lock: a deadlock. hwtimer_try_cancel returns HWTIMER_ERUNNING at once; the canceller says
+   "unwanted" under the lock, and the callback, once it has the lock, does nothing. */
+static void test_try_cancel_under_a_lock_the_callback_takes(void) {
+    const hwtimer_threads *th = test_threads();
+    driver d;
+    slow *s;
+    int rc;
+    driver_open(&d);
+    s = slow_new(d.t, 50 * MS);
+    s->user_lock = calloc_or_die(1, th->mutex_size);
+    CHECK_EQ(th->mutex_init(s->user_lock), 0);
+    th->mutex_lock(s->user_lock);
+    slow_start(s, 0);
+    rc = hwtimer_try_cancel(d.t, &s->node); /* the callback runs, and will wait for the lock */
+    CHECK_EQ(rc, HWTIMER_ERUNNING);
+    if (rc == HWTIMER_ERUNNING) s->unwanted = 1;
+    th->mutex_unlock(s->user_lock);
+    CHECK(wait_for_count(&s->finished, 1, 3 * SEC));
+    CHECK_EQ(s->did_work, 0);
+    check_quiet_after_cancel(s);
+    th->mutex_destroy(s->user_lock);
+    free(s->user_lock);
+    free(s);
+    driver_close(&d);
+}
+
+/* retire against a periodic callback that reschedules itself at every run: it waits for the
+   callback, whose rescheduling (after retire began) is refused; then nothing runs, the
+   node is RETIRED and may be freed at once (ASan: a later touch by the timer is a crash). */
+static void test_retire_periodic_that_rearms(void) {
+    driver d;
+    slow *s;
+    driver_open(&d);
+    s = slow_new(d.t, HOLD);
+    s->rearm_always = 1;
+    slow_start(s, 10 * MS);
+    CHECK_EQ(hwtimer_retire(d.t, &s->node), 1);
+    CHECK_EQ(ATOMIC_GET(&s->finished), 1);
+    CHECK_EQ(s->cancel_result, HWTIMER_ERETIRED);
+    CHECK_EQ(hwtimer_timeout_state(&s->node), HWTIMER_RETIRED);
+    check_quiet_after_cancel(s);
+    free(s);
+    driver_close(&d);
+}
+
+/* Reschedules a node again and again on another thread, and counts what each call gave. */
+typedef struct rescheduler {
+    hwtimer *t;
+    hwtimer_timeout *to;
+    unsigned quit;       /* atomic */
+    unsigned after_mark; /* atomic: calls begun after `mark` was seen set ... */
+    unsigned mark;       /* atomic */
+    unsigned refused_after_mark; /* ... of which refused as retired */
+    test_thread thread;
+} rescheduler;
+
+static void rescheduler_main(void *arg) {
+    rescheduler *r = (rescheduler *)arg;
+    while (!ATOMIC_GET(&r->quit)) {
+        int marked = (int)ATOMIC_GET(&r->mark);
+        int rc = hwtimer_reschedule(r->t, r->to, 30 * SEC);
+        if (marked) {
+            ATOMIC_ADD(&r->after_mark, 1u);
+            if (rc == HWTIMER_ERETIRED) ATOMIC_ADD(&r->refused_after_mark, 1u);
+        }
+    }
+}
+
+/* retire against another thread's reschedules: once retire has returned, the node is not
+   pending and every later reschedule of the other thread is refused. */
+static void test_retire_against_reschedules(void) {
+    driver d;
+    slow *s;
+    rescheduler r;
+    int rc;
+    driver_open(&d);
+    s = slow_new(d.t, 0);
+    CHECK_EQ(hwtimer_schedule(d.t, &s->node, 30 * SEC, slow_run, s), HWTIMER_OK);
+    memset(&r, 0, sizeof r);
+    r.t = d.t;
+    r.to = &s->node;
+    test_thread_start(&r.thread, rescheduler_main, &r);
+    sleep_ns(5 * MS);
+    rc = hwtimer_retire(d.t, &s->node);
+    CHECK(rc == 1 || rc == 0);
+    ATOMIC_SET(&r.mark, 1u);
+    CHECK_EQ(hwtimer_is_pending(d.t, &s->node), 0);
+    while (ATOMIC_GET(&r.after_mark) < 1000) sleep_ns(1 * MS);
+    ATOMIC_SET(&r.quit, 1u);
+    test_thread_join(&r.thread);
+    CHECK_EQ(ATOMIC_GET(&r.refused_after_mark), ATOMIC_GET(&r.after_mark));
+    CHECK_EQ(hwtimer_timeout_state(&s->node), HWTIMER_RETIRED);
+    CHECK_EQ(hwtimer_pending(d.t), 0);
+    CHECK_EQ(ATOMIC_GET(&s->started), 0);
+    free(s);
+    driver_close(&d);
+}
+
 static void run_all(void) {
     RUN_TEST(test_cancel_waits_for_running_callback);
     RUN_TEST(test_cancel_periodic_while_running);
@@ -274,6 +412,10 @@ static void run_all(void) {
     RUN_TEST(test_callback_cancels_itself);
     RUN_TEST(test_callback_cancels_another);
     RUN_TEST(test_callbacks_cancel_each_other_in_one_tick);
+    RUN_TEST(test_try_cancel_running_callback);
+    RUN_TEST(test_try_cancel_under_a_lock_the_callback_takes);
+    RUN_TEST(test_retire_periodic_that_rearms);
+    RUN_TEST(test_retire_against_reschedules);
 }
 
 int main(void) {
