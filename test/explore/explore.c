@@ -45,6 +45,11 @@
    - After each hwtimer_cancel from another thread than the callback's: the callback is
      not running; most scenarios then free the node at once (under ASan, a later touch by
      the timer is a crash, which prints the schedule too).
+   - hwtimer_try_cancel from another thread never waits: 1 (the node never runs), 0 (a
+     one-shot that ran), or HWTIMER_ERUNNING (its callback runs: once it returns nothing
+     runs again, a periodic one is not re-armed); hwtimer_retire returns with the callback
+     not running and the node RETIRED, and every arming begun after it returned (another
+     thread's reschedule, a periodic callback's own) is refused.
    - After each stop: it returned the number it handed back, each handed-back node is live
      and CANCELLED, no callback runs, hwtimer_pending is 0; at the end every arming was
      run, cancelled or handed back, exactly once.
@@ -164,6 +169,7 @@ struct node {
     int handed_back;
     int result; /* what its body got */
     int done;   /* its body finished */
+    int retired; /* hwtimer_retire returned: every later arming must be refused */
 };
 
 static struct {
@@ -1300,6 +1306,119 @@ static void sc_push_later_wake_fn(void) {
     world_end();
 }
 
+
+/* ---- try_cancel and retire --------------------------------------------------------- */
+
+/* The node's callback is neither under way nor about to be called (claimed by the pass,
+   not yet in node_fire). */
+static int callback_over(void *arg) {
+    node *n = (node *)arg;
+    return !n->running && timer_running(timer_of(n)) != n->to;
+}
+
+/* hwtimer_try_cancel from another thread, at any point against the worker running the
+   node's callback: 1 (it was pending: it never runs), 0 (a one-shot that ran: it is not
+   running now) or HWTIMER_ERUNNING (its callback runs now: it does not wait, and once the
+   callback returns nothing runs again, a periodic one is not re-armed). Then the node is
+   freed. */
+static void try_cancel_any_time(void *arg) {
+    node *n = (node *)arg;
+    int r;
+    ex_yield();
+    r = hwtimer_try_cancel(timer_of(n), n->to);
+    if (r == HWTIMER_ERUNNING) {
+        if (n->period) n->armed--; /* a periodic one was pending, and is no more */
+        ex_await(callback_over, n);
+    } else if (r == 1) {
+        n->armed--;
+    } else if (r != 0 || n->period) {
+        ex_fail("node %d: try_cancel returned %d", node_index(n), r);
+    }
+    if (n->running) ex_fail("node %d: runs after try_cancel returned %d and it ended", node_index(n), r);
+    n->quiet = 1;
+    node_free(n);
+}
+static void sc_try_cancel_vs_callback(void) {
+    timer_open(0, 1);
+    spawn(try_cancel_any_time, armed_node(NULL, MS, 0));
+    world_end();
+}
+static void sc_try_cancel_vs_periodic(void) {
+    timer_open(0, 1);
+    spawn(try_cancel_any_time, armed_node(NULL, MS, MS));
+    world_end();
+}
+
+/* Retires a node from another thread: when it returns the callback is not running, the
+   node is RETIRED and nothing of it is pending; every arming after that is refused. */
+static void retire_node(node *n) {
+    int r = hwtimer_retire(timer_of(n), n->to);
+    if (r != 0 && r != 1) ex_fail("node %d: retire returned %d", node_index(n), r);
+    if (n->running) ex_fail("node %d: retire returned while its callback runs", node_index(n));
+    if (hwtimer_timeout_state(n->to) != HWTIMER_RETIRED) {
+        ex_fail("node %d: state %d after retire", node_index(n), hwtimer_timeout_state(n->to));
+    }
+    n->armed = 0; /* whatever was armed is cancelled */
+    n->quiet = 1;
+    n->retired = 1;
+}
+
+/* A reschedule of a node that another thread may retire: refused if retire had returned
+   before it began; an arming it made before retire took the node is cancelled by retire
+   (so it counts only while retire has not returned). */
+static void reschedule_unless_retired(node *n) {
+    int retired_before = n->retired, quiet = n->quiet, err;
+    n->armed++; /* counted before the call, as node_arm does: it may run before it returns */
+    n->inexact = 1;
+    n->quiet = 0;
+    err = hwtimer_reschedule(timer_of(n), n->to, MS);
+    if (retired_before && err != HWTIMER_ERETIRED) {
+        ex_fail("node %d: a reschedule after retire returned gave %d", node_index(n), err);
+    }
+    if (err != HWTIMER_OK && err != HWTIMER_ERETIRED) {
+        ex_fail("node %d: reschedule: %s", node_index(n), hwtimer_strerror(err));
+    }
+    if (err != HWTIMER_OK && !n->retired) { /* refused: as before (retire resets both) */
+        n->armed--;
+        n->quiet = quiet;
+    }
+}
+
+/* retire vs another thread's reschedules of the node (before, during, after its run) */
+static void reschedule_twice(void *arg) {
+    node *n = (node *)arg;
+    int k;
+    for (k = 0; k < 2; k++) {
+        ex_yield();
+        reschedule_unless_retired(n);
+    }
+}
+static void retire_any_time(void *arg) {
+    ex_yield();
+    retire_node((node *)arg);
+}
+static void sc_retire_vs_reschedule(void) {
+    node *n;
+    timer_open(0, 1);
+    n = armed_node(NULL, MS, 0);
+    spawn(reschedule_twice, n);
+    spawn(retire_any_time, n);
+    world_end();
+}
+
+/* retire vs a periodic callback that reschedules itself at every run */
+static void reschedule_self(node *n) { reschedule_unless_retired(n); }
+static void retire_after_first_run(void *arg) {
+    node *n = (node *)arg;
+    ex_await(node_ran, n);
+    retire_node(n);
+}
+static void sc_retire_vs_periodic_rearming(void) {
+    timer_open(0, 1);
+    spawn(retire_after_first_run, armed_node(reschedule_self, MS, MS));
+    world_end();
+}
+
 typedef struct scenario {
     const char *name;
     void (*fn)(void);
@@ -1336,6 +1455,10 @@ static const scenario scenarios[] = {
     {"push_later_vs_cancel", sc_push_later_vs_cancel, 1, 1000, 0, 0},
     {"push_later_vs_stop", sc_push_later_vs_stop, 1, 500, 0, 0},
     {"push_later_wake_fn", sc_push_later_wake_fn, 1, 2000, 0, 0},
+    {"try_cancel_vs_callback", sc_try_cancel_vs_callback, 3, 500, 0, 0},
+    {"try_cancel_vs_periodic", sc_try_cancel_vs_periodic, 2, 500, 0, 0},
+    {"retire_vs_reschedule", sc_retire_vs_reschedule, 1, 2000, 0, 0},
+    {"retire_vs_periodic_rearming", sc_retire_vs_periodic_rearming, 2, 500, 0, 0},
 };
 enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
 
