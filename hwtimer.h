@@ -1,4 +1,4 @@
-/* hwtimer.h 1.1.5 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.2.0 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -126,16 +126,27 @@ THREADS
    - A worker (cfg.threads set, cfg.worker nonzero): a thread of the timer's own runs the
      callbacks at B or as soon after as the OS allows; an earlier schedule wakes it.
    With threads, any function may be called from any thread and from callbacks (but see
-   hwtimer_stop and hwtimer_cancel). Callbacks run with no lock held; one that blocks
-   delays every later timeout of its timer. Threads need GCC's or MSVC's atomics (not tcc).
+   hwtimer_stop and hwtimer_cancel). Callbacks run with no lock held, one at a time per
+   timer; one that blocks delays every later timeout of its timer. Threads need GCC's or
+   MSVC's atomics (not tcc) and a target with an 8-byte compare-and-swap (every 64-bit one,
+   x86 from the i586 on, ARMv7), so that a 64-bit value another thread reads comes out
+   whole; else hwtimer_create refuses cfg.threads and says why.
 
-   A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c): a
-   one-shot is no longer pending once its callback is claimed, so another thread may arm it
-   again before the callback gets your lock; the callback then asks hwtimer_is_pending
-   under your lock (which locks a cancel must not hold: hwtimer_cancel).
-   Schedule and reschedule never wait for a callback: they may be called holding it. A
-   callback may free the struct of its node once it has cancelled the struct's other
-   nodes and no other thread can reach it.
+   A worker and a lock of yours that its callbacks take (test/examples/loop_worker.c):
+   1. A callback decides under your lock whether its run is still wanted: a one-shot is
+      no longer pending once its callback is claimed, so another thread may arm it again
+      (hwtimer_is_pending says 1) or cancel it before the callback gets your lock. A
+      periodic timeout stays pending while its callback runs (hwtimer_is_pending is 1
+      there): use a flag of yours that the canceller clears under the lock.
+   2. Under your lock, cancel with hwtimer_try_cancel, never hwtimer_cancel, which waits
+      for a running callback that waits for your lock (log_fn hears of it after a second).
+      HWTIMER_ERUNNING: the callback runs and takes your lock next; clear your flag.
+   3. Schedule and reschedule never wait for a callback: call them holding your lock.
+   4. Tear a struct down with hwtimer_retire on each of its nodes, not holding your lock:
+      it waits for a running callback, and then no thread can arm the node again (each
+      gets HWTIMER_ERETIRED). Free the struct once no other thread can reach it. In one of
+      the timer's callbacks it never waits (callbacks run one at a time): the callback of
+      a one-shot may retire its struct's nodes and free it.
 
    Many producers: shards. Every call takes the timer's one lock: two threads that schedule
    and cancel at once get less done than one alone. cfg.shards = n (2 .. 64) gives the
@@ -191,9 +202,9 @@ LICENSE: see the end of the file ([hwtimer:license]).
 
 /* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
-#define HWTIMER_VERSION_MINOR 1
-#define HWTIMER_VERSION_PATCH 5
-#define HWTIMER_VERSION "1.1.5"
+#define HWTIMER_VERSION_MINOR 2
+#define HWTIMER_VERSION_PATCH 0
+#define HWTIMER_VERSION "1.2.0"
 
 /* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
@@ -245,13 +256,13 @@ enum {
     HWTIMER_ERETIRED = -9  /* the timeout was retired (hwtimer_retire); init it to use it again */
 };
 
-/* Private. HWTIMER__ALIGN64: a 64-bit field that another thread may read without a lock is
-   8-byte aligned, so that one instruction reads it whole (the i386 ABI aligns a uint64_t in
-   a struct to 4 bytes only); other compilers align it so already. */
+/* Private. hwtimer__u64: a 64-bit field that another thread may read without a lock is 8-byte
+   aligned, so that one instruction reads it whole (the i386 ABI aligns a uint64_t in a
+   struct to 4 bytes only); other compilers align it so already. */
 #if defined(__GNUC__) || defined(__clang__)
-#define HWTIMER__ALIGN64 __attribute__((aligned(8)))
+typedef uint64_t hwtimer__u64 __attribute__((aligned(8)));
 #else
-#define HWTIMER__ALIGN64
+typedef uint64_t hwtimer__u64;
 #endif
 struct hwtimer__wheel;
 struct hwtimer__link {
@@ -267,9 +278,9 @@ struct hwtimer_timeout {
     uint8_t state;             /* HWTIMER_IDLE ... HWTIMER_RETIRED */
     uint8_t leeway_exp;        /* leeway = leeway_digits * 10^leeway_exp ns */
     uint16_t leeway_digits;
-    uint64_t deadline HWTIMER__ALIGN64; /* D of the last scheduling */
+    hwtimer__u64 deadline;     /* D of the last scheduling */
     struct hwtimer__wheel *wheel; /* the wheel it was last scheduled in */
-    uint64_t period HWTIMER__ALIGN64;   /* 0: one-shot */
+    hwtimer__u64 period;       /* 0: one-shot */
     hwtimer_fn fn;
     void *arg;
 };
@@ -349,9 +360,11 @@ HWTIMER_DEF void hwtimer_config_default(hwtimer_config *cfg);
 /* Creates a timer (cfg NULL: the defaults) in *out; its start S is now (TIME). The only
    call that allocates (one block). HWTIMER_EINVAL: out NULL, tick_ns 0, ticks_per_wheel 0
    or > 2^30, tick_ns times the rounded wheel size overflows 64 bits, worker without
-   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS or without GCC's
-   or MSVC's atomics and thread-locals (tcc), only one of alloc_fn and free_fn, no clock
-   under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1 without threads. HWTIMER_ENOMEM,
+   threads, an incomplete threads table, threads under HWTIMER_NO_THREADS, without GCC's
+   or MSVC's atomics and thread-locals (tcc) or on a target without an 8-byte
+   compare-and-swap (i386, ARMv5, 32-bit MIPS and PowerPC), only one of alloc_fn and
+   free_fn, no clock under HWTIMER_NO_DEFAULT_CLOCK, shards > 64, shards > 1 without
+   threads. HWTIMER_ENOMEM,
    HWTIMER_ETHREAD (a lock or condition variable could not be made). On error *out is NULL
    (log_fn hears why). */
 HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg);
@@ -627,6 +640,61 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    order of B across wheels. A thread holding a wheel's lock takes the timer's only after
    releasing it.
 
+   Reads without a lock. Every field read by a thread that does not hold the lock its
+   writer holds is listed here; nothing else is read that way. Each goes through the
+   portability section's atomic functions, so it is read whole on every target (a 64-bit
+   value too, on 32-bit ones, where a plain load is two), and each either is checked again
+   under the lock before anything depends on it, or is a value the caller only reports.
+
+     field              read without the lock by          written (under)       ordering
+     node.state         hwtimer__is_armed (claiming a     the node's wheel's    acquire /
+                        shard, cancel's "another         lock                  release
+                        timer's?", set_leeway),
+                        hwtimer__is_retired, _state
+     node.wheel         hwtimer__shard_of (cancel,        the wheel's lock;     acquire /
+                        is_pending, due_in), claiming     the first claim by    relaxed,
+                        a shard, hwtimer_cancel's         compare-and-swap      CAS acq_rel
+                        inline test (no threads)
+     node.period        hwtimer__is_armed, _period        the wheel's lock      relaxed
+     node.deadline      hwtimer_timeout_deadline          the wheel's lock      relaxed
+     node.arg           hwtimer_timeout_arg               the wheel's lock      relaxed
+     pass.last_now      hwtimer_schedule_ticks (a         the timer's lock      relaxed
+                        wheel's lock held)
+     t->stopped         an arming (a wheel's lock),       the timer's lock      acquire /
+                        hwtimer_start                                           release
+     t->worker.running  hwtimer__start_worker            the timer's lock      acquire /
+                                                                                release
+     pass.thread        a cancel (a wheel's lock), via    the timer's lock      see below
+                        threads->thread_is_self
+     counters           shared_pending, wakes_running and the two process-wide counts:
+                        atomic read-modify-writes, never a plain access
+
+   Why each is enough. A stale state or wheel sends the caller to a shard, whose lock it
+   then takes and under which it asks again (hwtimer__is_pending_in,
+   hwtimer__is_pending_elsewhere, the arming's refusals): the answer is the one of the
+   moment the lock was taken, as if the call came a little earlier or later. RETIRED is
+   left only by hwtimer_timeout_init, which the node's owner calls once no other thread
+   arms it, so a reader that sees it may refuse at once; one that misses it finds it under
+   the lock. Acquire on the state pairs with the release that stored it, so that a thread
+   that reads a state reads the deadline, period and arg stored before it. The period is
+   read without the lock only for whether it is zero, with the state EXPIRED: it changes
+   only when the node is armed again, which a caller that acts on it checks under the lock.
+   The deadline, period and arg the accessors return are values of the last arming, or of
+   the one before if another thread arms the node at that moment; relaxed is enough for a
+   value that is only reported, and its 8-byte alignment (hwtimer__u64) makes the
+   load one access. The timer's time read by hwtimer_schedule_ticks may be the `now` of
+   the pass before the one that just began: the deadline then counts from a time the timer
+   was given, never from a mix of two (a torn time on a 32-bit target was 2^32 ns early).
+   A stale `stopped` lets an arming into a wheel that stop has not emptied yet, which stop
+   then cancels and hands back; once stop has emptied a wheel (under its lock), every
+   later arming there sees `stopped`. A stale `running` only sends hwtimer__start_worker to
+   the timer's lock, where it reads it again. pass.thread is written by hwtimer__pass_begin
+   before the pass sets any wheel's run.node under that wheel's lock, and a cancel reads it
+   only after it has seen run.node name its node under the same lock: the lock orders the
+   two. Everything else a thread reads without a lock is fixed once hwtimer_create returns
+   (the config, the geometry, the hooks), or is its own (the thread-locals, the worker's
+   log.quiet_until).
+
    Waking. The loop (or the worker) was last told a time, the earliest next work of every
    wheel, found with all their locks held. Each wheel keeps a copy; a filing before it
    marks the wheel, and once the wheel's lock is released the timer's decides: a sleeping
@@ -846,7 +914,7 @@ static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1))
    - load64/store64 (relaxed): a 64-bit value read only for itself (a deadline, a period,
      the timer's time), which must come out whole: on a 32-bit target a plain load of a
      uint64_t is two loads, and may take one half from the old value and one from the new.
-     The fields are 8-byte aligned (HWTIMER__ALIGN64: the i386 ABI aligns a uint64_t in a
+     The fields are 8-byte aligned (hwtimer__u64: the i386 ABI aligns a uint64_t in a
      struct to 4 bytes only, and an access that crosses a cache line is not atomic);
    - ATOMIC_ADD: counters kept without a lock; CAS_PTR: a node's first claim by a wheel.
    GCC and Clang give all of them for every type with their __atomic builtins; a 64-bit
@@ -862,6 +930,7 @@ static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1))
 #define HWTIMER__LOAD_BODY(type, p) return __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define HWTIMER__STORE_BODY(type, p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define HWTIMER__STORE_RELAXED_BODY(type, p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__LOAD_RELAXED_BODY(type, p) return __atomic_load_n((p), __ATOMIC_RELAXED)
 #if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_8) || UINTPTR_MAX > 0xFFFFFFFFu
 #define HWTIMER__WHOLE64 1
 #define HWTIMER__LOAD64_BODY(p) return __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -893,6 +962,7 @@ static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1))
     HWTIMER__FENCE();                                                                   \
     *(volatile type *)(p) = (v)
 #define HWTIMER__STORE_RELAXED_BODY(type, p, v) *(volatile type *)(p) = (v)
+#define HWTIMER__LOAD_RELAXED_BODY(type, p) return *(const volatile type *)(p)
 #define HWTIMER__WHOLE64 1
 #if defined(_WIN64)
 #define HWTIMER__LOAD64_BODY(p) return *(const volatile uint64_t *)(p)
@@ -925,6 +995,7 @@ static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1))
 #define HWTIMER__LOAD_BODY(type, p) return *(p)
 #define HWTIMER__STORE_BODY(type, p, v) *(p) = (v)
 #define HWTIMER__STORE_RELAXED_BODY(type, p, v) *(p) = (v)
+#define HWTIMER__LOAD_RELAXED_BODY(type, p) return *(p)
 #endif
 #if !HWTIMER__WHOLE64 /* then threads are refused: one thread reads what it wrote */
 #define HWTIMER__LOAD64_BODY(p) return *(p)
@@ -948,34 +1019,30 @@ HWTIMER__RELEASE_STORE(int, int)
 HWTIMER__ACQUIRE_LOAD(size, size_t)
 HWTIMER__RELEASE_STORE(size, size_t)
 HWTIMER__ACQUIRE_LOAD(wheel, hwtimer__wheel_ptr)
-HWTIMER__ALWAYS_INLINE void hwtimer__store_relaxed_wheel(hwtimer__wheel_ptr *p, hwtimer__wheel_ptr v) {
+HWTIMER__ALWAYS_INLINE void hwtimer__store_relaxed_wheel(hwtimer__wheel_ptr *p,
+                                                         hwtimer__wheel_ptr v) {
     HWTIMER__STORE_RELAXED_BODY(hwtimer__wheel_ptr, p, v);
 }
 #undef HWTIMER__ACQUIRE_LOAD
 #undef HWTIMER__RELEASE_STORE
 
-HWTIMER__ALWAYS_INLINE uint64_t hwtimer__load64(const uint64_t *p) { HWTIMER__LOAD64_BODY(p); }
-HWTIMER__ALWAYS_INLINE void hwtimer__store64(uint64_t *p, uint64_t v) { HWTIMER__STORE64_BODY(p, v); }
-
-/* A node's arg: read by hwtimer_timeout_arg without a lock, a pointer (whole on every
-   target); relaxed, as the 64-bit values. */
-HWTIMER__ALWAYS_INLINE void *hwtimer__load_arg(void *const *p) {
-#if HWTIMER__ATOMICS && !defined(_MSC_VER)
-    return __atomic_load_n(p, __ATOMIC_RELAXED);
-#elif defined(_MSC_VER)
-    return *(void *const volatile *)p;
-#else
-    return *p;
-#endif
+/* The 64-bit ones take a pointer to an 8-byte aligned uint64_t (hwtimer__u64): a compiler
+   that knows only a uint64_t's 4-byte alignment (i386) would call a library function. */
+HWTIMER__ALWAYS_INLINE uint64_t hwtimer__load64(const hwtimer__u64 *p) {
+    HWTIMER__LOAD64_BODY(p);
 }
-HWTIMER__ALWAYS_INLINE void hwtimer__store_arg(void **p, void *v) {
-#if HWTIMER__ATOMICS && !defined(_MSC_VER)
-    __atomic_store_n(p, v, __ATOMIC_RELAXED);
-#elif defined(_MSC_VER)
-    *(void *volatile *)p = v;
-#else
-    *p = v;
-#endif
+HWTIMER__ALWAYS_INLINE void hwtimer__store64(hwtimer__u64 *p, uint64_t v) {
+    HWTIMER__STORE64_BODY(p, v);
+}
+
+/* A node's arg: read by hwtimer_timeout_arg without a lock, relaxed (a pointer is whole
+   on every target). */
+typedef void *hwtimer__ptr;
+HWTIMER__ALWAYS_INLINE void *hwtimer__load_arg(hwtimer__ptr const *p) {
+    HWTIMER__LOAD_RELAXED_BODY(hwtimer__ptr, p);
+}
+HWTIMER__ALWAYS_INLINE void hwtimer__store_arg(hwtimer__ptr *p, void *v) {
+    HWTIMER__STORE_RELAXED_BODY(hwtimer__ptr, p, v);
 }
 
 /* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
@@ -1141,8 +1208,7 @@ typedef struct hwtimer__shard {
 typedef struct hwtimer__pass_state {
     int on;
     void *thread;       /* the thread that runs it and its callbacks */
-    uint64_t last_now HWTIMER__ALIGN64; /* the `now` of the last advance: the timer's time
-                                           (S before any) */
+    hwtimer__u64 last_now; /* the `now` of the last advance: the timer's time (S before any) */
     uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
     uint64_t ticks_room; /* ... and the most ticks ahead that fit */
 } hwtimer__pass_state;
@@ -3752,8 +3818,17 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ====================
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
+   1.2.0 (2026-12-02)  hwtimer_try_cancel, hwtimer_retire (HWTIMER_ERUNNING, _ERETIRED,
+                       HWTIMER_RETIRED); 64-bit values read whole on 32-bit targets; MSVC
+                       atomics acquire/release on ARM; a cancel waiting 1 s tells log_fn;
+                       hwtimer_check: CHECK_WAITERS, and a code for a node inited while pending
    1.1.5 (2026-11-29)  no threads without atomics; one #error per build mistake; LOCK_SPINS 0
-   1.1.1 - 1.1.4       (2026-11-28 .. 29) faster expiry, idle ticks, cancels, leeways
+   1.1.4 (2026-11-29)  a cancel prefetches both list neighbours; a slot's lists by MiB
+   1.1.3 (2026-11-29)  inline scheduling with the wheel's last leeway; a list append's
+                       links stored apart
+   1.1.2 (2026-11-29)  a cancel prefetches its next list neighbour
+   1.1.1 (2026-11-28)  version macros; expiring many timers at once and advancing over idle
+                       ticks do less
    1.1.0 (2026-11-27)  hwtimer_schedule_ticks; schedule and cancel inline without threads
    1.0.1 (2026-11-27)  restructured: a wheel type, the timer its front end
    1.0.0 (2026-11-26)  stable API (VERSIONS)

@@ -1,32 +1,43 @@
 /* loop_worker.c - timeouts on hwtimer's worker thread, an epoll loop on yours, and the
    rules for the lock you share between them.
 
-   A keep-alive server with two timeouts per connection (gRPC's MAX_CONNECTION_IDLE and
-   MAX_CONNECTION_AGE): `idle` closes a connection quiet for IDLE_LIMIT and is pushed back
-   on every read; `age` closes one open for AGE_LIMIT, however busy. The timer has a worker
-   (cfg.worker = 1): a thread of its own runs the callbacks, which close connections, while
-   the loop's thread accepts and reads them. Two threads touch a connection, so one lock of
+   A keep-alive server with three timeouts per connection: `idle` closes a connection quiet
+   for IDLE_LIMIT and is pushed back on every read, and `age` closes one open for
+   AGE_LIMIT, however busy (gRPC's MAX_CONNECTION_IDLE and MAX_CONNECTION_AGE); `deadline`
+   gives up on a request that the client did not complete within REQUEST_LIMIT, without
+   closing the connection (an RPC deadline): every byte a client sends starts a request,
+   and its next byte completes it, which cancels the deadline. The timer has a worker
+   (cfg.worker = 1): a thread of its own runs the callbacks, which close connections and
+   time requests out, while the loop's thread accepts and reads them and cancels the
+   deadlines of the requests it completes. Two threads touch a connection, so one lock of
    yours (conns_lock) guards the table of connections and every struct conn in it.
 
    Build:  cc -I<dir of hwtimer.h> loop_worker.c -pthread
 
    The rules, each marked "rule N" where the code follows it:
-   1. A one-shot's callback is claimed (its node is no longer pending) just before it runs.
-      Between that moment and the callback taking your lock, another thread may arm the node
-      again: here a read's hwtimer_reschedule, which schedules a node that is not pending.
-      So the callback takes your lock, then asks hwtimer_is_pending(t, its node): 1 means it
-      was armed again after the claim (the connection is not idle), and it returns.
-   2. hwtimer_cancel waits while the node's callback runs on the worker. Never call it
-      holding a lock that callback takes (the callback waits for your lock, the cancel for
-      the callback): cancel after unlocking. On the worker itself, inside a callback, a
-      cancel of another node of the same timer never waits (one callback runs at a time).
+   1. A callback decides under your lock whether its run is still wanted. A one-shot's
+      callback is claimed (its node is no longer pending) just before it runs; between that
+      moment and the callback taking your lock, another thread may arm the node again (here
+      a read's hwtimer_reschedule of `idle`) or cancel it (rule 2). So the callback takes
+      your lock, then asks hwtimer_is_pending(t, its node), 1 meaning it was armed again
+      after the claim, and a flag of yours that the canceller cleared (here `awaiting`). A
+      periodic timeout stays pending while its callback runs, so hwtimer_is_pending is 1
+      there whatever happened: a periodic callback relies on your flag alone.
+   2. Under your lock, cancel with hwtimer_try_cancel, never hwtimer_cancel. hwtimer_cancel
+      waits while the node's callback runs on the worker, and that callback waits for your
+      lock: a deadlock (log_fn, if set, says so after a second). hwtimer_try_cancel never
+      waits: 1 or 0 as hwtimer_cancel, or HWTIMER_ERUNNING when the callback runs now and
+      is about to take your lock; clear your flag under the lock, and the callback then
+      does nothing (rule 1).
    3. hwtimer_schedule and hwtimer_reschedule never wait for a callback: they take only the
       timer's own lock, which no callback holds. Call them holding your lock, also the one
       the callbacks take.
-   4. A callback may free the struct that holds its node once it has cancelled the struct's
-      other node (the cancel returns when the timer no longer refers to it) and no other
-      thread can reach the struct: after a one-shot's callback the timer never touches that
-      node again.
+   4. Tear a struct down with hwtimer_retire on each of its nodes, after unlocking: it
+      waits for a node's callback running on another thread (which may wait for your lock),
+      and once it returns no thread can arm the node again (each gets HWTIMER_ERETIRED),
+      so a thread that still holds the struct cannot bring a timeout back to life in memory
+      you are about to free. On the worker, in a callback, it never waits (one callback
+      runs at a time). Free the struct once no other thread can reach it.
    5. How the loop learns that the worker closed a connection: from the table, under your
       lock. epoll carries a slot and its generation, never a pointer the worker may free, so
       an event for a connection the worker closed finds the slot empty or reused and is
@@ -54,8 +65,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define IDLE_LIMIT HWTIMER_MS(200) /* close a connection quiet for this long */
-#define AGE_LIMIT HWTIMER_MS(600)  /* close a connection open for this long, busy or not */
+#define IDLE_LIMIT HWTIMER_MS(200)   /* close a connection quiet for this long */
+#define AGE_LIMIT HWTIMER_MS(600)    /* close a connection open for this long, busy or not */
+#define REQUEST_LIMIT HWTIMER_MS(80) /* give up on a request not completed in this time */
 #define CLIENTS 20
 #define MAX_CONNS 64
 
@@ -69,9 +81,13 @@ static struct {
     unsigned accepted, open, freed;
     unsigned closed_idle, closed_age, closed_by_peer;
     unsigned rearmed_after_claim; /* rule 1: an idle callback found its node armed again */
+    unsigned requests, completed, timed_out; /* requests begun, completed, given up on */
+    unsigned try_cancel_running;  /* rule 2: try_cancel found the deadline's callback running */
+    unsigned deadline_unwanted;   /* rule 1: ... and that callback found itself unwanted */
     unsigned closed_early;        /* an idle close less than IDLE_LIMIT after a read */
     unsigned stale_events;        /* rule 5: an event for a connection already closed */
     int provoked;                 /* the demo provoked rule 1's race (provoke_rule_1) */
+    int provoked_2;               /* ... and rule 2's (provoke_rule_2) */
 } seen;
 
 /* ---- glue: the connections, which the loop's thread and the worker share ------------- */
@@ -81,7 +97,8 @@ struct conn {
     int closed;         /* taken out of the table: by the worker, or by the loop */
     uint32_t slot;      /* its place in the table */
     uint64_t last_read; /* the timer's clock before the last reschedule (the demo's check) */
-    hwtimer_timeout idle, age;
+    int awaiting;       /* a request is in flight: its deadline is wanted (rules 1, 2) */
+    hwtimer_timeout idle, age, deadline;
 };
 
 struct server {
@@ -115,12 +132,14 @@ static void conn_unlink(struct server *s, struct conn *c) {
     seen.open--;
 }
 
-/* Frees a connection that conn_unlink took out of the table: conns_lock NOT held (rule 2),
-   since a cancel waits for the node's running callback, and that callback may be waiting
-   for conns_lock. Once both cancels returned, the timer refers to neither node (rule 4). */
+/* Frees a connection that conn_unlink took out of the table: conns_lock NOT held (rule 4),
+   since a retire waits for the node's running callback, and that callback may be waiting
+   for conns_lock. Once the three retires returned, the timer refers to none of the nodes
+   and nothing can arm them again. */
 static void conn_free(struct server *s, struct conn *c) {
-    hwtimer_cancel(s->timer, &c->idle);
-    hwtimer_cancel(s->timer, &c->age);
+    hwtimer_retire(s->timer, &c->idle);
+    hwtimer_retire(s->timer, &c->age);
+    hwtimer_retire(s->timer, &c->deadline);
     free(c);
     pthread_mutex_lock(&s->conns_lock);
     seen.freed++;
@@ -128,7 +147,7 @@ static void conn_free(struct server *s, struct conn *c) {
 }
 
 /* A callback's first step: takes conns_lock and returns 1 if c is still open, else unlocks
-   and returns 0: the loop closed it, and its conn_free waits for this callback (rule 2). */
+   and returns 0: the loop closed it, and its conn_free waits for this callback (rule 4). */
 static int lock_if_open(struct server *s, struct conn *c) {
     pthread_mutex_lock(&s->conns_lock);
     if (!c->closed) return 1;
@@ -137,9 +156,9 @@ static int lock_if_open(struct server *s, struct conn *c) {
 }
 
 /* A callback's last step (conns_lock held): closes c, frees it, and tells the loop through
-   the eventfd (rule 5). conn_free cancels both nodes: the one whose callback this is was
-   claimed, so its cancel returns 0 at once; the other one's callback cannot be running
-   (the worker runs one at a time), so that cancel never waits either (rule 4). */
+   the eventfd (rule 5). conn_free retires the three nodes: the one whose callback this is
+   does not wait for itself, and the others' callbacks cannot be running (the worker runs
+   one at a time), so no retire waits here (rule 4). */
 static void close_on_worker(struct server *s, struct conn *c) {
     uint64_t one = 1;
     conn_unlink(s, c);
@@ -163,6 +182,44 @@ static void on_idle(hwtimer_timeout *to, void *arg) {
     if (hwtimer_now(s->timer) < c->last_read + IDLE_LIMIT) seen.closed_early++; /* (never) */
     seen.closed_idle++;
     close_on_worker(s, c);
+}
+
+/* `deadline` fired, on the worker thread: the request was not completed in time. The
+   connection stays open. Unless the loop completed the request meanwhile: its try_cancel
+   then found this callback running (rule 2) and cleared `awaiting` (rule 1). */
+static void on_deadline(hwtimer_timeout *to, void *arg) {
+    struct server *s = (struct server *)arg;
+    struct conn *c = HWTIMER_CONTAINER_OF(to, struct conn, deadline);
+    if (!lock_if_open(s, c)) return;
+    if (hwtimer_is_pending(s->timer, to) || !c->awaiting) { /* rule 1 */
+        seen.deadline_unwanted += !c->awaiting;
+        pthread_mutex_unlock(&s->conns_lock);
+        return;
+    }
+    c->awaiting = 0; /* the request is given up on (an RPC would answer "deadline exceeded") */
+    seen.timed_out++;
+    pthread_mutex_unlock(&s->conns_lock);
+}
+
+/* The loop completes c's request (conns_lock held): its deadline is cancelled under the
+   lock with hwtimer_try_cancel (rule 2), while the worker may be running that deadline's
+   callback, or closing c in another callback (which waits for conns_lock). */
+static void complete_request(struct server *s, struct conn *c) {
+    int rc;
+    if (!c->awaiting) return;
+    c->awaiting = 0; /* rule 1: a deadline callback that gets the lock now does nothing */
+    seen.completed++;
+    rc = hwtimer_try_cancel(s->timer, &c->deadline);
+    if (rc == HWTIMER_ERUNNING) seen.try_cancel_running++;
+    else if (rc < 0) die("hwtimer_try_cancel");
+}
+
+/* The loop begins a request on c (conns_lock held): its deadline (rule 3). */
+static void begin_request(struct server *s, struct conn *c) {
+    c->awaiting = 1;
+    seen.requests++;
+    if (hwtimer_schedule(s->timer, &c->deadline, REQUEST_LIMIT, on_deadline, s) != HWTIMER_OK)
+        die("hwtimer_schedule");
 }
 
 /* `age` fired, on the worker thread. Nothing arms it again, so no claim to check. */
@@ -227,11 +284,14 @@ static void on_readable(struct server *s, uint64_t tag) {
            schedule, and its callback sees that (rule 1). */
         if (hwtimer_reschedule(s->timer, &c->idle, IDLE_LIMIT) != HWTIMER_OK)
             die("hwtimer_reschedule");
+        /* the byte completes the request in flight, if any, else begins one */
+        if (c->awaiting) complete_request(s, c);
+        else begin_request(s, c);
     } else if (n == 0 || errno != EAGAIN) { /* the peer hung up */
         seen.closed_by_peer++;
         conn_unlink(s, c);
         pthread_mutex_unlock(&s->conns_lock);
-        conn_free(s, c); /* rule 2: after unlocking */
+        conn_free(s, c); /* rule 4: after unlocking */
         return;
     }
     pthread_mutex_unlock(&s->conns_lock);
@@ -258,6 +318,34 @@ static void provoke_rule_1(struct server *s) {
         if (hwtimer_reschedule(s->timer, &c->idle, IDLE_LIMIT) != HWTIMER_OK)
             die("hwtimer_reschedule");
         seen.provoked = 1;
+    }
+    pthread_mutex_unlock(&s->conns_lock);
+}
+
+/* The demo provokes rule 2's case once, on the first connection that has a request in
+   flight: holding conns_lock, it makes the request's deadline due at once and waits until
+   the worker has claimed it (its callback then waits for conns_lock), then completes the
+   request as on_readable does. hwtimer_cancel here would wait for ever; try_cancel must
+   return HWTIMER_ERUNNING at once, and the callback must find itself unwanted. It runs
+   once rule 1's callback is done, early, when no other timeout is due; should the worker
+   still be in a callback that waits for conns_lock (a busy machine), the deadline is not
+   claimed within 50 ms: then it lets the lock go and tries again at the next read (this
+   wait under the lock is the demo's, never the glue's). */
+static void provoke_rule_2(struct server *s) {
+    struct timespec pause = {0, 100000}; /* 0.1 ms */
+    struct conn *c = NULL;
+    uint32_t slot;
+    int tries = 500;
+    pthread_mutex_lock(&s->conns_lock);
+    for (slot = 0; slot < MAX_CONNS && !c; slot++)
+        if (s->conns[slot] && s->conns[slot]->awaiting) c = s->conns[slot];
+    if (c && seen.rearmed_after_claim) {
+        if (hwtimer_reschedule(s->timer, &c->deadline, 0) != HWTIMER_OK) die("hwtimer_reschedule");
+        while (hwtimer_is_pending(s->timer, &c->deadline) && --tries) nanosleep(&pause, NULL);
+        if (tries) { /* claimed: its callback waits for conns_lock */
+            complete_request(s, c);
+            seen.provoked_2 = 1;
+        }
     }
     pthread_mutex_unlock(&s->conns_lock);
 }
@@ -296,7 +384,10 @@ static size_t serve(int listen_fd) { /* returns how many timeouts were pending a
                 if (!seen.provoked) provoke_rule_1(&s); /* (the demo) */
             } else if (tag == TAG_CLOSED) { /* glue: reset it; demo_over reads the table */
                 if (read(s.closed_fd, &count, sizeof count) < 0) continue;
-            } else on_readable(&s, tag);
+            } else {
+                on_readable(&s, tag);
+                if (!seen.provoked_2) provoke_rule_2(&s); /* (the demo) */
+            }
         }
     }
     pending = hwtimer_pending(s.timer);
@@ -442,12 +533,22 @@ static int check(size_t pending_at_end) {
         FAIL("no idle callback found its node armed again after its claim (rule 1)");
     if (seen.closed_early) FAIL("%u idle closes came less than IDLE_LIMIT after a read",
                                 seen.closed_early);
+    if (!seen.provoked_2 || seen.try_cancel_running == 0)
+        FAIL("try_cancel never found a deadline's callback running (rule 2)");
+    if (seen.deadline_unwanted != seen.try_cancel_running)
+        FAIL("%u deadline callbacks found themselves unwanted, after %u try_cancels that "
+             "found them running", seen.deadline_unwanted, seen.try_cancel_running);
+    if (seen.completed == 0 || seen.timed_out == 0)
+        FAIL("%u requests completed and %u timed out: want some of each", seen.completed,
+             seen.timed_out);
     if (pending_at_end) FAIL("%zu timeouts still pending at the end", pending_at_end);
     printf("worker: %u connections: %u closed idle, %u old, %u by the peer; late by %.2f ms "
            "(median), %.2f ms (worst); idle callbacks that found their node armed again: %u; "
-           "events for closed connections: %u\n", seen.accepted, seen.closed_idle,
+           "events for closed connections: %u; requests %u: %u completed, %u timed out, %u "
+           "completed while the deadline's callback ran\n", seen.accepted, seen.closed_idle,
            seen.closed_age, seen.closed_by_peer, n ? (double)late[n / 2] / 1e6 : 0.0,
-           n ? (double)late[n - 1] / 1e6 : 0.0, seen.rearmed_after_claim, seen.stale_events);
+           n ? (double)late[n - 1] / 1e6 : 0.0, seen.rearmed_after_claim, seen.stale_events,
+           seen.requests, seen.completed, seen.timed_out, seen.try_cancel_running);
     return failures ? 1 : 0;
 }
 
