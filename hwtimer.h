@@ -206,15 +206,25 @@ LICENSE: see the end of the file ([hwtimer:license]).
 #define HWTIMER_VERSION_PATCH 0
 #define HWTIMER_VERSION "1.2.0"
 
-/* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30). */
+/* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30).
+   HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
+   *to. In C++ only for standard-layout classes (offsetof); else pass the object as arg.
+   C++ gets the same casts written as C++ casts (clean under -Wold-style-cast). */
+#ifdef __cplusplus
+#define HWTIMER_US(x) (static_cast<uint64_t>(x) * 1000u)
+#define HWTIMER_MS(x) (static_cast<uint64_t>(x) * 1000000u)
+#define HWTIMER_SEC(x) (static_cast<uint64_t>(x) * 1000000000u)
+#define HWTIMER_CONTAINER_OF(ptr, type, member)                                          \
+    (static_cast<type *>(static_cast<void *>(                                           \
+        const_cast<char *>(reinterpret_cast<const volatile char *>(ptr)) -              \
+        offsetof(type, member))))
+#else
 #define HWTIMER_US(x) ((uint64_t)(x) * 1000u)
 #define HWTIMER_MS(x) ((uint64_t)(x) * 1000000u)
 #define HWTIMER_SEC(x) ((uint64_t)(x) * 1000000000u)
-
-/* HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
-   *to. In C++ only for standard-layout classes (offsetof); else pass the object as arg. */
 #define HWTIMER_CONTAINER_OF(ptr, type, member) \
     ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
 #ifdef HWTIMER_STATIC
 #if defined(__GNUC__) || defined(__clang__)

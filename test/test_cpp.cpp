@@ -1,7 +1,18 @@
-// test_cpp.cpp - hwtimer.h compiles as C++ (C++11, every warning the project uses) and
-// works there: the implementation is built by the C++ compiler, under extern "C".
+// test_cpp.cpp - hwtimer.h compiles as C++ (C++11, every warning the project uses, and
+// -Wold-style-cast) and works there: the implementation is built by the C++ compiler, under
+// extern "C". The implementation is C, with C casts: g++ does not apply -Wold-style-cast
+// under extern "C", clang++ does, so for clang++ it is off for the implementation only. The
+// public macros (HWTIMER_MS, HWTIMER_CONTAINER_OF, ...) are expanded in this file's own code
+// below, where the warning is on: they must be C++ casts in C++.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wold-style-cast"
+#endif
 #define HWTIMER_IMPLEMENTATION
 #include "../hwtimer.h"
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 #include <cstdio>
 
@@ -21,8 +32,8 @@ struct counter {
 };
 
 extern "C" void count_run(hwtimer_timeout *to, void *arg) {
-    counter *c = static_cast<counter *>(arg);
-    if (&c->to == to) {
+    counter *c = HWTIMER_CONTAINER_OF(to, counter, to);
+    if (c == static_cast<counter *>(arg)) {
         c->runs++;
     }
 }
@@ -39,7 +50,9 @@ void expect(bool ok, const char *what) {
 } // namespace
 
 int main() {
-    const uint64_t ms = 1000000;
+    const uint64_t ms = HWTIMER_MS(1);
+    expect(ms == 1000000 && HWTIMER_US(1000) == ms && HWTIMER_SEC(1) == 1000 * ms,
+           "HWTIMER_US, HWTIMER_MS, HWTIMER_SEC");
     fake_clock clock = {0};
     hwtimer_config cfg;
     hwtimer_config_default(&cfg);
@@ -53,6 +66,7 @@ int main() {
         return 1;
     }
     counter c = {HWTIMER_TIMEOUT_INIT, 0};
+    expect(HWTIMER_CONTAINER_OF(&c.to, counter, to) == &c, "HWTIMER_CONTAINER_OF");
     expect(hwtimer_timeout_state(&c.to) == HWTIMER_IDLE, "idle");
     expect(hwtimer_schedule(t, &c.to, 3 * ms, count_run, &c) == HWTIMER_OK, "schedule");
     expect(hwtimer_pending(t) == 1, "pending");

@@ -1,0 +1,7 @@
+cmake_minimum_required(VERSION 3.14)
+project(app C)
+include(FetchContent)
+FetchContent_Declare(hwtimer GIT_REPOSITORY "${HWTIMER_GIT}" GIT_TAG main)
+FetchContent_MakeAvailable(hwtimer)
+add_executable(app app.c)
+target_link_libraries(app PRIVATE hwtimer::hwtimer)
