@@ -67,15 +67,21 @@ static void try_cancel_self_second_run(probe *p) {
     if (p->runs == 2) p->result[0] = hwtimer_try_cancel(p->f->t, &p->to);
 }
 
+/* A periodic probe every tick whose callback runs `action`, advanced over 10 ticks: it must
+   have run twice, its action's first call returned 1, and nothing is pending. */
+static void run_periodic_twice(fixture *f, probe *p, probe_action action) {
+    open_with_probe(f, p, 64, action);
+    CHECK_EQ(probe_schedule_periodic(p, MS, MS), HWTIMER_OK);
+    advance_by_ticks(f, 10);
+    CHECK_EQ(p->runs, 2);
+    CHECK_EQ(p->result[0], 1);
+    CHECK_EQ(hwtimer_pending(f->t), 0);
+}
+
 static void test_try_cancel_own_callback(void) {
     fixture f;
     probe p;
-    open_with_probe(&f, &p, 64, try_cancel_self_second_run);
-    CHECK_EQ(probe_schedule_periodic(&p, MS, MS), HWTIMER_OK);
-    advance_by_ticks(&f, 10);
-    CHECK_EQ(p.runs, 2);
-    CHECK_EQ(p.result[0], 1);
-    CHECK_EQ(hwtimer_pending(f.t), 0);
+    run_periodic_twice(&f, &p, try_cancel_self_second_run);
     fixture_close(&f);
 }
 
@@ -125,14 +131,9 @@ static void retire_self_second_run(probe *p) {
 static void test_retire_own_periodic_callback(void) {
     fixture f;
     probe p;
-    open_with_probe(&f, &p, 64, retire_self_second_run);
-    CHECK_EQ(probe_schedule_periodic(&p, MS, MS), HWTIMER_OK);
-    advance_by_ticks(&f, 10);
-    CHECK_EQ(p.runs, 2);
-    CHECK_EQ(p.result[0], 1);
+    run_periodic_twice(&f, &p, retire_self_second_run);
     CHECK_EQ(p.result[1], HWTIMER_ERETIRED);
     CHECK_EQ(p.result[2], HWTIMER_ERETIRED);
-    CHECK_EQ(hwtimer_pending(f.t), 0);
     CHECK_EQ(hwtimer_timeout_state(&p.to), HWTIMER_RETIRED);
     advance_by_ticks(&f, 20);
     CHECK_EQ(p.runs, 2);

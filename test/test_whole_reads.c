@@ -117,28 +117,38 @@ static void move_between_deadlines(void *arg) {
     }
 }
 
-static void test_deadline_whole(void) {
-    uint64_t clock, reads = 0, torn = 0, v;
+/* Reads the node's value with `read` while `writer` runs on another thread, for run_ms or
+   until a value other than a and b comes out: how many such torn values it saw. */
+static uint64_t read_while_written(shared *sh, void (*writer)(void *),
+                                   uint64_t (*read)(const hwtimer_timeout *), uint64_t a,
+                                   uint64_t b, const char *what) {
+    uint64_t reads = 0, torn = 0, v;
     uint64_t end = now_ns() + run_ms * MS;
-    shared *sh = make_shared(&clock);
-    test_thread writer;
-    CHECK_EQ(hwtimer_schedule_at(sh->t, &sh->node, DEADLINE_A, nothing, NULL), HWTIMER_OK);
-    test_thread_start(&writer, move_between_deadlines, sh);
+    test_thread thread;
+    test_thread_start(&thread, writer, sh);
     while (now_ns() < end && !torn) {
         int k;
         for (k = 0; k < 1000; k++, reads++) {
-            v = hwtimer_timeout_deadline(&sh->node);
-            if (v != DEADLINE_A && v != DEADLINE_B && !torn++) {
-                fprintf(stderr, "hwtimer_timeout_deadline read 0x%llx\n", (unsigned long long)v);
+            v = read(&sh->node);
+            if (v != a && v != b && !torn++) {
+                fprintf(stderr, "hwtimer_timeout_%s read 0x%llx\n", what, (unsigned long long)v);
             }
         }
     }
     ATOMIC_SET(&sh->stop, 1u);
-    test_thread_join(&writer);
-    printf("deadline: %llu reads against %u moves, %llu torn\n", (unsigned long long)reads,
+    test_thread_join(&thread);
+    printf("%s: %llu reads against %u writes, %llu torn\n", what, (unsigned long long)reads,
            ATOMIC_GET(&sh->writes), (unsigned long long)torn);
-    CHECK_EQ(torn, 0);
     CHECK(ATOMIC_GET(&sh->writes) > 0);
+    return torn;
+}
+
+static void test_deadline_whole(void) {
+    uint64_t clock;
+    shared *sh = make_shared(&clock);
+    CHECK_EQ(hwtimer_schedule_at(sh->t, &sh->node, DEADLINE_A, nothing, NULL), HWTIMER_OK);
+    CHECK_EQ(read_while_written(sh, move_between_deadlines, hwtimer_timeout_deadline, DEADLINE_A,
+                                DEADLINE_B, "deadline"), 0);
     CHECK_EQ(hwtimer_cancel(sh->t, &sh->node), 1);
     free_shared(sh);
 }
@@ -159,28 +169,12 @@ static void arm_with_two_periods(void *arg) {
 }
 
 static void test_period_whole(void) {
-    uint64_t clock, reads = 0, torn = 0, v;
-    uint64_t end = now_ns() + run_ms * MS;
+    uint64_t clock;
     shared *sh = make_shared(&clock);
-    test_thread writer;
     CHECK_EQ(hwtimer_schedule_periodic_at(sh->t, &sh->node, DEADLINE_A, PERIOD_A, nothing, NULL),
              HWTIMER_OK);
-    test_thread_start(&writer, arm_with_two_periods, sh);
-    while (now_ns() < end && !torn) {
-        int k;
-        for (k = 0; k < 1000; k++, reads++) {
-            v = hwtimer_timeout_period(&sh->node);
-            if (v != PERIOD_A && v != PERIOD_B && !torn++) {
-                fprintf(stderr, "hwtimer_timeout_period read 0x%llx\n", (unsigned long long)v);
-            }
-        }
-    }
-    ATOMIC_SET(&sh->stop, 1u);
-    test_thread_join(&writer);
-    printf("period: %llu reads against %u armings, %llu torn\n", (unsigned long long)reads,
-           ATOMIC_GET(&sh->writes), (unsigned long long)torn);
-    CHECK_EQ(torn, 0);
-    CHECK(ATOMIC_GET(&sh->writes) > 0);
+    CHECK_EQ(read_while_written(sh, arm_with_two_periods, hwtimer_timeout_period, PERIOD_A,
+                                PERIOD_B, "period"), 0);
     free_shared(sh);
 }
 
