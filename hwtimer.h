@@ -2071,7 +2071,8 @@ static void hwtimer__unlock_all(const hwtimer *t) {
     hwtimer__unlock(t, t->mutex);
 }
 
-/* Waits on `cond` (its mutex held) until a callback or a pass ends. */
+/* Waits on `cond` (its mutex held) until a pass ends (a cancel waits for a callback in
+   hwtimer__wait_for_callback). */
 static void hwtimer__wait(const hwtimer *t, void *cond, void *mutex, unsigned *waiters) {
     ++*waiters;
     t->threads->cond_wait(cond, mutex, UINT64_MAX);
@@ -2116,7 +2117,8 @@ static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__whe
     return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
 }
 
-/* The shard of t that holds `to` or held it last, or NULL. No lock: see "The structure". */
+/* The shard of t that holds `to` or held it last, or NULL. `wheel` is read without a lock
+   ("Reads without a lock" in THE DESIGN): the caller asks again under the shard's lock. */
 static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__shard_named(t, hwtimer__load_wheel(&to->wheel));
 }
