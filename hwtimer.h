@@ -2791,7 +2791,8 @@ static void hwtimer__wait_for_callback(hwtimer *t, hwtimer__shard *s, hwtimer__c
     t->threads->cond_wait(s->done_cond, s->mutex, watch ? HWTIMER__CANCEL_PATIENCE_NS : UINT64_MAX);
     if (!watch) return;
     now = t->clock_fn(t->clock_ctx);
-    if (now < began || now - began < HWTIMER__CANCEL_PATIENCE_NS) return;
+    /* (a clock that stepped back below `began` has not waited a second either) */
+    if (now < hwtimer__add_sat(began, HWTIMER__CANCEL_PATIENCE_NS)) return;
     *told = 1;
     hwtimer__unlock(t, s->mutex); /* log_fn is called with no lock of the timer held */
     hwtimer__tell_long_wait(t, kind);

@@ -182,6 +182,11 @@ static void test_links(void) {
     y_prev = y->prev; /* x */
     y->prev = y;
     CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, y->prev = y_prev);
+    x->prev = NULL; /* a NULL link is reported, not followed */
+    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, x->prev = x_prev);
+    y_prev = y->next;
+    y->next = NULL;
+    CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, y->next = y_prev);
     *pending_field(f.t, 0) = 1; /* fewer than that list holds */
     CHECK_BROKEN(&f, HWTIMER_CHECK_LINKS, *pending_field(f.t, 0) = 4);
     fixture_close(&f);
