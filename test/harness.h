@@ -139,6 +139,17 @@ static inline unsigned test_shards(const hwtimer_threads *threads) {
 #error "without GCC's or Clang's atomics the tests build only in modes 0 and 1 (one thread)"
 #endif
 
+/* TEST_WHOLE64: the target has an 8-byte compare-and-swap, by which hwtimer.h reads a 64-bit
+   value whole while another thread writes it; where it has none (gcc -m32 -march=i486:
+   test/matrix), hwtimer_create refuses cfg.threads. TEST_THREADS_ALLOWED: threads are
+   accepted (atomics and whole 64-bit values). */
+#if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_8) || UINTPTR_MAX > 0xFFFFFFFFu
+#define TEST_WHOLE64 1
+#else
+#define TEST_WHOLE64 0
+#endif
+#define TEST_THREADS_ALLOWED (TEST_HAVE_ATOMICS && TEST_WHOLE64)
+
 /* ---- a seeded PRNG ---------------------------------------------------------------------- */
 
 /* splitmix64: tiny, fast, and any seed gives a good stream, so runs are reproducible. */

@@ -210,6 +210,11 @@ static void test_refusals_name_the_field(void) {
         cfg.threads = hwtimer_threads_default();
         check_refusal(&cfg, HWTIMER_EINVAL, "threads is set|neither GCC's nor MSVC's atomics");
     }
+    if (TEST_HAVE_ATOMICS && !TEST_WHOLE64 && hwtimer_threads_default()) { /* i486 */
+        logging_config(&cfg, &l);
+        cfg.threads = hwtimer_threads_default();
+        check_refusal(&cfg, HWTIMER_EINVAL, "threads is set|no 8-byte compare-and-swap");
+    }
 #ifdef HWTIMER_NO_THREADS
     { /* a table passed to a build without thread code */
         hwtimer_threads any;
