@@ -127,7 +127,8 @@ CLOCKS
    it is never early on CLOCK_MONOTONIC, and a timeout may run up to G later.
    hwtimer_next_expiry and _poll_timeout_ms add G, so that a loop that sleeps on
    CLOCK_MONOTONIC until then finds the coarse clock at the boundary (one wake-up, no
-   spin); the worker sleeps likewise.
+   spin; where the coarse clock lags more, G after CLOCK_MONOTONIC's now); the worker
+   sleeps likewise.
 
 THREADS
 
@@ -679,11 +680,14 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    Bounded passes (hwtimer_advance_max). A pass that reaches its bound sets aside, in each
    wheel still in it, what it would still run: `ready`, then each slot up to the target
    emptied as its steps would, appended to the wheel's `left` list. The wheels then end
-   at the target as usual, so every other rule holds; `left` is in run order. The next
-   pass begins (what was due waits in `ready`, new filings in `due`), runs the `left`
-   lists first, merged in order of B across wheels, then its steps. With several wheels,
-   a pass cut while it ran `left` appends its own rest after the rest of `left`: the merge
-   then orders those two generations by B across wheels, each wheel's own order kept.
+   at the target as usual, so every other rule holds. The next pass begins (what was due
+   waits in `ready`, new filings in `due`), runs the `left` lists first, then its steps.
+   A pass cut while it ran `left` appends its own rest after the rest of `left`: a wheel's
+   `left` is in run order, but across wheels the order is by pass, then by B. So the nodes
+   a cut sets aside take its generation as their `where` (values past every slot's, which
+   count up from hwtimer__left_where until every `left` list is empty again), and the
+   lists are merged by generation, then tick. A push later leaves a node in `left` as in
+   a coarse slot; reached past its pass's target, it is filed instead of run.
 
    Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps,
    161 KiB for 512 slots and 5 levels, allocated once. A timeout moves down at most L-1
@@ -1036,7 +1040,8 @@ typedef struct hwtimer__pass_state {
     uint64_t last_now;  /* the `now` of the last advance: the timer's time (S before any) */
     uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
     uint64_t ticks_room; /* ... and the most ticks ahead that fit */
-    int left;           /* a bounded pass left nodes in its wheels' `left` lists */
+    int left;           /* a bounded pass left nodes in its wheels' `left` lists ... */
+    uint32_t left_gen;  /* ... and the `where` of the next generation it sets aside */
 } hwtimer__pass_state;
 
 typedef struct hwtimer__worker_state {
@@ -1068,6 +1073,7 @@ struct hwtimer {
     void *clock_ctx;
     uint64_t (*delay_clock)(void *); /* what a delay counts from: clock_fn + clock_lag */
     uint64_t clock_lag; /* G: how far clock_fn may lag the monotonic clock (coarse_clock) */
+    uint64_t (*wait_clock)(void *); /* with coarse_clock, the monotonic clock; else NULL */
     int own_clock;   /* clock_fn is the user's, not the clock the OS waits on */
     unsigned shards; /* max(1, cfg.shards) wheels, after the struct (hwtimer__shard_at) */
     const hwtimer_threads *threads; /* NULL: no locks */
@@ -1230,6 +1236,12 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, uns
 /* The `where` of slot `slot` of level `level`. */
 static uint32_t hwtimer__slot_where(const hwtimer__geometry *g, unsigned level, uint32_t slot) {
     return HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits) + slot;
+}
+
+/* The `where` of the first generation in a `left` list, past every slot's ("Bounded
+   passes" in THE DESIGN): later generations count up from it. */
+static uint32_t hwtimer__left_where(const hwtimer__geometry *g) {
+    return hwtimer__slot_where(g, g->levels, 0);
 }
 
 /* b of THE DESIGN: log2 W. */
@@ -1485,7 +1497,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
 /* A node alone in its list left it: the slot's bit cleared if all its lists are empty.
    Out of line: a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
-    if (where >= HWTIMER__WHERE_WHEEL &&
+    if (where >= HWTIMER__WHERE_WHEEL && where < hwtimer__left_where(&w->geo) &&
         hwtimer__slot_empty_from(hwtimer__slot_lists(w, where), 0)) {
         hwtimer__slot_bit(w, where, 0);
     }
@@ -1677,7 +1689,8 @@ static hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer_
 static hwtimer_timeout *hwtimer__wheel_take(hwtimer__wheel *w, struct hwtimer__link *list) {
     hwtimer_timeout *to = hwtimer__node(list->next);
     HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
-                   to->where == HWTIMER__WHERE_LIST);
+                   (list == &w->left ? to->where >= hwtimer__left_where(&w->geo)
+                                     : to->where == HWTIMER__WHERE_LIST));
     hwtimer__list_unlink(&to->link);
     (void)w;
     return to;
@@ -1688,9 +1701,11 @@ static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
 
 /* A bounded pass stops here ("Bounded passes" in THE DESIGN): what it would still run, up
    to its target, goes to `left` in the order it would run (the ready nodes, then each
-   slot's, as the steps would empty them), and the pass ends at its target. */
-static void hwtimer__wheel_set_aside(hwtimer__wheel *w) {
+   slot's, as the steps would empty them), its `where` the generation `gen`, and the pass
+   ends at its target. */
+static void hwtimer__wheel_set_aside(hwtimer__wheel *w, uint32_t gen) {
     hwtimer__step step;
+    struct hwtimer__link *l, *before = w->left.prev; /* the last node of older generations */
     hwtimer__list_splice(&w->left, &w->ready);
     while (hwtimer__next_slot(w, &step, w->due_upto)) {
         hwtimer_timeout *alone = hwtimer__wheel_collect(w, &step);
@@ -1700,6 +1715,7 @@ static void hwtimer__wheel_set_aside(hwtimer__wheel *w) {
         }
         hwtimer__list_splice(&w->left, &w->ready);
     }
+    for (l = before->next; l != &w->left; l = l->next) hwtimer__node(l)->where = gen;
     hwtimer__wheel_end(w, 1);
 }
 
@@ -1806,6 +1822,16 @@ static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uin
     return id < g->width || hwtimer__slot_start(w, (id >> g->bits) * g->bits, id & g->mask) > tick;
 }
 
+/* Is a node's `where` right for the list it is in (`slot_where`: its slot's, or _LIST;
+   the `left` list: a generation, none before the one of the node before it)? */
+static int hwtimer__check_where(const hwtimer__wheel *w, const struct hwtimer__link *head,
+                                uint32_t slot_where, const hwtimer_timeout *to) {
+    const struct hwtimer__link *prev = to->link.prev;
+    if (head != &w->left) return to->where == slot_where;
+    return to->where >= hwtimer__left_where(&w->geo) &&
+           (prev == head || to->where >= ((const hwtimer_timeout *)(const void *)prev)->where);
+}
+
 /* Checks a list's links and nodes, counted into *n; `slot_where`: its slot's, or _LIST. */
 static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *head,
                                uint32_t slot_where, size_t *n) {
@@ -1818,7 +1844,8 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
         if (l->prev->next != l || l->next->prev != l || ++steps > w->pending) {
             return HWTIMER_CHECK_LINKS;
         }
-        if (to->wheel != w || to->state != HWTIMER_PENDING || to->where != slot_where) {
+        if (to->wheel != w || to->state != HWTIMER_PENDING ||
+            !hwtimer__check_where(w, head, slot_where, to)) {
             return HWTIMER_CHECK_NODE;
         }
         if (slot_where >= HWTIMER__WHERE_WHEEL && hwtimer__check_slot(w, slot_where, tick)) {
@@ -2078,13 +2105,18 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
     return next;
 }
 
-/* The loop's answer (t's lock held): the next time with work, the clock's lag added (a
-   sleep on the monotonic clock until then finds a coarse clock there: CLOCKS); with
-   timeouts left by a bounded pass, none (they are due now). *left: some are. */
+/* The loop's answer (t's lock held): the next time with work, the clock's lag G added
+   (a sleep on the monotonic clock until then finds a coarse clock there: CLOCKS); with
+   timeouts left by a bounded pass, not even that (they are due now). *left: some are.
+   A coarse clock may lag by more than G for a while: an answer the monotonic clock has
+   passed is then G after it, so that a loop sleeping until it cannot spin. */
 static uint64_t hwtimer__loop_answer(hwtimer *t, int *left) {
-    uint64_t next = hwtimer__give_answer(t);
+    uint64_t next = hwtimer__give_answer(t), monotonic;
     *left = t->loop.answer.left;
-    return next == UINT64_MAX || *left ? next : hwtimer__add_sat(next, t->clock_lag);
+    if (next == UINT64_MAX || *left || !t->clock_lag) return next;
+    next = hwtimer__add_sat(next, t->clock_lag);
+    monotonic = t->wait_clock(NULL);
+    return next > monotonic ? next : monotonic + t->clock_lag;
 }
 
 /* ====================
@@ -2338,19 +2370,37 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t *now_ns, uint64_t *target) {
     return 1;
 }
 
-/* The wheel whose `left` list's first node runs first, in order of B across the wheels,
-   and that node's tick; NULL when every such list is empty. */
-static hwtimer__shard *hwtimer__first_left(hwtimer *t, uint64_t *tick) {
+/* Where a `left` list's first node comes in the order they run: its generation, then its
+   tick (in order of B across wheels, as a pass runs them). */
+typedef struct hwtimer__left_key {
+    uint32_t gen;
+    uint64_t tick;
+} hwtimer__left_key;
+
+static hwtimer__left_key hwtimer__left_head(hwtimer__wheel *w) {
+    hwtimer__left_key key;
+    key.gen = hwtimer__node(w->left.next)->where;
+    key.tick = hwtimer__listed_tick(w, w->left.next);
+    return key;
+}
+
+static int hwtimer__left_before(hwtimer__left_key a, hwtimer__left_key b) {
+    return a.gen < b.gen || (a.gen == b.gen && a.tick < b.tick);
+}
+
+/* The wheel whose `left` list's first node runs first, and that node's key; NULL when
+   every such list is empty. */
+static hwtimer__shard *hwtimer__first_left(hwtimer *t, hwtimer__left_key *key) {
     hwtimer__shard *first = NULL;
     unsigned i;
     for (i = 0; i < t->shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         hwtimer__lock_wheel(t, s);
         if (!hwtimer__list_empty(&s->wheel.left)) {
-            uint64_t head = hwtimer__listed_tick(&s->wheel, s->wheel.left.next);
-            if (!first || head < *tick) {
+            hwtimer__left_key head = hwtimer__left_head(&s->wheel);
+            if (!first || hwtimer__left_before(head, *key)) {
                 first = s;
-                *tick = head;
+                *key = head;
             }
         }
         hwtimer__unlock_wheel(t, s);
@@ -2358,24 +2408,44 @@ static hwtimer__shard *hwtimer__first_left(hwtimer *t, uint64_t *tick) {
     return first;
 }
 
-/* Runs what a bounded pass left, first and in order, `limit` callbacks at most: how many.
+/* Runs the first node of w's `left` list; one pushed past the pass's target since it was
+   set aside (a push later leaves it there, as in a coarse slot) is filed by its deadline
+   instead, as a re-filing. 1 if a callback ran. */
+static int hwtimer__run_left_head(hwtimer *t, hwtimer__shard *s, uint64_t now) {
+    hwtimer__wheel *w = &s->wheel;
+    hwtimer_timeout *to = hwtimer__wheel_take(w, &w->left);
+    uint64_t tick;
+    if (hwtimer__node_tick(w, to, to->deadline) > w->due_upto) {
+        hwtimer__wheel_file(w, to, to->deadline, &tick); /* (in a pass: nothing to tell) */
+        w->cascaded++;
+        w->refiled++;
+        return 0;
+    }
+    hwtimer__run_node(t, s, to, now);
+    return 1;
+}
+
+/* Runs what bounded passes left, first and in order, `limit` callbacks at most: how many.
    Their callbacks' filings wait in `due` (the pass has begun): they run in a later call.
-   A node is run only if it is still first in its wheel: another thread may cancel it. */
+   A node runs only if it is still first in its wheel: another thread may cancel it. */
 static size_t hwtimer__run_left(hwtimer *t, uint64_t now, size_t limit) {
     size_t ran = 0;
     while (ran < limit && !HWTIMER__LOAD(&t->stopped)) {
-        uint64_t tick = 0;
-        hwtimer__shard *s = hwtimer__first_left(t, &tick);
+        hwtimer__left_key key = {0, 0};
+        hwtimer__shard *s = hwtimer__first_left(t, &key);
         hwtimer__wheel *w;
-        if (!s) {
+        if (!s) { /* none left: the generations count from the first again */
             t->pass.left = 0;
+            t->pass.left_gen = hwtimer__left_where(&hwtimer__shard_at(t, 0)->wheel.geo);
             break;
         }
         w = &s->wheel;
         hwtimer__lock_wheel(t, s);
-        if (!hwtimer__list_empty(&w->left) && hwtimer__listed_tick(w, w->left.next) == tick) {
-            hwtimer__run_node(t, s, hwtimer__wheel_take(w, &w->left), now);
-            ran++;
+        if (!hwtimer__list_empty(&w->left)) {
+            hwtimer__left_key head = hwtimer__left_head(w);
+            if (head.gen == key.gen && head.tick == key.tick) {
+                ran += (size_t)hwtimer__run_left_head(t, s, now);
+            }
         }
         hwtimer__unlock_wheel(t, s);
     }
@@ -2383,9 +2453,12 @@ static size_t hwtimer__run_left(hwtimer *t, uint64_t now, size_t limit) {
 }
 
 /* A bounded pass reached its limit: the wheels in `on` (still in the pass) set aside what
-   it would still run, or end where they are if the timer stopped. */
+   it would still run as the next generation, or end where they are if the timer stopped.
+   (Past UINT32_MAX generations, which only a `left` never emptied reaches, the last ones
+   share one and run in order of B across wheels.) */
 static void hwtimer__pass_cut(hwtimer *t, uint64_t on) {
     unsigned i;
+    int set_aside = 0;
     for (i = 0; i < t->shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         if (!(on >> i & 1)) continue;
@@ -2393,10 +2466,15 @@ static void hwtimer__pass_cut(hwtimer *t, uint64_t on) {
         if (HWTIMER__LOAD(&t->stopped)) {
             hwtimer__wheel_end(&s->wheel, 0);
         } else {
-            hwtimer__wheel_set_aside(&s->wheel);
-            if (!hwtimer__list_empty(&s->wheel.left)) t->pass.left = 1;
+            struct hwtimer__link *last = s->wheel.left.prev;
+            hwtimer__wheel_set_aside(&s->wheel, t->pass.left_gen);
+            set_aside |= s->wheel.left.prev != last;
         }
         hwtimer__unlock_wheel(t, s);
+    }
+    if (set_aside) {
+        t->pass.left = 1;
+        if (t->pass.left_gen < UINT32_MAX) t->pass.left_gen++;
     }
 }
 
@@ -3257,6 +3335,7 @@ static void hwtimer__choose_clock(hwtimer *t, const hwtimer_config *cfg) {
         t->clock_lag = hwtimer__coarse_lag();
         t->clock_ctx = &t->clock_lag;
         t->delay_clock = HWTIMER__COARSE_CLOCK_AHEAD;
+        t->wait_clock = HWTIMER__DEFAULT_CLOCK;
     }
 }
 
@@ -3314,6 +3393,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     t->block = block;
     t->stats.bytes = size;
     hwtimer__set_time(t, &g, g.start);
+    t->pass.left_gen = hwtimer__left_where(&g);
     hwtimer__configure(t, cfg, shards);
     hwtimer__carve(t, &g, cfg->threads, shards);
     if (hwtimer__make_thread_objects(t)) {
