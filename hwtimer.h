@@ -534,7 +534,8 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send):
    - at most once per answer (none before the first): then none until the loop asks again;
    - never inside advance (a callback's schedule, or another thread's during a pass), nor
-     with a worker;
+     with a worker, nor for a push later of a timeout hwtimer_advance_max left due (the
+     loop was told it is due);
    - with threads, on the scheduling thread once the timer's lock is released; without,
      in the scheduling call once the node is filed. It may call the timer's functions.
    A cancel never calls it: the loop wakes for nothing and asks again. */
@@ -2353,12 +2354,27 @@ static void hwtimer__set_time(hwtimer *t, const hwtimer__geometry *g, uint64_t n
     t->pass.ticks_room = hwtimer__div_tick(g, UINT64_MAX - now);
 }
 
+/* Does a wheel of t hold timeouts a bounded pass left (t's lock held)? */
+static int hwtimer__any_left(const hwtimer *t) {
+    unsigned i;
+    int left = 0;
+    for (i = 0; i < t->shards && !left; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        left = !hwtimer__list_empty(&s->wheel.left);
+        hwtimer__unlock_wheel(t, s);
+    }
+    return left;
+}
+
 /* Begins a pass up to *now: 0 if none runs (`now` went back, or the timer stopped). With
    timeouts left by a bounded pass, a `now` that went back is the last one: they run. */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t *now_ns, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
     uint64_t now;
-    if (t->pass.left && *now_ns < t->pass.last_now) *now_ns = t->pass.last_now;
+    if (t->pass.left && *now_ns < t->pass.last_now && hwtimer__any_left(t)) {
+        *now_ns = t->pass.last_now;
+    }
     now = *now_ns;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
     hwtimer__set_time(t, g, now);
