@@ -125,10 +125,10 @@ CLOCKS
    costs less than CLOCK_MONOTONIC and lags it by up to its resolution G (clock_getres:
    4 ms at HZ=250); elsewhere the default clock. A deadline from a delay gets G added, so
    it is never early on CLOCK_MONOTONIC, and a timeout may run up to G later.
-   hwtimer_next_expiry and _poll_timeout_ms add G, so that a loop that sleeps on
-   CLOCK_MONOTONIC until then finds the coarse clock at the boundary (one wake-up, no
-   spin; where the coarse clock lags more, G after CLOCK_MONOTONIC's now); the worker
-   sleeps likewise.
+   hwtimer_next_expiry adds G (and _poll_timeout_ms counts to it from CLOCK_MONOTONIC),
+   so that a loop that sleeps on CLOCK_MONOTONIC until then finds the coarse clock at the
+   boundary (one wake-up, no spin; where the coarse clock lags more, G after
+   CLOCK_MONOTONIC's now); the worker sleeps likewise.
 
 THREADS
 
@@ -2565,6 +2565,18 @@ static void hwtimer__abandon_pass(hwtimer *t) {
    [hwtimer:worker] The worker thread
    ==================== */
 
+/* How long to wait on the monotonic clock until the timer's clock, read as `now`, reads
+   `next` (> now). A coarse clock (clock_lag G) reads it at most G after the monotonic
+   clock does: the wait ends then, one wait and not a spin of short ones, and at least G
+   from now where the coarse clock lags more. */
+static uint64_t hwtimer__wait_ns(const hwtimer *t, uint64_t next, uint64_t now) {
+    uint64_t until, monotonic;
+    if (!t->clock_lag) return next - now;
+    until = hwtimer__add_sat(next, t->clock_lag);
+    monotonic = t->wait_clock(NULL);
+    return until > monotonic ? until - monotonic : t->clock_lag;
+}
+
 /* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop.
    It runs everything due: it never leaves timeouts in `left`. */
 static void hwtimer__worker_main(void *arg) {
@@ -2580,11 +2592,9 @@ static void hwtimer__worker_main(void *arg) {
             hwtimer__pass(t, now, SIZE_MAX);
             continue;
         }
-        /* A clock that lags the one the wait counts on (coarse_clock) reads `next` at
-           most clock_lag after it: one wait, not a spin of short ones. */
         t->worker.sleeping = 1;
         t->threads->cond_wait(t->worker.wake_cond, t->mutex,
-                              next == UINT64_MAX ? UINT64_MAX : next - now + t->clock_lag);
+                              next == UINT64_MAX ? UINT64_MAX : hwtimer__wait_ns(t, next, now));
         t->worker.sleeping = 0;
         t->stats.wakeups++;
     }
@@ -3668,7 +3678,7 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
     hwtimer__unlock(t, t->mutex);
     if (none) return -1;
     if (left) return 0;
-    now = hwtimer_now(t);
+    now = t->wait_clock ? t->wait_clock(NULL) : hwtimer_now(t); /* (the answer's scale) */
     if (next <= now) return 0;
     ms = (next - now) / 1000000u + ((next - now) % 1000000u != 0);
     return ms > (uint64_t)INT_MAX ? INT_MAX : (int)ms;
