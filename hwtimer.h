@@ -684,11 +684,14 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    at the target as usual, so every other rule holds. The next pass begins (what was due
    waits in `ready`, new filings in `due`), runs the `left` lists first, then its steps.
    A pass cut while it ran `left` appends its own rest after the rest of `left`: a wheel's
-   `left` is in run order, but across wheels the order is by pass, then by B. So the nodes
-   a cut sets aside take its generation as their `where` (values past every slot's, which
-   count up from hwtimer__left_where until every `left` list is empty again), and the
-   lists are merged by generation, then tick. A push later leaves a node in `left` as in
-   a coarse slot; reached past its pass's target, it is filed instead of run.
+   `left` is in run order, but across wheels the order is by pass, then by B. So each cut
+   is a generation (numbered past every slot's `where`, counting up from
+   hwtimer__left_where until every `left` list is empty again), and the lists are merged
+   by generation, then tick. A wheel's last generation keeps `where` _LIST (its number in
+   the wheel): its nodes get the number in `where` only when a later one is appended, so
+   a burst drained by many bounded calls is not walked again. A push later leaves a
+   numbered node in `left` as in a coarse slot; reached past its pass's target, it is
+   filed instead of run.
 
    Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps,
    161 KiB for 512 slots and 5 levels, allocated once. A timeout moves down at most L-1
@@ -977,6 +980,7 @@ typedef struct hwtimer__wheel {
     struct hwtimer__link due;   /* sorted by due tick: filed at or before the target */
     struct hwtimer__link ready; /* to run in the step under way, in order */
     struct hwtimer__link left;  /* due, left by a bounded pass: they run first, in order */
+    uint32_t left_gen;          /* the generation of the nodes at its end still _LIST */
     uint64_t cascaded;          /* nodes moved down a level, re-filings included */
     uint64_t refiled;           /* ... of which re-filings after a push later */
 } hwtimer__wheel;
@@ -1690,8 +1694,8 @@ static hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer_
 static hwtimer_timeout *hwtimer__wheel_take(hwtimer__wheel *w, struct hwtimer__link *list) {
     hwtimer_timeout *to = hwtimer__node(list->next);
     HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
-                   (list == &w->left ? to->where >= hwtimer__left_where(&w->geo)
-                                     : to->where == HWTIMER__WHERE_LIST));
+                   (to->where == HWTIMER__WHERE_LIST ||
+                    (list == &w->left && to->where >= hwtimer__left_where(&w->geo))));
     hwtimer__list_unlink(&to->link);
     (void)w;
     return to;
@@ -1700,13 +1704,28 @@ static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
     return hwtimer__wheel_take(w, &w->ready);
 }
 
+/* The generation of a node in `left`: its `where`, or the wheel's last if still _LIST. */
+static uint32_t hwtimer__left_gen_of(const hwtimer__wheel *w, const hwtimer_timeout *to) {
+    return to->where == HWTIMER__WHERE_LIST ? w->left_gen : to->where;
+}
+
 /* A bounded pass stops here ("Bounded passes" in THE DESIGN): what it would still run, up
    to its target, goes to `left` in the order it would run (the ready nodes, then each
-   slot's, as the steps would empty them), its `where` the generation `gen`, and the pass
-   ends at its target. */
+   slot's, as the steps would empty them) as generation `gen`, and the pass ends at its
+   target. The nodes of the wheel's last generation get theirs in `where` first, and only
+   then: a pass that adds nothing touches none. */
 static void hwtimer__wheel_set_aside(hwtimer__wheel *w, uint32_t gen) {
     hwtimer__step step;
-    struct hwtimer__link *l, *before = w->left.prev; /* the last node of older generations */
+    struct hwtimer__link *l;
+    if (hwtimer__list_empty(&w->ready) && !hwtimer__next_slot(w, &step, w->due_upto)) {
+        hwtimer__wheel_end(w, 1);
+        return;
+    }
+    for (l = w->left.prev; l != &w->left && hwtimer__node(l)->where == HWTIMER__WHERE_LIST;
+         l = l->prev) {
+        hwtimer__node(l)->where = w->left_gen;
+    }
+    w->left_gen = gen;
     hwtimer__list_splice(&w->left, &w->ready);
     while (hwtimer__next_slot(w, &step, w->due_upto)) {
         hwtimer_timeout *alone = hwtimer__wheel_collect(w, &step);
@@ -1716,7 +1735,6 @@ static void hwtimer__wheel_set_aside(hwtimer__wheel *w, uint32_t gen) {
         }
         hwtimer__list_splice(&w->left, &w->ready);
     }
-    for (l = before->next; l != &w->left; l = l->next) hwtimer__node(l)->where = gen;
     hwtimer__wheel_end(w, 1);
 }
 
@@ -1824,13 +1842,16 @@ static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uin
 }
 
 /* Is a node's `where` right for the list it is in (`slot_where`: its slot's, or _LIST;
-   the `left` list: a generation, none before the one of the node before it)? */
+   the `left` list: a generation before the wheel's last, none before the one of the node
+   before it, or _LIST, the last one, from there to its end)? */
 static int hwtimer__check_where(const hwtimer__wheel *w, const struct hwtimer__link *head,
                                 uint32_t slot_where, const hwtimer_timeout *to) {
     const struct hwtimer__link *prev = to->link.prev;
+    uint32_t before = prev == head ? 0 : ((const hwtimer_timeout *)(const void *)prev)->where;
     if (head != &w->left) return to->where == slot_where;
-    return to->where >= hwtimer__left_where(&w->geo) &&
-           (prev == head || to->where >= ((const hwtimer_timeout *)(const void *)prev)->where);
+    if (to->where == HWTIMER__WHERE_LIST) return 1; /* the last generation, then only it */
+    return to->where >= hwtimer__left_where(&w->geo) && before != HWTIMER__WHERE_LIST &&
+           to->where >= before && to->where < w->left_gen;
 }
 
 /* Checks a list's links and nodes, counted into *n; `slot_where`: its slot's, or _LIST. */
@@ -2395,7 +2416,7 @@ typedef struct hwtimer__left_key {
 
 static hwtimer__left_key hwtimer__left_head(hwtimer__wheel *w) {
     hwtimer__left_key key;
-    key.gen = hwtimer__node(w->left.next)->where;
+    key.gen = hwtimer__left_gen_of(w, hwtimer__node(w->left.next));
     key.tick = hwtimer__listed_tick(w, w->left.next);
     return key;
 }
@@ -2446,6 +2467,12 @@ static int hwtimer__run_left_head(hwtimer *t, hwtimer__shard *s, uint64_t now) {
    A node runs only if it is still first in its wheel: another thread may cancel it. */
 static size_t hwtimer__run_left(hwtimer *t, uint64_t now, size_t limit) {
     size_t ran = 0;
+    if (t->shards == 1) { /* one list: its order is the order they run in */
+        hwtimer__shard *s = hwtimer__shard_at(t, 0);
+        while (ran < limit && !HWTIMER__LOAD(&t->stopped) && !hwtimer__list_empty(&s->wheel.left)) {
+            ran += (size_t)hwtimer__run_left_head(t, s, now);
+        }
+    }
     while (ran < limit && !HWTIMER__LOAD(&t->stopped)) {
         hwtimer__left_key key = {0, 0};
         hwtimer__shard *s = hwtimer__first_left(t, &key);

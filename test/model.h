@@ -322,6 +322,7 @@ static struct {
     unsigned shards;       /* cfg.shards of this episode (0: one wheel) */
     int answer_out;        /* an answer is out that no wake_fn call has answered yet */
     int arming_stays_left; /* the arming pushes a left timeout later in place: no wake */
+    int arming_stays_left_was;
     int answer_none;       /* ... it said nothing was pending */
     uint64_t answer;       /* ... the time it said */
     uint64_t wakes, wakes_seen; /* wake_fn calls, and those already checked */
@@ -622,12 +623,13 @@ static void check_foreach(void) {
    hwtimer_advance_max leaves the timeouts it did not run due, each of the generation of
    the call that left it. They run first at the next call whatever its now (a now behind
    the last counts as the last), in order of generation, then of B. One pushed later
-   outside a pass stays where it is (as in a coarse slot): it still runs with its
-   generation if due, else the pass that reaches it files it (then it is not left any
-   more: the model looks, at the end of each pass, at whether its `where` is still a
-   generation's). Pushes perturb the order within a generation (a node keeps its place
-   in its wheel's list, with a new B), so the order of B is checked only while no left
-   timeout was pushed. */
+   outside a pass stays where it is if its `where` holds its generation (as in a coarse
+   slot; a wheel's last generation is still _LIST, and moves as any due node): it still
+   runs with its generation if due, else the pass that reaches it files it (then it is
+   not left any more: the model looks, at the end of each pass, at which nodes the
+   timer's `left` lists hold). Pushes perturb the order within a generation (a node
+   keeps its place in its wheel's list, with a new B), so the order of B is checked only
+   while no left timeout was pushed. */
 
 /* Does the timer hold timeouts left by a bounded advance (its wheels' `left` lists)? */
 static int timer_holds_left(void) {
@@ -650,15 +652,27 @@ static int any_left_due_by(uint64_t now, int except) {
     return 0;
 }
 
+/* Marks in `in_left` the nodes in the timer's `left` lists. */
+static void timer_left_nodes(unsigned char *in_left) {
+    unsigned i, wheels = sim.shards ? sim.shards : 1;
+    memset(in_left, 0, MAX_NODES);
+    for (i = 0; i < wheels; i++) {
+        const struct hwtimer__link *head = &hwtimer__shard_at(sim.t, i)->wheel.left, *l;
+        for (l = head->next; l != head; l = l->next)
+            in_left[node_index((const hwtimer_timeout *)(const void *)l)] = 1;
+    }
+}
+
 /* After a pass: a left node the pass filed (pushed past its target) is not left any more;
    once none is, the order of B holds again. */
 static void sync_left(void) {
+    static unsigned char in_left[MAX_NODES];
     int i, any = 0;
+    timer_left_nodes(in_left);
     for (i = 0; i < sim.n; i++) {
         model_timeout *mt = &sim.m.to[i];
-        const hwtimer_timeout *to = &sim.nodes[i].to;
         if (!mt->left_gen) continue;
-        if (to->where < hwtimer__left_where(&to->wheel->geo)) {
+        if (!in_left[i]) {
             if (model_due(mt, sim.m.last_now))
                 diverge("node %d, left due, is no longer in a `left` list", i);
             mt->left_gen = 0;
@@ -1024,12 +1038,13 @@ static void op_reschedule(int id, int form, uint64_t when) {
                                : hwtimer_reschedule(sim.t, to, when);
     int later = pending && deadline >= mt->deadline;
     uint64_t left_gen = mt->left_gen;
-    sim.arming_stays_left = left_gen && later && !sim.in_pass;
+    sim.arming_stays_left = left_gen && later && !sim.in_pass && coarse;
     check_arm(form == ARM_ABSOLUTE ? "reschedule_at" : "reschedule", id, got, want, deadline,
               mt->period, mt->arg);
+    sim.arming_stays_left_was = sim.arming_stays_left;
     sim.arming_stays_left = 0;
     if (!pending) return;
-    if (left_gen && later && !sim.in_pass) { /* left in place, as in a coarse slot */
+    if (sim.arming_stays_left_was) { /* left in place, as in a coarse slot */
         mt->left_gen = left_gen;
         sim.m.left_moved = 1;
     }

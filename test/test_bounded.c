@@ -115,7 +115,7 @@ static void test_left_run_first(void) {
     CHECK_EQ(p[K].runs, 0);
     CHECK_EQ(hwtimer_poll_timeout_ms(f.t), 0);
     CHECK_EQ(hwtimer_advance_max(f.t, 0, 0), K - 7 + 1); /* the rest, then the new one */
-    CHECK_EQ(run_log[run_logged - 1], &p[K]);
+    CHECK(run_log[run_logged - 1] == &p[K]);
     CHECK_EQ(f.out_of_order, 1); /* its B before theirs: left first, by the rule */
     f.out_of_order = 0;
     CHECK_EQ(probe_runs(p, K + 1), K + 1);
@@ -124,37 +124,61 @@ static void test_left_run_first(void) {
     fixture_close(&f);
 }
 
-/* Left timeouts can be cancelled (they never run) and moved later: a push later leaves
-   one in its place, as in a coarse slot (next_expiry may be earlier then, as the header
-   allows), and the next call files it by its deadline instead of running it; after it
-   next_expiry and poll_timeout_ms follow it. */
+/* Left timeouts can be cancelled (they never run) and moved later. One of the last
+   generation a wheel set aside moves at once; one of an older generation stays in its
+   place, as in a coarse slot (next_expiry may be earlier then, as the header allows),
+   and the call that reaches it files it by its deadline instead of running it (a
+   re-filing). After that next_expiry and poll_timeout_ms follow it. */
 static void test_left_cancel_and_move(void) {
-    probe p[4];
+    probe p[5];
     fixture f;
     hwtimer_stats stats;
     int i;
-    open_with_probes(&f, p, 4, 0, 64); /* 26 ticks ahead lie in the finest level */
+    open_with_probes(&f, p, 5, 0, 64); /* 26 ticks ahead lie in the finest level */
     for (i = 0; i < 4; i++) CHECK_EQ(probe_schedule(&p[i], (uint64_t)(i + 2) * MS), HWTIMER_OK);
     f.clock = 6 * MS;
-    CHECK_EQ(hwtimer_advance_max(f.t, 6 * MS, 1), 1); /* p[0] */
+    CHECK_EQ(hwtimer_advance_max(f.t, 6 * MS, 1), 1); /* p[0]; p[1..3] left */
     CHECK_EQ(hwtimer_pending(f.t), 3);
     CHECK_EQ(probe_cancel(&p[1]), 1);
     CHECK_EQ(hwtimer_pending(f.t), 2);
-    CHECK_EQ(hwtimer_reschedule(f.t, &p[2].to, 20 * MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer_reschedule(f.t, &p[2].to, 20 * MS), HWTIMER_OK); /* moved at once */
     CHECK_EQ(hwtimer_timeout_due_in(f.t, &p[2].to), 20 * MS);
     CHECK_EQ(hwtimer_check(f.t), 0);
-    CHECK_EQ(hwtimer_advance_max(f.t, 6 * MS, 1), 1); /* p[2] filed, p[3] run */
+    CHECK_EQ(hwtimer_advance_max(f.t, 6 * MS, 1), 1); /* p[3] */
     CHECK_EQ(p[3].runs, 1);
     CHECK_EQ(p[2].runs, 0);
     CHECK_EQ(hwtimer_next_expiry(f.t), 26 * MS);
     CHECK_EQ(hwtimer_poll_timeout_ms(f.t), 20);
-    hwtimer_stats_get(f.t, &stats);
-    CHECK_EQ(stats.refiled, 1);
-    CHECK_EQ(hwtimer_check(f.t), 0);
     f.clock = 26 * MS;
     CHECK_EQ(hwtimer_poll(f.t), 1);
     CHECK_EQ(p[2].runs, 1);
     CHECK_EQ(p[1].runs, 0);
+    hwtimer_stats_get(f.t, &stats);
+    CHECK_EQ(stats.refiled, 0);
+    fixture_close(&f);
+
+    /* an older generation: p[1..3] left, then p[4] (armed meanwhile, due) after them */
+    open_with_probes(&f, p, 5, 0, 64);
+    for (i = 0; i < 4; i++) CHECK_EQ(probe_schedule(&p[i], (uint64_t)(i + 2) * MS), HWTIMER_OK);
+    f.clock = 6 * MS;
+    CHECK_EQ(hwtimer_advance_max(f.t, 6 * MS, 1), 1); /* p[0] */
+    CHECK_EQ(probe_schedule_at(&p[4], MS), HWTIMER_OK);
+    CHECK_EQ(hwtimer_advance_max(f.t, 6 * MS, 1), 1); /* p[1]; p[4] set aside after p[2..3] */
+    CHECK_EQ(hwtimer_reschedule(f.t, &p[3].to, 20 * MS), HWTIMER_OK); /* stays in place */
+    CHECK_EQ(hwtimer_timeout_due_in(f.t, &p[3].to), 20 * MS);
+    CHECK_EQ(hwtimer_check(f.t), 0);
+    CHECK_EQ(hwtimer_advance_max(f.t, 6 * MS, 2), 2); /* p[2], p[3] filed, p[4] */
+    CHECK_EQ(p[2].runs + p[4].runs, 2);
+    CHECK_EQ(p[3].runs, 0);
+    hwtimer_stats_get(f.t, &stats);
+    CHECK_EQ(stats.refiled, 1);
+    CHECK_EQ(hwtimer_next_expiry(f.t), 26 * MS);
+    CHECK_EQ(hwtimer_poll_timeout_ms(f.t), 20);
+    f.clock = 26 * MS;
+    CHECK_EQ(hwtimer_poll(f.t), 1);
+    CHECK_EQ(p[3].runs, 1);
+    CHECK_EQ(f.out_of_order, 1); /* p[4]'s B (1 ms) after p[2]'s (4 ms): left first */
+    f.out_of_order = 0;
     fixture_close(&f);
 }
 
