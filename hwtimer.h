@@ -502,8 +502,9 @@ HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
 /* Caller-driven mode: runs every pending timeout whose boundary B <= now, in order of B
    (ties in any order), and returns how many callbacks ran. Any gap works, at the cost of
-   the occupied slots only; a now below the previous one does nothing. What a callback
-   schedules or reschedules runs in a later call. From the timer's callback, in worker
+   the occupied slots only; a now below the previous one does nothing (but runs what
+   hwtimer_advance_max left due, at the previous one). What a callback schedules or
+   reschedules runs in a later call. From the timer's callback, in worker
    mode, or NULL t: 0. With threads, a call during another thread's pass waits for it. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
 
@@ -512,10 +513,12 @@ HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
    periodic timeout's run counts as one). The timeouts it leaves due stay pending and
    counted, keep their order, and run first at the next hwtimer_advance, _advance_max or
    hwtimer_poll, whatever its `now` (a `now` below the last one counts as the last one);
-   while any is left, hwtimer_next_expiry is at most now_ns and hwtimer_poll_timeout_ms is
-   0. So a loop bounds the time it spends in the timer when many timeouts fall due at once
-   (EVENT LOOPS). The call that leaves some moves every other timeout due by now_ns aside at O(1) each, as a
-   pass would file them. From the timer's callback, in worker mode, or NULL t: 0. */
+   while any is left, hwtimer_next_expiry is at most the `now` it ran at and
+   hwtimer_poll_timeout_ms is 0. So a loop bounds the time it spends in the timer when many
+   timeouts fall due at once (EVENT LOOPS). The call that leaves some sets aside every
+   timeout due by then at O(1) each, as a pass would reach them (a burst in one slot is
+   walked whole by the first call). From the timer's callback, in worker mode, or NULL t:
+   0. */
 HWTIMER_DEF size_t hwtimer_advance_max(hwtimer *t, uint64_t now_ns, size_t max_callbacks);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
@@ -524,9 +527,10 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 /* When to call advance next, an absolute time on the timer's clock: UINT64_MAX when
    nothing is pending (or the next boundary is at or past UINT64_MAX, or t is NULL), else
    never later than the next boundary B with work (plus G with cfg.coarse_clock: CLOCKS;
-   at most the last `now` while hwtimer_advance_max left timeouts due). Earlier only where the first timeouts
-   must still move to a finer level or were pushed later: such a wake-up runs nothing but
-   makes progress, at most once per ticks_per_wheel ticks, whatever their number.
+   at most the last `now` while hwtimer_advance_max left timeouts due). Earlier only
+   where the first timeouts must still move to a finer level or were pushed later: such a
+   wake-up runs nothing but makes progress, at most once per ticks_per_wheel ticks,
+   whatever their number.
 
    Waking the loop (cfg.wake_fn, caller-driven). A schedule or reschedule (any form, any
    thread, outside advance) whose boundary is before the last answer of

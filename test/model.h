@@ -736,7 +736,8 @@ static void check_run_order(int id) {
 /* hwtimer_stats' lateness: a run's now minus its D; late_runs past tick + leeway. */
 static void model_count_late(const model_timeout *mt) {
     uint64_t late = sim.pass_now - mt->deadline; /* (B <= now, D <= B) */
-    uint64_t allowed = sat_add(sim.m.tick, model_sabotage == MODEL_LATE_WITHOUT_LEEWAY ? 0 : mt->leeway);
+    uint64_t leeway = model_sabotage == MODEL_LATE_WITHOUT_LEEWAY ? 0 : mt->leeway;
+    uint64_t allowed = sat_add(sim.m.tick, leeway);
     if (late > sim.m.late_max) sim.m.late_max = late;
     sim.m.late_runs += late > allowed;
 }
