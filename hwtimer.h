@@ -1670,7 +1670,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to
 /* A slot step: elapsed to the slot's start, its nodes to `ready` or later slots, never back
    to this one: the walk never meets a node it re-filed. A level-0 slot's only node is
    returned instead, in no list, to run at once; else NULL. */
-static hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
+HWTIMER__ALWAYS_INLINE hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w,
+                                                               const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     struct hwtimer__link *lists =
         hwtimer__slot_lists(w, hwtimer__slot_where(g, step->level, step->slot));
@@ -1718,7 +1719,7 @@ static uint32_t hwtimer__left_gen_of(const hwtimer__wheel *w, const hwtimer_time
    slot's, as the steps would empty them) as generation `gen`, and the pass ends at its
    target. The nodes of the wheel's last generation get theirs in `where` first, and only
    then: a pass that adds nothing touches none. */
-static void hwtimer__wheel_set_aside(hwtimer__wheel *w, uint32_t gen) {
+static HWTIMER__NOINLINE void hwtimer__wheel_set_aside(hwtimer__wheel *w, uint32_t gen) {
     hwtimer__step step;
     struct hwtimer__link *l;
     if (hwtimer__list_empty(&w->ready) && !hwtimer__next_slot(w, &step, w->due_upto)) {
@@ -2295,10 +2296,11 @@ static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
 }
 
 /* A node runs at `now` (hwtimer_stats' lateness): the leeway is read only for a run more
-   than a tick late. */
+   than a tick late. A node runs only once its boundary B <= now, and D <= B. */
 HWTIMER__ALWAYS_INLINE void hwtimer__count_late(hwtimer *t, const hwtimer__wheel *w,
                                                 const hwtimer_timeout *to, uint64_t now) {
-    uint64_t late = now > to->deadline ? now - to->deadline : 0;
+    uint64_t late = now - to->deadline;
+    HWTIMER_ASSERT(now >= to->deadline);
     if (late > t->stats.late_max_ns) t->stats.late_max_ns = late;
     if (late > w->geo.tick_ns && late - w->geo.tick_ns > hwtimer__leeway(to)) t->stats.late_runs++;
 }
@@ -2392,15 +2394,9 @@ static int hwtimer__any_left(const hwtimer *t) {
     return left;
 }
 
-/* Begins a pass up to *now: 0 if none runs (`now` went back, or the timer stopped). With
-   timeouts left by a bounded pass, a `now` that went back is the last one: they run. */
-static int hwtimer__pass_begin(hwtimer *t, uint64_t *now_ns, uint64_t *target) {
+/* Begins a pass up to `now`: 0 if none runs (`now` went back, or the timer stopped). */
+static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
-    uint64_t now;
-    if (t->pass.left && *now_ns < t->pass.last_now && hwtimer__any_left(t)) {
-        *now_ns = t->pass.last_now;
-    }
-    now = *now_ns;
     if (now < t->pass.last_now || HWTIMER__LOAD(&t->stopped)) return 0;
     hwtimer__set_time(t, g, now);
     HWTIMER_ASSERT(now >= g->start); /* last_now starts at S */
@@ -2469,7 +2465,7 @@ static int hwtimer__run_left_head(hwtimer *t, hwtimer__shard *s, uint64_t now) {
 /* Runs what bounded passes left, first and in order, `limit` callbacks at most: how many.
    Their callbacks' filings wait in `due` (the pass has begun): they run in a later call.
    A node runs only if it is still first in its wheel: another thread may cancel it. */
-static size_t hwtimer__run_left(hwtimer *t, uint64_t now, size_t limit) {
+static HWTIMER__NOINLINE size_t hwtimer__run_left(hwtimer *t, uint64_t now, size_t limit) {
     size_t ran = 0;
     if (t->shards == 1) { /* one list: its order is the order they run in */
         hwtimer__shard *s = hwtimer__shard_at(t, 0);
@@ -2503,7 +2499,7 @@ static size_t hwtimer__run_left(hwtimer *t, uint64_t now, size_t limit) {
    it would still run as the next generation, or end where they are if the timer stopped.
    (Past UINT32_MAX generations, which only a `left` never emptied reaches, the last ones
    share one and run in order of B across wheels.) */
-static void hwtimer__pass_cut(hwtimer *t, uint64_t on) {
+static HWTIMER__NOINLINE void hwtimer__pass_cut(hwtimer *t, uint64_t on) {
     unsigned i;
     int set_aside = 0;
     for (i = 0; i < t->shards; i++) {
@@ -2525,55 +2521,95 @@ static void hwtimer__pass_cut(hwtimer *t, uint64_t on) {
     }
 }
 
-/* One pass up to `now` (the timer's lock held), `limit` callbacks at most: the callbacks it
-   ran. What a bounded pass left runs first. With several wheels another thread may change
-   one between steps: a step is found again under the wheel's lock, and runs only if it is
-   still the one found. */
-static size_t hwtimer__pass(hwtimer *t, uint64_t now, size_t limit) {
-    hwtimer__step step[HWTIMER__MAX_SHARDS];
-    uint64_t on = 0, target; /* bit i: wheel i has step[i] to run */
-    size_t ran = 0;
-    unsigned i, wheels = t->shards;
-    if (!hwtimer__pass_begin(t, &now, &target)) return 0;
-    for (i = 0; i < wheels; i++) {
+/* The steps of the wheels in `on` (bit i: wheel i's is step[i]), in order of B across them,
+   until `limit` callbacks ran (*ran counts them): the wheels still in the pass. Another
+   thread may change a wheel between steps: a step is found again under the wheel's lock,
+   and runs only if it is still the one found. */
+static uint64_t hwtimer__run_wheels(hwtimer *t, hwtimer__step *step, uint64_t on, uint64_t now,
+                                    size_t limit, size_t *ran) {
+    while (on && *ran < limit) {
+        unsigned i = hwtimer__earliest(step, on, t->shards);
         hwtimer__shard *s = hwtimer__shard_at(t, i);
-        hwtimer__lock_wheel(t, s);
-        hwtimer__wheel_begin(&s->wheel, target);
-        hwtimer__unlock_wheel(t, s);
-    }
-    if (t->pass.left) ran = hwtimer__run_left(t, now, limit);
-    if (wheels == 1) { /* what the loops below do with one wheel, without choosing one */
-        hwtimer__shard *s = hwtimer__shard_at(t, 0);
-        while (ran < limit && hwtimer__next_step(t, s, &step[0])) {
-            ran += hwtimer__run_step(t, s, &step[0], now, limit - ran);
-        }
-        on = ran == limit; /* (the wheel's pass has not ended) */
-        wheels = 0;
-    }
-    for (i = 0; i < wheels; i++) {
-        hwtimer__shard *s = hwtimer__shard_at(t, i);
-        hwtimer__lock_wheel(t, s);
-        if (ran == limit || hwtimer__next_step(t, s, &step[i])) on |= (uint64_t)1 << i;
-        hwtimer__unlock_wheel(t, s);
-    }
-    while (on && ran < limit) {
-        hwtimer__shard *s;
-        uint64_t found;
-        i = hwtimer__earliest(step, on, t->shards);
-        s = hwtimer__shard_at(t, i);
-        found = step[i].tick;
+        uint64_t found = step[i].tick;
         hwtimer__lock_wheel(t, s);
         if (!hwtimer__next_step(t, s, &step[i])) {
             on &= ~((uint64_t)1 << i);
         } else if (step[i].tick == found) { /* else an earlier step: found next */
-            ran += hwtimer__run_step(t, s, &step[i], now, limit - ran);
-            if (ran < limit && !hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
+            *ran += hwtimer__run_step(t, s, &step[i], now, limit - *ran);
+            if (*ran < limit && !hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
         }
         hwtimer__unlock_wheel(t, s);
     }
-    if (on) hwtimer__pass_cut(t, on);
+    return on;
+}
+
+/* Begins the pass in every wheel, then finds each one's first step (none if `limit` ran
+   already): the wheels that have one. */
+static uint64_t hwtimer__begin_wheels(hwtimer *t, hwtimer__step *step, uint64_t target,
+                                      int find) {
+    uint64_t on = 0;
+    unsigned i;
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        hwtimer__wheel_begin(&s->wheel, target);
+        if (find && hwtimer__next_step(t, s, &step[i])) on |= (uint64_t)1 << i;
+        hwtimer__unlock_wheel(t, s);
+    }
+    return on;
+}
+
+/* The pass ends (the timer's lock held). */
+static void hwtimer__pass_end(hwtimer *t) {
     t->pass.on = 0;
     hwtimer__signal(t, t->done_cond, t->waiters);
+}
+
+/* One pass up to `now` that runs everything due, none left by a bounded one (the timer's
+   lock held): the callbacks it ran. hwtimer_advance's and the worker's. */
+static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
+    hwtimer__step step[HWTIMER__MAX_SHARDS];
+    uint64_t target;
+    size_t ran = 0;
+    if (!hwtimer__pass_begin(t, now, &target)) return 0;
+    if (t->shards == 1) { /* what the loops do with one wheel, without choosing one */
+        hwtimer__shard *s = hwtimer__shard_at(t, 0);
+        hwtimer__wheel_begin(&s->wheel, target);
+        while (hwtimer__next_step(t, s, &step[0])) {
+            ran += hwtimer__run_step(t, s, &step[0], now, SIZE_MAX);
+        }
+    } else {
+        hwtimer__run_wheels(t, step, hwtimer__begin_wheels(t, step, target, 1), now, SIZE_MAX,
+                            &ran);
+    }
+    hwtimer__pass_end(t);
+    return ran;
+}
+
+/* A pass that runs `limit` callbacks at most, what bounded passes left first ("Bounded
+   passes" in THE DESIGN); with some left, a `now` that went back is the last one. */
+static HWTIMER__NOINLINE size_t hwtimer__pass_bounded(hwtimer *t, uint64_t now, size_t limit) {
+    hwtimer__step step[HWTIMER__MAX_SHARDS];
+    uint64_t on, target;
+    size_t ran = 0;
+    if (t->pass.left && now < t->pass.last_now && hwtimer__any_left(t)) now = t->pass.last_now;
+    if (!hwtimer__pass_begin(t, now, &target)) return 0;
+    (void)hwtimer__begin_wheels(t, step, target, 0); /* every wheel, before `left` runs */
+    if (t->pass.left) ran = hwtimer__run_left(t, now, limit);
+    if (ran < limit) { /* (else every wheel is still in the pass) */
+        unsigned i;
+        for (i = 0, on = 0; i < t->shards; i++) {
+            hwtimer__shard *s = hwtimer__shard_at(t, i);
+            hwtimer__lock_wheel(t, s);
+            if (hwtimer__next_step(t, s, &step[i])) on |= (uint64_t)1 << i;
+            hwtimer__unlock_wheel(t, s);
+        }
+        on = hwtimer__run_wheels(t, step, on, now, limit, &ran);
+    } else {
+        on = ((uint64_t)2 << (t->shards - 1)) - 1;
+    }
+    if (on) hwtimer__pass_cut(t, on);
+    hwtimer__pass_end(t);
     return ran;
 }
 
@@ -2620,7 +2656,7 @@ static void hwtimer__worker_main(void *arg) {
         uint64_t now = t->clock_fn(t->clock_ctx);
         if (now < t->pass.last_now) now = t->pass.last_now; /* a clock that stepped back */
         if (next <= now) {
-            hwtimer__pass(t, now, SIZE_MAX);
+            hwtimer__pass(t, now);
             continue;
         }
         t->worker.sleeping = 1;
@@ -3679,7 +3715,9 @@ HWTIMER_DEF size_t hwtimer_advance_max(hwtimer *t, uint64_t now_ns, size_t max_c
     hwtimer__lock(t, t->mutex);
     if (!t->worker.mode && !hwtimer__in_own_callback(t)) {
         while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
-        ran = hwtimer__pass(t, now_ns, max_callbacks ? max_callbacks : SIZE_MAX);
+        ran = max_callbacks || t->pass.left
+                  ? hwtimer__pass_bounded(t, now_ns, max_callbacks ? max_callbacks : SIZE_MAX)
+                  : hwtimer__pass(t, now_ns);
     }
     destroy = t->destroy_deferred && !t->pass.on;
     hwtimer__unlock(t, t->mutex);
