@@ -89,7 +89,10 @@ EVENT LOOPS
      (absolute: a TFD_TIMER_ABSTIME timerfd, IORING_TIMEOUT_ABS, clock_nanosleep), then
      call hwtimer_poll. A wake-up may run nothing (see hwtimer_next_expiry).
    - A callback may run well after its deadline if the loop was busy
-     (hwtimer_timeout_deadline).
+     (hwtimer_timeout_deadline; stats.late_max_ns and late_runs count it).
+   - Many timeouts due at once (a burst, a loop that was busy) run in one call. To go back
+     to your fds sooner, call hwtimer_advance_max with a bound: the rest stay due and run
+     first at the next call (meanwhile poll_timeout_ms is 0).
    - Cached time (libuv's uv_now, a frame time): pass it to hwtimer_advance and the _at
      forms, or count in ticks from it (hwtimer_schedule_ticks), and the timer reads no
      clock. It must be the timer's clock or a rounded-down reading of it: a time ahead
@@ -117,6 +120,15 @@ CLOCKS
    worker still had to sleep at the suspend. With a clock_fn of your own that counts it,
    the first schedule or reschedule after resume sees that clock past the worker's wake-up
    time and wakes the worker at once; with the default clock nothing wakes it early.
+
+   Coarse. cfg.coarse_clock = 1 (no clock_fn) reads Linux's CLOCK_MONOTONIC_COARSE, which
+   costs less than CLOCK_MONOTONIC and lags it by up to its resolution G (clock_getres:
+   4 ms at HZ=250); elsewhere the default clock. A deadline from a delay gets G added, so
+   it is never early on CLOCK_MONOTONIC, and a timeout may run up to G later.
+   hwtimer_next_expiry adds G (and _poll_timeout_ms counts to it from CLOCK_MONOTONIC),
+   so that a loop that sleeps on CLOCK_MONOTONIC until then finds the coarse clock at the
+   boundary (one wake-up, no spin; where the coarse clock lags more, G after
+   CLOCK_MONOTONIC's now); the worker sleeps likewise.
 
 THREADS
 
@@ -349,6 +361,14 @@ typedef struct hwtimer_config {
     void *log_ctx;
     unsigned shards; /* 0 or 1: one wheel; 2 .. 64: that many, each with its own lock
                         (THREADS: shards); needs threads */
+    /* 1: a cheaper clock that may lag, deadlines lengthened to match (CLOCKS): without a
+       clock_fn of yours, the platform's coarse monotonic clock (Linux's
+       CLOCK_MONOTONIC_COARSE; elsewhere the default clock, and nothing changes). It may
+       lag the monotonic clock by its granularity G (clock_getres): every deadline made
+       from a delay is G later, so that none runs before its delay has passed on the
+       monotonic clock, and a timeout may run up to G later than with the default clock.
+       hwtimer_now returns the coarse reading. Ignored when clock_fn is set. */
+    int coarse_clock;
 } hwtimer_config;
 
 /* Counters (hwtimer_stats_get). */
@@ -360,6 +380,11 @@ typedef struct hwtimer_stats {
     size_t pending;    /* same as hwtimer_pending */
     size_t bytes;      /* memory hwtimer_create allocated */
     uint64_t refiled;  /* pushed later, then filed again by a pass (at most once a push) */
+    /* Lateness: a callback's run minus its deadline D, the run's time being the `now` of
+       the advance that ran it (or of the one before it, if later) or the worker's clock
+       reading when its pass began. */
+    uint64_t late_max_ns; /* the most a callback ran after its deadline */
+    uint64_t late_runs;   /* callbacks that ran more than tick_ns + their leeway late */
 } hwtimer_stats;
 
 /* ---- Creating and destroying ---- */
@@ -544,19 +569,35 @@ HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t);
 
 /* Caller-driven mode: runs every pending timeout whose boundary B <= now, in order of B
    (ties in any order), and returns how many callbacks ran. Any gap works, at the cost of
-   the occupied slots only; a now below the previous one does nothing. What a callback
-   schedules or reschedules runs in a later call. From the timer's callback, in worker
+   the occupied slots only; a now below the previous one does nothing (but runs what
+   hwtimer_advance_max left due, at the previous one). What a callback schedules or
+   reschedules runs in a later call. From the timer's callback, in worker
    mode, or NULL t: 0. With threads, a call during another thread's pass waits for it. */
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns);
+
+/* hwtimer_advance running at most max_callbacks callbacks (0: no limit, exactly
+   hwtimer_advance), in the order hwtimer_advance would run them; returns how many ran (a
+   periodic timeout's run counts as one). The timeouts it leaves due stay pending and
+   counted, keep their order, and run first at the next hwtimer_advance, _advance_max or
+   hwtimer_poll, whatever its `now` (a `now` below the last one counts as the last one);
+   while any is left, hwtimer_next_expiry is at most the `now` it ran at and
+   hwtimer_poll_timeout_ms is 0. So a loop bounds the time it spends in the timer when many
+   timeouts fall due at once (EVENT LOOPS). The call that leaves some sets aside every
+   timeout due by then at O(1) each, as a pass would reach them (a burst in one slot is
+   walked whole by the first call). From the timer's callback, in worker mode, or NULL t:
+   0. */
+HWTIMER_DEF size_t hwtimer_advance_max(hwtimer *t, uint64_t now_ns, size_t max_callbacks);
 
 /* hwtimer_advance(t, hwtimer_now(t)). */
 HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
 
 /* When to call advance next, an absolute time on the timer's clock: UINT64_MAX when
    nothing is pending (or the next boundary is at or past UINT64_MAX, or t is NULL), else
-   never later than the next boundary B with work. Earlier only where the first timeouts
-   must still move to a finer level or were pushed later: such a wake-up runs nothing but
-   makes progress, at most once per ticks_per_wheel ticks, whatever their number.
+   never later than the next boundary B with work (plus G with cfg.coarse_clock: CLOCKS;
+   at most the last `now` while hwtimer_advance_max left timeouts due). Earlier only
+   where the first timeouts must still move to a finer level or were pushed later: such a
+   wake-up runs nothing but makes progress, at most once per ticks_per_wheel ticks,
+   whatever their number.
 
    Waking the loop (cfg.wake_fn, caller-driven). A schedule or reschedule (any form, any
    thread, outside advance) whose boundary is before the last answer of
@@ -564,7 +605,8 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t);
    calls wake_fn(wake_ctx) to wake the loop (an eventfd write, uv_async_send):
    - at most once per answer (none before the first): then none until the loop asks again;
    - never inside advance (a callback's schedule, or another thread's during a pass), nor
-     with a worker;
+     with a worker, nor for a push later of a timeout hwtimer_advance_max left due (the
+     loop was told it is due);
    - with threads, on the scheduling thread once the timer's lock is released; without,
      in the scheduling call once the node is filed. It may call the timer's functions.
    A cancel never calls it: the loop wakes for nothing and asks again. */
@@ -763,6 +805,21 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    `due`, or during a pass (it must wait for the next one). The cost: hwtimer_next_expiry's
    early wake-ups (so a level-0 node is moved at once); a re-filing (stats.refiled) only
    when a pass reaches a coarse slot a node was pushed past: never more often than pushes.
+
+   Bounded passes (hwtimer_advance_max). A pass that reaches its bound sets aside, in each
+   wheel still in it, what it would still run: `ready`, then each slot up to the target
+   emptied as its steps would, appended to the wheel's `left` list. The wheels then end
+   at the target as usual, so every other rule holds. The next pass begins (what was due
+   waits in `ready`, new filings in `due`), runs the `left` lists first, then its steps.
+   A pass cut while it ran `left` appends its own rest after the rest of `left`: a wheel's
+   `left` is in run order, but across wheels the order is by pass, then by B. So each cut
+   is a generation (numbered past every slot's `where`, counting up from
+   hwtimer__left_where until every `left` list is empty again), and the lists are merged
+   by generation, then tick. A wheel's last generation keeps `where` _LIST (its number in
+   the wheel): its nodes get the number in `where` only when a later one is appended, so
+   a burst drained by many bounded calls is not walked again. A push later leaves a
+   numbered node in `left` as in a coarse slot; reached past its pass's target, it is
+   filed instead of run.
 
    Trade-offs. Memory: (L*W + 2)*HWTIMER_SLOT_LISTS list heads of 16 bytes plus bitmaps,
    161 KiB for 512 slots and 5 levels, allocated once. A timeout moves down at most L-1
@@ -1157,6 +1214,8 @@ typedef struct hwtimer__wheel {
     hwtimer__leeway_memo memo;
     struct hwtimer__link due;   /* sorted by due tick: filed at or before the target */
     struct hwtimer__link ready; /* to run in the step under way, in order */
+    struct hwtimer__link left;  /* due, left by a bounded pass: they run first, in order */
+    uint32_t left_gen;          /* the generation of the nodes at its end still _LIST */
     uint64_t cascaded;          /* nodes moved down a level, re-filings included */
     uint64_t refiled;           /* ... of which re-filings after a push later */
 } hwtimer__wheel;
@@ -1199,6 +1258,7 @@ typedef struct hwtimer__answer {
     uint64_t time;
     int none;  /* nothing was pending */
     int armed; /* no filing has called for a wake-up since */
+    int left;  /* a bounded pass left timeouts due: the loop must not sleep */
 } hwtimer__answer;
 
 typedef struct hwtimer__shard {
@@ -1221,6 +1281,8 @@ typedef struct hwtimer__pass_state {
     hwtimer__u64 last_now; /* the `now` of the last advance: the timer's time (S before any) */
     uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
     uint64_t ticks_room; /* ... and the most ticks ahead that fit */
+    int left;           /* a bounded pass left nodes in its wheels' `left` lists ... */
+    uint32_t left_gen;  /* ... and the `where` of the next generation it sets aside */
 } hwtimer__pass_state;
 
 typedef struct hwtimer__worker_state {
@@ -1250,6 +1312,9 @@ typedef struct hwtimer__log_state {
 struct hwtimer {
     uint64_t (*clock_fn)(void *);
     void *clock_ctx;
+    uint64_t (*delay_clock)(void *); /* what a delay counts from: clock_fn + clock_lag */
+    uint64_t clock_lag; /* G: how far clock_fn may lag the monotonic clock (coarse_clock) */
+    uint64_t (*wait_clock)(void *); /* with coarse_clock, the monotonic clock; else NULL */
     int own_clock;   /* clock_fn is the user's, not the clock the OS waits on */
     unsigned shards; /* max(1, cfg.shards) wheels, after the struct (hwtimer__shard_at) */
     const hwtimer_threads *threads; /* NULL: no locks */
@@ -1268,7 +1333,7 @@ struct hwtimer {
     hwtimer__worker_state worker;
     hwtimer__loop_state loop;
     hwtimer__log_state log;
-    hwtimer_stats stats; /* wakeups, passes and fired (a wheel counts its moves) */
+    hwtimer_stats stats; /* wakeups, passes, fired, lateness (a wheel counts its moves) */
     void (*free_fn)(void *, void *);
     void *alloc_ctx;
     void *block;        /* what alloc_fn returned: the timer is aligned within it */
@@ -1412,6 +1477,12 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, uns
 /* The `where` of slot `slot` of level `level`. */
 static uint32_t hwtimer__slot_where(const hwtimer__geometry *g, unsigned level, uint32_t slot) {
     return HWTIMER__WHERE_WHEEL + ((uint32_t)level << g->bits) + slot;
+}
+
+/* The `where` of the first generation in a `left` list, past every slot's ("Bounded
+   passes" in THE DESIGN): later generations count up from it. */
+static uint32_t hwtimer__left_where(const hwtimer__geometry *g) {
+    return hwtimer__slot_where(g, g->levels, 0);
 }
 
 /* b of THE DESIGN: log2 W. */
@@ -1667,7 +1738,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
 /* A node alone in its list left it: the slot's bit cleared if all its lists are empty.
    Out of line: a cancel needs few registers. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
-    if (where >= HWTIMER__WHERE_WHEEL &&
+    if (where >= HWTIMER__WHERE_WHEEL && where < hwtimer__left_where(&w->geo) &&
         hwtimer__slot_empty_from(hwtimer__slot_lists(w, where), 0)) {
         hwtimer__slot_bit(w, where, 0);
     }
@@ -1771,7 +1842,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__
 /* The tick of the wheel's next work (a slot's may only move nodes down): 0 if none. */
 static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
     hwtimer__step step;
-    if (!hwtimer__list_empty(&w->ready)) *tick = w->elapsed;
+    if (!hwtimer__list_empty(&w->ready) || !hwtimer__list_empty(&w->left)) *tick = w->elapsed;
     else if (!hwtimer__list_empty(&w->due)) *tick = hwtimer__listed_tick(w, w->due.next);
     else if (hwtimer__next_slot(w, &step, UINT64_MAX)) *tick = step.tick;
     else return 0;
@@ -1831,7 +1902,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to
 /* A slot step: elapsed to the slot's start, its nodes to `ready` or later slots, never back
    to this one: the walk never meets a node it re-filed. A level-0 slot's only node is
    returned instead, in no list, to run at once; else NULL. */
-static hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer__step *step) {
+HWTIMER__ALWAYS_INLINE hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w,
+                                                               const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
     struct hwtimer__link *lists =
         hwtimer__slot_lists(w, hwtimer__slot_where(g, step->level, step->slot));
@@ -1855,12 +1927,52 @@ static hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w, const hwtimer_
     return alone;
 }
 
-static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
-    hwtimer_timeout *to = hwtimer__node(w->ready.next);
+/* The first node of `ready` or `left`, out of its list. */
+static hwtimer_timeout *hwtimer__wheel_take(hwtimer__wheel *w, struct hwtimer__link *list) {
+    hwtimer_timeout *to = hwtimer__node(list->next);
     HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
-                   to->where == HWTIMER__WHERE_LIST);
+                   (to->where == HWTIMER__WHERE_LIST ||
+                    (list == &w->left && to->where >= hwtimer__left_where(&w->geo))));
     hwtimer__list_unlink(&to->link);
+    (void)w;
     return to;
+}
+static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
+    return hwtimer__wheel_take(w, &w->ready);
+}
+
+/* The generation of a node in `left`: its `where`, or the wheel's last if still _LIST. */
+static uint32_t hwtimer__left_gen_of(const hwtimer__wheel *w, const hwtimer_timeout *to) {
+    return to->where == HWTIMER__WHERE_LIST ? w->left_gen : to->where;
+}
+
+/* A bounded pass stops here ("Bounded passes" in THE DESIGN): what it would still run, up
+   to its target, goes to `left` in the order it would run (the ready nodes, then each
+   slot's, as the steps would empty them) as generation `gen`, and the pass ends at its
+   target. The nodes of the wheel's last generation get theirs in `where` first, and only
+   then: a pass that adds nothing touches none. */
+static HWTIMER__NOINLINE void hwtimer__wheel_set_aside(hwtimer__wheel *w, uint32_t gen) {
+    hwtimer__step step;
+    struct hwtimer__link *l;
+    if (hwtimer__list_empty(&w->ready) && !hwtimer__next_slot(w, &step, w->due_upto)) {
+        hwtimer__wheel_end(w, 1);
+        return;
+    }
+    for (l = w->left.prev; l != &w->left && hwtimer__node(l)->where == HWTIMER__WHERE_LIST;
+         l = l->prev) {
+        hwtimer__node(l)->where = w->left_gen;
+    }
+    w->left_gen = gen;
+    hwtimer__list_splice(&w->left, &w->ready);
+    while (hwtimer__next_slot(w, &step, w->due_upto)) {
+        hwtimer_timeout *alone = hwtimer__wheel_collect(w, &step);
+        if (alone) { /* in no list: after the rest, as it would have run */
+            alone->where = HWTIMER__WHERE_LIST;
+            hwtimer__list_append(&w->left, &alone->link);
+        }
+        hwtimer__list_splice(&w->left, &w->ready);
+    }
+    hwtimer__wheel_end(w, 1);
 }
 
 /* A wheel's list heads (SLOT_LISTS per `where`) and bit-tree words. */
@@ -1887,15 +1999,17 @@ static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
     walk->visited++;
 }
 
-/* Walks every filed node: `due`, `ready`, then each occupied slot. */
+/* Walks every filed node: `due`, `ready`, `left`, then each occupied slot. */
 static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
     const hwtimer__geometry *g = &w->geo;
     struct hwtimer__link *out = walk->out;
     unsigned l, k;
     hwtimer__walk_lists(&w->due, 1, hwtimer__visit_node, walk);
     hwtimer__walk_lists(&w->ready, 1, hwtimer__visit_node, walk);
+    hwtimer__walk_lists(&w->left, 1, hwtimer__visit_node, walk);
     if (out) hwtimer__list_splice(out, &w->due);
     if (out) hwtimer__list_splice(out, &w->ready);
+    if (out) hwtimer__list_splice(out, &w->left);
     for (l = 0; l < g->levels; l++) {
         const uint64_t *bits = hwtimer__level_bits(w, l);
         uint32_t slot;
@@ -1945,6 +2059,7 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
     memset(occupied, 0, (size_t)hwtimer__wheel_words(g) * sizeof(uint64_t));
     hwtimer__list_init(&w->due);
     hwtimer__list_init(&w->ready);
+    hwtimer__list_init(&w->left);
 }
 
 /* ====================
@@ -1963,6 +2078,21 @@ static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uin
     return id < g->width || hwtimer__slot_start(w, (id >> g->bits) * g->bits, id & g->mask) > tick;
 }
 
+/* Is a node's `where` right for the list it is in (`slot_where`: its slot's, or _LIST;
+   the `left` list: a generation before the wheel's last, none before the one of the node
+   before it, or _LIST, the last one, from there to its end)? */
+static int hwtimer__check_where(const hwtimer__wheel *w, const struct hwtimer__link *head,
+                                uint32_t slot_where, const hwtimer_timeout *to) {
+    const struct hwtimer__link *prev = to->link.prev;
+    uint32_t before;
+    if (head != &w->left) return to->where == slot_where;
+    if (to->where == HWTIMER__WHERE_LIST) return 1; /* the last generation, then only it */
+    /* (a NULL link is the link test's to report: this one must not follow it) */
+    before = prev == head || !prev ? 0 : ((const hwtimer_timeout *)(const void *)prev)->where;
+    return to->where >= hwtimer__left_where(&w->geo) && before != HWTIMER__WHERE_LIST &&
+           to->where >= before && to->where < w->left_gen;
+}
+
 /* Checks a list's links and nodes, counted into *n; `slot_where`: its slot's, or _LIST. */
 static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *head,
                                uint32_t slot_where, size_t *n) {
@@ -1974,7 +2104,8 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
         uint64_t tick;
         /* the node first: one made anew by hwtimer_timeout_init while filed (a common
            mistake) has NULL links, which the link test would follow */
-        if (to->wheel != w || to->state != HWTIMER_PENDING || to->where != slot_where) {
+        if (to->wheel != w || to->state != HWTIMER_PENDING ||
+            !hwtimer__check_where(w, head, slot_where, to)) {
             return HWTIMER_CHECK_NODE;
         }
         if (!l->prev || !l->next || l->prev->next != l || l->next->prev != l ||
@@ -2024,6 +2155,7 @@ static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     unsigned l;
     int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
     if (!err) err = hwtimer__check_list(w, &w->ready, HWTIMER__WHERE_LIST, &n);
+    if (!err) err = hwtimer__check_list(w, &w->left, HWTIMER__WHERE_LIST, &n);
     for (l = 0; !err && l < w->geo.levels; l++) err = hwtimer__check_level(w, l, &n);
     if (!err && n != w->pending) err = HWTIMER_CHECK_COUNT;
     if (!err && (w->notice_upto < w->due_upto || w->notice_upto < w->watch_upto)) {
@@ -2220,7 +2352,7 @@ static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
 /* Tells the loop or the worker when a pass has work next (t's lock held). */
 static uint64_t hwtimer__give_answer(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
-    int none = 1;
+    int none = 1, left = 0;
     unsigned i;
     hwtimer__lock_wheels(t);
     for (i = 0; i < t->shards; i++) {
@@ -2229,6 +2361,7 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
             next = hwtimer__tick_time(&w->geo, tick);
         }
         if (w->pending) none = 0;
+        if (!hwtimer__list_empty(&w->left)) left = 1;
     }
     for (i = 0; i < t->shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
@@ -2242,7 +2375,22 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
     t->loop.answer.time = next;
     t->loop.answer.none = none;
     t->loop.answer.armed = t->loop.wake_fn && !t->worker.mode;
+    t->loop.answer.left = left;
     return next;
+}
+
+/* The loop's answer (t's lock held): the next time with work, the clock's lag G added
+   (a sleep on the monotonic clock until then finds a coarse clock there: CLOCKS); with
+   timeouts left by a bounded pass, not even that (they are due now). *left: some are.
+   A coarse clock may lag by more than G for a while: an answer the monotonic clock has
+   passed is then G after it, so that a loop sleeping until it cannot spin. */
+static uint64_t hwtimer__loop_answer(hwtimer *t, int *left) {
+    uint64_t next = hwtimer__give_answer(t), monotonic;
+    *left = t->loop.answer.left;
+    if (next == UINT64_MAX || *left || !t->clock_lag) return next;
+    next = hwtimer__add_sat(next, t->clock_lag);
+    monotonic = t->wait_clock(NULL);
+    return next > monotonic ? next : monotonic + t->clock_lag;
 }
 
 /* ====================
@@ -2394,6 +2542,16 @@ static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     t->log.fn(t->log.ctx, msg.text);
 }
 
+/* A node runs at `now` (hwtimer_stats' lateness): the leeway is read only for a run more
+   than a tick late. A node runs only once its boundary B <= now, and D <= B. */
+HWTIMER__ALWAYS_INLINE void hwtimer__count_late(hwtimer *t, const hwtimer__wheel *w,
+                                                const hwtimer_timeout *to, uint64_t now) {
+    uint64_t late = now - to->deadline;
+    HWTIMER_ASSERT(now >= to->deadline);
+    if (late > t->stats.late_max_ns) t->stats.late_max_ns = late;
+    if (late > w->geo.tick_ns && late - w->geo.tick_ns > hwtimer__leeway(to)) t->stats.late_runs++;
+}
+
 /* Runs a due node's callback (hwtimer__running). */
 HWTIMER__ALWAYS_INLINE void hwtimer__run_node(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                             uint64_t now) {
@@ -2410,6 +2568,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__run_node(hwtimer *t, hwtimer__shard *s, hwt
     s->run.periodic = periodic;
     s->run.fate = HWTIMER__UNTOUCHED;
     t->stats.fired++;
+    hwtimer__count_late(t, &s->wheel, to, now);
     if ((periodic && t->worker.mode) || t->log.slow_ns) started = t->clock_fn(t->clock_ctx);
     s->run.now = periodic && t->worker.mode ? started : now;
     hwtimer__unlock_wheel(t, s);
@@ -2427,9 +2586,9 @@ HWTIMER__ALWAYS_INLINE void hwtimer__run_node(hwtimer *t, hwtimer__shard *s, hwt
     hwtimer__signal(t, s->done_cond, s->waiters);
 }
 
-/* Runs the step of s just found (its lock held since). */
+/* Runs the step of s just found (its lock held since): `limit` callbacks at most (>= 1). */
 static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
-                                uint64_t now) {
+                                uint64_t now, size_t limit) {
     hwtimer__wheel *w = &s->wheel;
     hwtimer_timeout *alone = step->runs_ready ? NULL : hwtimer__wheel_collect(w, step);
     size_t ran;
@@ -2437,7 +2596,9 @@ static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__st
         hwtimer__run_node(t, s, alone, now);
         return 1;
     }
-    for (ran = 0; !hwtimer__load_int(&t->stopped) && !hwtimer__list_empty(&w->ready); ran++) {
+    for (ran = 0; ran < limit && !hwtimer__load_int(&t->stopped) &&
+                  !hwtimer__list_empty(&w->ready);
+         ran++) {
         if (step->runs_ready && hwtimer__listed_tick(w, w->ready.next) > step->tick) break;
         hwtimer__run_node(t, s, hwtimer__wheel_take_ready(w), now);
     }
@@ -2468,6 +2629,19 @@ static void hwtimer__set_time(hwtimer *t, const hwtimer__geometry *g, uint64_t n
     t->pass.ticks_room = hwtimer__div_tick(g, UINT64_MAX - now);
 }
 
+/* Does a wheel of t hold timeouts a bounded pass left (t's lock held)? */
+static int hwtimer__any_left(const hwtimer *t) {
+    unsigned i;
+    int left = 0;
+    for (i = 0; i < t->shards && !left; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        left = !hwtimer__list_empty(&s->wheel.left);
+        hwtimer__unlock_wheel(t, s);
+    }
+    return left;
+}
+
 /* Begins a pass up to `now`: 0 if none runs (`now` went back, or the timer stopped). */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
@@ -2481,45 +2655,210 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     return 1;
 }
 
-/* One pass up to `now` (the timer's lock held): the callbacks it ran. With several wheels
-   another thread may change one between steps: a step is found again under the wheel's
-   lock, and runs only if it is still the one found. */
-static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
-    hwtimer__step step[HWTIMER__MAX_SHARDS];
-    uint64_t on = 0, target; /* bit i: wheel i has step[i] to run */
-    size_t ran = 0;
-    unsigned i, wheels = t->shards;
-    if (!hwtimer__pass_begin(t, now, &target)) return 0;
-    if (wheels == 1) { /* what the loops below do with one wheel, without choosing one */
-        hwtimer__shard *s = hwtimer__shard_at(t, 0);
-        hwtimer__wheel_begin(&s->wheel, target);
-        while (hwtimer__next_step(t, s, &step[0])) ran += hwtimer__run_step(t, s, &step[0], now);
-        wheels = 0;
-    }
-    for (i = 0; i < wheels; i++) {
+/* Where a `left` list's first node comes in the order they run: its generation, then its
+   tick (in order of B across wheels, as a pass runs them). */
+typedef struct hwtimer__left_key {
+    uint32_t gen;
+    uint64_t tick;
+} hwtimer__left_key;
+
+static hwtimer__left_key hwtimer__left_head(hwtimer__wheel *w) {
+    hwtimer__left_key key;
+    key.gen = hwtimer__left_gen_of(w, hwtimer__node(w->left.next));
+    key.tick = hwtimer__listed_tick(w, w->left.next);
+    return key;
+}
+
+static int hwtimer__left_before(hwtimer__left_key a, hwtimer__left_key b) {
+    return a.gen < b.gen || (a.gen == b.gen && a.tick < b.tick);
+}
+
+/* The wheel whose `left` list's first node runs first, and that node's key; NULL when
+   every such list is empty. */
+static hwtimer__shard *hwtimer__first_left(hwtimer *t, hwtimer__left_key *key) {
+    hwtimer__shard *first = NULL;
+    unsigned i;
+    for (i = 0; i < t->shards; i++) {
         hwtimer__shard *s = hwtimer__shard_at(t, i);
         hwtimer__lock_wheel(t, s);
-        hwtimer__wheel_begin(&s->wheel, target);
-        if (hwtimer__next_step(t, s, &step[i])) on |= (uint64_t)1 << i;
+        if (!hwtimer__list_empty(&s->wheel.left)) {
+            hwtimer__left_key head = hwtimer__left_head(&s->wheel);
+            if (!first || hwtimer__left_before(head, *key)) {
+                first = s;
+                *key = head;
+            }
+        }
         hwtimer__unlock_wheel(t, s);
     }
-    while (on) {
-        hwtimer__shard *s;
-        uint64_t found;
-        i = hwtimer__earliest(step, on, t->shards);
-        s = hwtimer__shard_at(t, i);
-        found = step[i].tick;
+    return first;
+}
+
+/* Runs the first node of w's `left` list; one pushed past the pass's target since it was
+   set aside (a push later leaves it there, as in a coarse slot) is filed by its deadline
+   instead, as a re-filing. 1 if a callback ran. */
+static int hwtimer__run_left_head(hwtimer *t, hwtimer__shard *s, uint64_t now) {
+    hwtimer__wheel *w = &s->wheel;
+    hwtimer_timeout *to = hwtimer__wheel_take(w, &w->left);
+    uint64_t tick;
+    if (hwtimer__node_tick(w, to, to->deadline) > w->due_upto) {
+        hwtimer__wheel_file(w, to, to->deadline, &tick); /* (in a pass: nothing to tell) */
+        w->cascaded++;
+        w->refiled++;
+        return 0;
+    }
+    hwtimer__run_node(t, s, to, now);
+    return 1;
+}
+
+/* Runs what bounded passes left, first and in order, `limit` callbacks at most: how many.
+   Their callbacks' filings wait in `due` (the pass has begun): they run in a later call.
+   A node runs only if it is still first in its wheel: another thread may cancel it. */
+static HWTIMER__NOINLINE size_t hwtimer__run_left(hwtimer *t, uint64_t now, size_t limit) {
+    size_t ran = 0;
+    if (t->shards == 1) { /* one list: its order is the order they run in */
+        hwtimer__shard *s = hwtimer__shard_at(t, 0);
+        while (ran < limit && !hwtimer__load_int(&t->stopped) &&
+               !hwtimer__list_empty(&s->wheel.left)) {
+            ran += (size_t)hwtimer__run_left_head(t, s, now);
+        }
+    }
+    while (ran < limit && !hwtimer__load_int(&t->stopped)) {
+        hwtimer__left_key key = {0, 0};
+        hwtimer__shard *s = hwtimer__first_left(t, &key);
+        hwtimer__wheel *w;
+        if (!s) { /* none left: the generations count from the first again */
+            t->pass.left = 0;
+            t->pass.left_gen = hwtimer__left_where(&hwtimer__shard_at(t, 0)->wheel.geo);
+            break;
+        }
+        w = &s->wheel;
+        hwtimer__lock_wheel(t, s);
+        if (!hwtimer__list_empty(&w->left)) {
+            hwtimer__left_key head = hwtimer__left_head(w);
+            if (head.gen == key.gen && head.tick == key.tick) {
+                ran += (size_t)hwtimer__run_left_head(t, s, now);
+            }
+        }
+        hwtimer__unlock_wheel(t, s);
+    }
+    return ran;
+}
+
+/* A bounded pass reached its limit: the wheels in `on` (still in the pass) set aside what
+   it would still run as the next generation, or end where they are if the timer stopped.
+   (Past UINT32_MAX generations, which only a `left` never emptied reaches, the last ones
+   share one and run in order of B across wheels.) */
+static HWTIMER__NOINLINE void hwtimer__pass_cut(hwtimer *t, uint64_t on) {
+    unsigned i;
+    int set_aside = 0;
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        if (!(on >> i & 1)) continue;
+        hwtimer__lock_wheel(t, s);
+        if (hwtimer__load_int(&t->stopped)) {
+            hwtimer__wheel_end(&s->wheel, 0);
+        } else {
+            struct hwtimer__link *last = s->wheel.left.prev;
+            hwtimer__wheel_set_aside(&s->wheel, t->pass.left_gen);
+            set_aside |= s->wheel.left.prev != last;
+        }
+        hwtimer__unlock_wheel(t, s);
+    }
+    if (set_aside) {
+        t->pass.left = 1;
+        if (t->pass.left_gen < UINT32_MAX) t->pass.left_gen++;
+    }
+}
+
+/* The steps of the wheels in `on` (bit i: wheel i's is step[i]), in order of B across them,
+   until `limit` callbacks ran (*ran counts them): the wheels still in the pass. Another
+   thread may change a wheel between steps: a step is found again under the wheel's lock,
+   and runs only if it is still the one found. */
+static uint64_t hwtimer__run_wheels(hwtimer *t, hwtimer__step *step, uint64_t on, uint64_t now,
+                                    size_t limit, size_t *ran) {
+    while (on && *ran < limit) {
+        unsigned i = hwtimer__earliest(step, on, t->shards);
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        uint64_t found = step[i].tick;
         hwtimer__lock_wheel(t, s);
         if (!hwtimer__next_step(t, s, &step[i])) {
             on &= ~((uint64_t)1 << i);
         } else if (step[i].tick == found) { /* else an earlier step: found next */
-            ran += hwtimer__run_step(t, s, &step[i], now);
-            if (!hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
+            *ran += hwtimer__run_step(t, s, &step[i], now, limit - *ran);
+            if (*ran < limit && !hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
         }
         hwtimer__unlock_wheel(t, s);
     }
+    return on;
+}
+
+/* Begins the pass in every wheel, then finds each one's first step (none if `limit` ran
+   already): the wheels that have one. */
+static uint64_t hwtimer__begin_wheels(hwtimer *t, hwtimer__step *step, uint64_t target,
+                                      int find) {
+    uint64_t on = 0;
+    unsigned i;
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        hwtimer__wheel_begin(&s->wheel, target);
+        if (find && hwtimer__next_step(t, s, &step[i])) on |= (uint64_t)1 << i;
+        hwtimer__unlock_wheel(t, s);
+    }
+    return on;
+}
+
+/* The pass ends (the timer's lock held). */
+static void hwtimer__pass_end(hwtimer *t) {
     t->pass.on = 0;
     hwtimer__signal(t, t->done_cond, t->waiters);
+}
+
+/* One pass up to `now` that runs everything due, none left by a bounded one (the timer's
+   lock held): the callbacks it ran. hwtimer_advance's and the worker's. */
+static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
+    hwtimer__step step[HWTIMER__MAX_SHARDS];
+    uint64_t target;
+    size_t ran = 0;
+    if (!hwtimer__pass_begin(t, now, &target)) return 0;
+    if (t->shards == 1) { /* what the loops do with one wheel, without choosing one */
+        hwtimer__shard *s = hwtimer__shard_at(t, 0);
+        hwtimer__wheel_begin(&s->wheel, target);
+        while (hwtimer__next_step(t, s, &step[0])) {
+            ran += hwtimer__run_step(t, s, &step[0], now, SIZE_MAX);
+        }
+    } else {
+        hwtimer__run_wheels(t, step, hwtimer__begin_wheels(t, step, target, 1), now, SIZE_MAX,
+                            &ran);
+    }
+    hwtimer__pass_end(t);
+    return ran;
+}
+
+/* A pass that runs `limit` callbacks at most, what bounded passes left first ("Bounded
+   passes" in THE DESIGN); with some left, a `now` that went back is the last one. */
+static HWTIMER__NOINLINE size_t hwtimer__pass_bounded(hwtimer *t, uint64_t now, size_t limit) {
+    hwtimer__step step[HWTIMER__MAX_SHARDS];
+    uint64_t on, target;
+    size_t ran = 0;
+    if (t->pass.left && now < t->pass.last_now && hwtimer__any_left(t)) now = t->pass.last_now;
+    if (!hwtimer__pass_begin(t, now, &target)) return 0;
+    (void)hwtimer__begin_wheels(t, step, target, 0); /* every wheel, before `left` runs */
+    if (t->pass.left) ran = hwtimer__run_left(t, now, limit);
+    if (ran < limit) { /* (else every wheel is still in the pass) */
+        unsigned i;
+        for (i = 0, on = 0; i < t->shards; i++) {
+            hwtimer__shard *s = hwtimer__shard_at(t, i);
+            hwtimer__lock_wheel(t, s);
+            if (hwtimer__next_step(t, s, &step[i])) on |= (uint64_t)1 << i;
+            hwtimer__unlock_wheel(t, s);
+        }
+        on = hwtimer__run_wheels(t, step, on, now, limit, &ran);
+    } else {
+        on = ((uint64_t)2 << (t->shards - 1)) - 1;
+    }
+    if (on) hwtimer__pass_cut(t, on);
+    hwtimer__pass_end(t);
     return ran;
 }
 
@@ -2542,7 +2881,20 @@ static void hwtimer__abandon_pass(hwtimer *t) {
    [hwtimer:worker] The worker thread
    ==================== */
 
-/* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop. */
+/* How long to wait on the monotonic clock until the timer's clock, read as `now`, reads
+   `next` (> now). A coarse clock (clock_lag G) reads it at most G after the monotonic
+   clock does: the wait ends then, one wait and not a spin of short ones, and at least G
+   from now where the coarse clock lags more. */
+static uint64_t hwtimer__wait_ns(const hwtimer *t, uint64_t next, uint64_t now) {
+    uint64_t until, monotonic;
+    if (!t->clock_lag) return next - now;
+    until = hwtimer__add_sat(next, t->clock_lag);
+    monotonic = t->wait_clock(NULL);
+    return until > monotonic ? until - monotonic : t->clock_lag;
+}
+
+/* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop.
+   It runs everything due: it never leaves timeouts in `left`. */
 static void hwtimer__worker_main(void *arg) {
     hwtimer *t = (hwtimer *)arg;
     int destroy;
@@ -2558,7 +2910,7 @@ static void hwtimer__worker_main(void *arg) {
         }
         t->worker.sleeping = 1;
         t->threads->cond_wait(t->worker.wake_cond, t->mutex,
-                              next == UINT64_MAX ? UINT64_MAX : next - now);
+                              next == UINT64_MAX ? UINT64_MAX : hwtimer__wait_ns(t, next, now));
         t->worker.sleeping = 0;
         t->stats.wakeups++;
     }
@@ -2596,13 +2948,14 @@ HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
    ==================== */
 
 /* Schedule (fn set) or reschedule (fn NULL) the general way: with threads, or what the
-   inline way leaves. The clock is read for a delay, and for a worker with a clock_fn of the
-   user's (hwtimer__note_filing). */
+   inline way leaves. The clock is read for a delay (which counts from clock_lag after it:
+   CLOCKS), and for a worker with a clock_fn of the user's (hwtimer__note_filing). */
 static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                    int relative, uint64_t period, hwtimer_fn fn,
                                                    void *arg) {
     uint64_t now = relative || (t->worker.mode && t->own_clock) ? t->clock_fn(t->clock_ctx) : 0;
-    uint64_t deadline = relative ? hwtimer__add_sat(now, when) : when, tick;
+    uint64_t deadline = relative ? hwtimer__add_sat(hwtimer__add_sat(now, t->clock_lag), when)
+                                 : when, tick;
     hwtimer__shard *s;
     int err;
     if (hwtimer__is_retired(to)) return HWTIMER_ERETIRED; /* for good: no claim, no worker */
@@ -2699,7 +3052,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, 
         e = t->pass.last_tick + when;
         when = t->pass.last_now + when * w->geo.tick_ns;
     } else {
-        if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
+        if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->delay_clock(t->clock_ctx), when);
         e = hwtimer__due_tick(&w->geo, when);
     }
     if (key) e = hwtimer__leeway_grid(w, e);
@@ -2746,7 +3099,7 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
     if (!t || !to) return HWTIMER_EINVAL;
     if (t->threads) return hwtimer__reschedule_general(t, to, when, relative);
     s = hwtimer__shard_at(t, 0);
-    if (relative) when = hwtimer__add_sat(t->clock_fn(t->clock_ctx), when);
+    if (relative) when = hwtimer__add_sat(t->delay_clock(t->clock_ctx), when);
     return to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)
                ? HWTIMER_OK
                : hwtimer__reschedule_plain(t, to, when);
@@ -2882,6 +3235,32 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 #else
 #define HWTIMER__DEFAULT_CLOCK NULL
 #define HWTIMER__HAVE_DEFAULT_CLOCK 0
+#endif
+
+/* cfg.coarse_clock: Linux's CLOCK_MONOTONIC_COARSE (the last tick's time, read without a
+   system call), which lags CLOCK_MONOTONIC by up to its resolution G; elsewhere the
+   default clock, G = 0. A delay counts from the coarse reading plus G (ctx: &G). */
+#if !defined(HWTIMER_NO_DEFAULT_CLOCK) && !defined(_WIN32) && defined(CLOCK_MONOTONIC_COARSE)
+static uint64_t hwtimer__coarse_clock(void *ctx) {
+    struct timespec ts;
+    (void)ctx;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static uint64_t hwtimer__coarse_clock_ahead(void *ctx) {
+    return hwtimer__coarse_clock(NULL) + *(const uint64_t *)ctx;
+}
+static uint64_t hwtimer__coarse_lag(void) {
+    struct timespec res;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) return 0;
+    return (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
+}
+#define HWTIMER__COARSE_CLOCK hwtimer__coarse_clock
+#define HWTIMER__COARSE_CLOCK_AHEAD hwtimer__coarse_clock_ahead
+#else
+static uint64_t hwtimer__coarse_lag(void) { return 0; }
+#define HWTIMER__COARSE_CLOCK HWTIMER__DEFAULT_CLOCK
+#define HWTIMER__COARSE_CLOCK_AHEAD HWTIMER__DEFAULT_CLOCK
 #endif
 
 /* A backend's thread: its handle, and the entry point its trampoline calls (native thread
@@ -3363,10 +3742,31 @@ static void hwtimer__free(void *block, void *ctx) {
    pending count, 0, is at the arm_limit, 0: the inline paths never take it. */
 static hwtimer__wheel hwtimer__no_wheel;
 
+/* The timer's clock: cfg.clock_fn, else the platform's, coarse if asked for. */
+static uint64_t (*hwtimer__clock_of(const hwtimer_config *cfg))(void *) {
+    uint64_t (*fn)(void *) = HWTIMER__DEFAULT_CLOCK;
+    if (cfg->clock_fn) fn = cfg->clock_fn;
+    else if (cfg->coarse_clock) fn = HWTIMER__COARSE_CLOCK;
+    return fn;
+}
+
+/* The clock, and what a delay counts from: the clock, or with a coarse one the clock plus
+   its lag G, so that no deadline comes before its delay on the monotonic clock (ctx: G). */
+static void hwtimer__choose_clock(hwtimer *t, const hwtimer_config *cfg) {
+    t->clock_fn = hwtimer__clock_of(cfg);
+    t->clock_ctx = cfg->clock_ctx;
+    t->delay_clock = t->clock_fn;
+    if (!cfg->clock_fn && cfg->coarse_clock) {
+        t->clock_lag = hwtimer__coarse_lag();
+        t->clock_ctx = &t->clock_lag;
+        t->delay_clock = HWTIMER__COARSE_CLOCK_AHEAD;
+        t->wait_clock = HWTIMER__DEFAULT_CLOCK;
+    }
+}
+
 /* Fills a new timer's fields from its checked config. */
 static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned shards) {
-    t->clock_fn = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
-    t->clock_ctx = cfg->clock_ctx;
+    hwtimer__choose_clock(t, cfg);
     t->own_clock = cfg->clock_fn != NULL;
     t->shards = shards;
     t->threads = cfg->threads;
@@ -3392,7 +3792,7 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
 /* Creates a timer from a checked config. */
 static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     unsigned shards = cfg->shards > 1 ? cfg->shards : 1;
-    uint64_t (*clock_fn)(void *) = cfg->clock_fn ? cfg->clock_fn : HWTIMER__DEFAULT_CLOCK;
+    uint64_t (*clock_fn)(void *) = hwtimer__clock_of(cfg);
     hwtimer__geometry g;
     size_t size;
     char *block;
@@ -3418,6 +3818,7 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     t->block = block;
     t->stats.bytes = size;
     hwtimer__set_time(t, &g, g.start);
+    t->pass.left_gen = hwtimer__left_where(&g);
     hwtimer__configure(t, cfg, shards);
     hwtimer__carve(t, &g, cfg->threads, shards);
     if (hwtimer__make_thread_objects(t)) {
@@ -3648,13 +4049,19 @@ HWTIMER_DEF size_t hwtimer_foreach(hwtimer *t, hwtimer_fn visit, void *ctx) {
 HWTIMER_DEF uint64_t hwtimer_now(hwtimer *t) { return t ? t->clock_fn(t->clock_ctx) : 0; }
 
 HWTIMER_DEF size_t hwtimer_advance(hwtimer *t, uint64_t now_ns) {
+    return hwtimer_advance_max(t, now_ns, 0);
+}
+
+HWTIMER_DEF size_t hwtimer_advance_max(hwtimer *t, uint64_t now_ns, size_t max_callbacks) {
     size_t ran = 0;
     int destroy;
     if (!t) return 0;
     hwtimer__lock(t, t->mutex);
     if (!t->worker.mode && !hwtimer__in_own_callback(t)) {
         while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
-        ran = hwtimer__pass(t, now_ns);
+        ran = max_callbacks || t->pass.left
+                  ? hwtimer__pass_bounded(t, now_ns, max_callbacks ? max_callbacks : SIZE_MAX)
+                  : hwtimer__pass(t, now_ns);
     }
     destroy = t->destroy_deferred && !t->pass.on;
     hwtimer__unlock(t, t->mutex);
@@ -3666,23 +4073,25 @@ HWTIMER_DEF size_t hwtimer_poll(hwtimer *t) { return t ? hwtimer_advance(t, hwti
 
 HWTIMER_DEF uint64_t hwtimer_next_expiry(hwtimer *t) {
     uint64_t next;
+    int left;
     if (!t) return UINT64_MAX;
     hwtimer__lock(t, t->mutex);
-    next = hwtimer__give_answer(t);
+    next = hwtimer__loop_answer(t, &left);
     hwtimer__unlock(t, t->mutex);
     return next;
 }
 
 HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
     uint64_t next, now, ms;
-    int none;
+    int none, left;
     if (!t) return -1;
     hwtimer__lock(t, t->mutex);
-    next = hwtimer__give_answer(t);
+    next = hwtimer__loop_answer(t, &left);
     none = t->loop.answer.none;
     hwtimer__unlock(t, t->mutex);
     if (none) return -1;
-    now = hwtimer_now(t);
+    if (left) return 0;
+    now = t->wait_clock ? t->wait_clock(NULL) : hwtimer_now(t); /* (the answer's scale) */
     if (next <= now) return 0;
     ms = (next - now) / 1000000u + ((next - now) % 1000000u != 0);
     return ms > (uint64_t)INT_MAX ? INT_MAX : (int)ms;

@@ -235,6 +235,12 @@ int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n);
 void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,
                                double *schedule_ns, double *cancel_ns);
 
+/* Scenario 11 (scenario_expiry.c): a loop's longest call when a burst expires, with and
+   without hwtimer_advance_max's bound; schedule and the worker's pair with the default
+   and the coarse clock; the worker's lateness beside hwtimer_stats' counters. Returns
+   the number of correctness failures. */
+int bench_expiry(const bench_options *o, const uint32_t *delay_ms);
+
 /* Netty's HashedWheelTimer through NettyBench.java (peer_netty.c). */
 void bench_netty_run(const bench_options *o);
 /* Scenario 4 for a rounds wheel like Netty's: the bucket visits it would make. */

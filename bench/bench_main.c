@@ -22,7 +22,8 @@
    Scenarios: 1-3 and 8 every caller-driven peer (peer_*.c); 4 those that can step a fake
    clock; 5-7 hwtimer with threads (scenario_threads.c) and Netty; 9 hwtimer's leeway
    (scenario_leeway.c); 10 keep-alive, the peers that have its loop (and hwtimer's worker on a
-   fake clock). */
+   fake clock); 11 hwtimer's bounded expiry, coarse clock and lateness counters
+   (scenario_expiry.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
@@ -641,7 +642,7 @@ static void usage(FILE *f) {
                "  --full       add N = 10^7 to scenarios 1-3 and 10x the producer operations\n"
                "  --smoke      tiny sizes: checks callbacks, not speed (meson test)\n"
                "  --no-java    skip Netty's HashedWheelTimer\n"
-               "  --scenarios  run only these (1-10), e.g. 3,10\n"
+               "  --scenarios  run only these (1-11), e.g. 3,10\n"
                "  --peers      only these columns, e.g. hwtimer,heap,timeout_c (CSV keys)\n"
                "  --sizes      N values of scenarios 1-3 and 10, e.g. 1e4,1e6 (default "
                "10^3-10^6; 10^5 and 10^6 connections for 10)\n"
@@ -728,7 +729,7 @@ static unsigned parse_scenarios(const char *list) {
             c++;
             continue;
         }
-        if (k >= 1 && k <= 10) {
+        if (k >= 1 && k <= 11) {
             mask |= 1u << k;
         }
         c = end;
@@ -783,7 +784,7 @@ int main(int argc, char **argv) {
     int full = 0, smoke = 0, no_java = 0;
     uint64_t sizes[MAX_SIZES];
     size_t nsizes = 0;
-    unsigned mask = 0x7feu; /* scenarios 1-10 */
+    unsigned mask = 0xffeu; /* scenarios 1-11 */
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0) {
@@ -912,6 +913,12 @@ int main(int argc, char **argv) {
         bench_print_table(10, "Keep-alive: idle timeouts of 30 s pushed back on every read, "
                               "1000 reads per ms from the loop's cached time (ns per push, "
                               "lower is better)", BENCH_BASELINE);
+    }
+    if (mask & (1u << 11)) {
+        failures += bench_expiry(&o, delays);
+        bench_print_table(11, "Expiry and the clock: a loop's longest call in a burst, "
+                              "bounded or not; schedule and the worker's pair with each "
+                              "clock; lateness, measured and counted", BENCH_BASELINE);
     }
     free(delays);
     if (!o.smoke) {

@@ -10,7 +10,8 @@
      operations  one byte each (its value modulo 102) picks the kind, then its own
                  arguments: schedule, schedule_periodic and reschedule in their relative
                  and _at forms (each maybe after a set_leeway), set_leeway on any node,
-                 cancel, advance (forwards, backwards, by years, to UINT64_MAX), an event
+                 cancel, advance (forwards, backwards, by years, to UINT64_MAX), a
+                 bounded advance (hwtimer_advance_max, a drawn bound), an event
                  loop that sleeps until next_expiry, a push of a pending deadline later
                  or earlier, keep-alive rounds (the clock steps, reads push idle timeouts
                  to the clock + their length, the loop advances), a clock that wanders,

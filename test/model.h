@@ -14,7 +14,8 @@
    start clock S and max_pending, applies drawn operations (schedule, schedule_periodic
    and reschedule in their relative and absolute (_at) forms, set_leeway before an
    arming and on any node, pending or inside a callback, cancel, advance forwards,
-   backwards and by years, a clock that wanders away from the advances, an event loop
+   backwards and by years, bounded advances (hwtimer_advance_max with a drawn bound: see
+   "leftovers" below), a clock that wanders away from the advances, an event loop
    that sleeps until next_expiry, pushes of pending deadlines later or earlier by a tick,
    a rotation, a coarse slot or any amount, and keep-alive rounds: the clock steps on,
    reads push idle timeouts to the clock + their length, the loop advances or sleeps),
@@ -40,6 +41,10 @@
    never exceeds the pushes later, a push later outside a pass leaves a node filed in a
    coarse slot where it is (its links and place: the one look inside hwtimer), and a model
    that keeps the old boundary of a pushed timeout is caught (MODEL_IGNORES_PUSH).
+
+   hwtimer_stats' late_max_ns and late_runs are checked against the model's own count
+   (each run's now minus its D; late past tick + the stored leeway) with the queries and
+   at the end of each episode.
 
    Ties in B may run in any order, so the model does not predict the firing order: it
    follows the real one and checks every callback as it happens (pending, due at its
@@ -133,6 +138,7 @@ typedef struct model_timeout {
     uint64_t leeway;       /* that leeway as the node stores it */
     uint64_t armed_pass;   /* the advance pass that last armed it; 0: armed outside passes */
     int retired;           /* hwtimer_retire: every arming refused until hwtimer_timeout_init */
+    uint64_t left_gen;     /* left due by a bounded advance: that call's generation (0: not) */
 } model_timeout;
 
 typedef struct model {
@@ -141,13 +147,16 @@ typedef struct model {
     uint64_t last_now;    /* now of the last advance that was not a no-op (S before any) */
     size_t max_pending, pending;
     int stopped;
+    uint64_t left_gens;  /* generations of left timeouts made so far */
+    int left_moved;      /* a left timeout was pushed later since `left` was last empty */
+    uint64_t late_max, late_runs; /* hwtimer_stats' lateness, as the model counts it */
     model_timeout to[MAX_NODES];
 } model;
 
 /* Set by the self-checks: a model that ignores the tick grid, or the leeway, must be
    caught. */
 enum { MODEL_EXACT, MODEL_IGNORES_GRID, MODEL_IGNORES_LEEWAY, MODEL_NEVER_WAKES,
-       MODEL_IGNORES_PUSH };
+       MODEL_IGNORES_PUSH, MODEL_IGNORES_BOUND, MODEL_LATE_WITHOUT_LEEWAY };
 static int model_sabotage;
 
 /* The tick a deadline is due at: the first k >= 0 with S + k*tick >= d. */
@@ -213,6 +222,7 @@ static void model_arm(model *m, int id, uint64_t deadline, uint64_t period, void
     mt->period = period;
     mt->arg = arg;
     mt->armed_pass = pass;
+    mt->left_gen = 0;
     mt->never = !model_boundary(m, deadline, mt->leeway, &mt->boundary);
 }
 
@@ -221,6 +231,7 @@ static void model_disarm(model *m, int id, int state) {
     if (mt->pending) m->pending--;
     mt->pending = 0;
     mt->state = state;
+    mt->left_gen = 0;
 }
 
 /* What hwtimer_timeout_init gives: a node as if never scheduled, with no leeway. */
@@ -298,6 +309,9 @@ static struct {
     int running; /* the node whose callback runs */
     uint64_t pass_id, pass_now, pass_last_boundary;
     size_t pass_runs;
+    size_t pass_bound; /* hwtimer_advance_max's bound (0: none, hwtimer_advance) */
+    size_t next_bound; /* the bound of the advance about to begin, for its note */
+    uint64_t pass_left_gen, pass_left_boundary; /* of the last left timeout it ran */
     /* a walk of the pending set: hwtimer_stop's hand-back or hwtimer_foreach */
     int hand_back_open;
     /* the stop operation may leave the timer to the next callback, which destroys it: the
@@ -311,6 +325,8 @@ static struct {
     int wake_loop;
     unsigned shards;       /* cfg.shards of this episode (0: one wheel) */
     int answer_out;        /* an answer is out that no wake_fn call has answered yet */
+    int arming_stays_left; /* the arming pushes a left timeout later in place: no wake */
+    int arming_stays_left_was;
     int answer_none;       /* ... it said nothing was pending */
     uint64_t answer;       /* ... the time it said */
     uint64_t wakes, wakes_seen; /* wake_fn calls, and those already checked */
@@ -338,6 +354,9 @@ static struct {
         uint64_t other_timer; /* nodes made pending on another timer */
         /* cancels by hwtimer_try_cancel, and retirements (of those, of a pending node) */
         uint64_t try_cancels, retired, retired_pending;
+        /* bounded advances, those that left timeouts due, the timeouts left, and runs of
+           them (of which runs of a later generation than another's left) */
+        uint64_t bounded, cut, left, left_runs, left_later_gen;
     } seen;
     uint64_t episode_pushes; /* pushed_later in this episode: stats.refiled's bound */
     log_entry log[LOG_SIZE];
@@ -422,7 +441,7 @@ static void loop_asked(uint64_t answer) {
 static uint64_t model_wakes_for(int id) {
     const model_timeout *mt = &sim.m.to[id];
     uint64_t at = mt->never ? UINT64_MAX : mt->boundary;
-    if (sim.in_pass || !sim.answer_out) return 0;
+    if (sim.in_pass || !sim.answer_out || sim.arming_stays_left) return 0;
     if ((!sim.answer_none && at >= sim.answer) || model_sabotage == MODEL_NEVER_WAKES) {
         sim.seen.did_not_wake++;
         return 0;
@@ -605,6 +624,137 @@ static void check_foreach(void) {
     sim.seen.foreach_walks++;
 }
 
+/* ------------------------------------------------------------------------- leftovers
+
+   hwtimer_advance_max leaves the timeouts it did not run due, each of the generation of
+   the call that left it. They run first at the next call whatever its now (a now behind
+   the last counts as the last), in order of generation, then of B. One pushed later
+   outside a pass stays where it is if its `where` holds its generation (as in a coarse
+   slot; a wheel's last generation is still _LIST, and moves as any due node): it still
+   runs with its generation if due, else the pass that reaches it files it (then it is
+   not left any more: the model looks, at the end of each pass, at which nodes the
+   timer's `left` lists hold). Pushes perturb the order within a generation (a node
+   keeps its place in its wheel's list, with a new B), so the order of B is checked only
+   while no left timeout was pushed. */
+
+/* Does the timer hold timeouts left by a bounded advance (its wheels' `left` lists)? */
+static int timer_holds_left(void) {
+    unsigned i, wheels = sim.shards ? sim.shards : 1;
+    for (i = 0; i < wheels; i++)
+        if (!hwtimer__list_empty(&hwtimer__shard_at(sim.t, i)->wheel.left)) return 1;
+    return 0;
+}
+
+/* Is node id left, and due by `now`: one the timer must still hold, to run first? */
+static int left_due_by(int id, uint64_t now) {
+    const model_timeout *mt = &sim.m.to[id];
+    return mt->left_gen && model_due(mt, now);
+}
+
+static int any_left_due_by(uint64_t now, int except) {
+    int i;
+    for (i = 0; i < sim.n; i++)
+        if (i != except && left_due_by(i, now)) return 1;
+    return 0;
+}
+
+/* Marks in `in_left` the nodes in the timer's `left` lists. */
+static void timer_left_nodes(unsigned char *in_left) {
+    unsigned i, wheels = sim.shards ? sim.shards : 1;
+    memset(in_left, 0, MAX_NODES);
+    for (i = 0; i < wheels; i++) {
+        const struct hwtimer__link *head = &hwtimer__shard_at(sim.t, i)->wheel.left, *l;
+        for (l = head->next; l != head; l = l->next)
+            in_left[node_index((const hwtimer_timeout *)(const void *)l)] = 1;
+    }
+}
+
+/* After a pass: a left node the pass filed (pushed past its target) is not left any more;
+   once none is, the order of B holds again. */
+static void sync_left(void) {
+    static unsigned char in_left[MAX_NODES];
+    int i, any = 0;
+    timer_left_nodes(in_left);
+    for (i = 0; i < sim.n; i++) {
+        model_timeout *mt = &sim.m.to[i];
+        if (!mt->left_gen) continue;
+        if (!in_left[i]) {
+            if (model_due(mt, sim.m.last_now))
+                diverge("node %d, left due, is no longer in a `left` list", i);
+            mt->left_gen = 0;
+        }
+        any |= mt->left_gen != 0;
+    }
+    if (!any) sim.m.left_moved = 0;
+}
+
+/* The bounded advance that just returned ran its bound: what it would still have run is
+   left, of a new generation. */
+static void model_leave_due(void) {
+    int i, left = 0;
+    if (model_sabotage == MODEL_IGNORES_BOUND) return;
+    for (i = 0; i < sim.n; i++) {
+        model_timeout *mt = &sim.m.to[i];
+        if (mt->left_gen || !model_due(mt, sim.pass_now) || mt->armed_pass == sim.pass_id)
+            continue;
+        if (!left) sim.m.left_gens++;
+        mt->left_gen = sim.m.left_gens;
+        left++;
+    }
+    sim.seen.cut++;
+    sim.seen.left += (uint64_t)left;
+}
+
+/* A callback runs node id: a left one before any other, of the oldest generation first
+   (and, while none was pushed, in order of B within it); any other only once none left is
+   due, in order of B among those. */
+static void check_run_order(int id) {
+    const model_timeout *mt = &sim.m.to[id];
+    int i;
+    if (!mt->left_gen) {
+        for (i = 0; i < sim.n; i++)
+            if (i != id && left_due_by(i, sim.pass_now))
+                diverge("node %d ran while node %d, left due by a bounded advance (B %llu), "
+                        "still waits: left timeouts run first", id, i,
+                        (unsigned long long)sim.m.to[i].boundary);
+        if (mt->boundary < sim.pass_last_boundary)
+            diverge("node %d ran out of order: B %llu after B %llu", id,
+                    (unsigned long long)mt->boundary, (unsigned long long)sim.pass_last_boundary);
+        sim.pass_last_boundary = mt->boundary;
+        return;
+    }
+    for (i = 0; i < sim.n; i++) {
+        const model_timeout *other = &sim.m.to[i];
+        if (i == id || !left_due_by(i, sim.pass_now)) continue;
+        if (other->left_gen < mt->left_gen)
+            diverge("node %d, left by bounded call %llu, ran before node %d, left by call %llu",
+                    id, (unsigned long long)mt->left_gen, i, (unsigned long long)other->left_gen);
+        if (!sim.m.left_moved && other->left_gen == mt->left_gen && other->boundary < mt->boundary)
+            diverge("node %d (left, B %llu) ran before node %d (left by the same call, B %llu)",
+                    id, (unsigned long long)mt->boundary, i, (unsigned long long)other->boundary);
+    }
+    sim.seen.left_runs++;
+    sim.seen.left_later_gen += sim.pass_left_gen && mt->left_gen > sim.pass_left_gen;
+    sim.pass_left_gen = mt->left_gen;
+    sim.pass_left_boundary = mt->boundary;
+}
+
+/* hwtimer_stats' lateness: a run's now minus its D; late_runs past tick + leeway. */
+static void model_count_late(const model_timeout *mt) {
+    uint64_t late = sim.pass_now - mt->deadline; /* (B <= now, D <= B) */
+    uint64_t leeway = model_sabotage == MODEL_LATE_WITHOUT_LEEWAY ? 0 : mt->leeway;
+    uint64_t allowed = sat_add(sim.m.tick, leeway);
+    if (late > sim.m.late_max) sim.m.late_max = late;
+    sim.m.late_runs += late > allowed;
+}
+
+static void check_lateness(const hwtimer_stats *stats) {
+    if (stats->late_max_ns != sim.m.late_max || stats->late_runs != sim.m.late_runs)
+        diverge("stats: late_max_ns %llu, late_runs %llu; the model says %llu, %llu",
+                (unsigned long long)stats->late_max_ns, (unsigned long long)stats->late_runs,
+                (unsigned long long)sim.m.late_max, (unsigned long long)sim.m.late_runs);
+}
+
 static void check_pending(void) {
     size_t got = hwtimer_pending(sim.t);
     if (got != sim.m.pending)
@@ -619,7 +769,13 @@ static void check_next_expiry(void) {
     loop_asked(got);
     if (sim.m.pending == 0 && got != UINT64_MAX)
         diverge("hwtimer_next_expiry %llu, but nothing is pending", (unsigned long long)got);
-    if (model_min_boundary(&sim.m, sim.n, &min_b) && got > min_b)
+    if (any_left_due_by(sim.m.last_now, -1) && !timer_holds_left())
+        diverge("timeouts are left due by a bounded advance, but the timer holds none");
+    if (timer_holds_left()) { /* due now: at most the last now */
+        if (got > sim.m.last_now)
+            diverge("hwtimer_next_expiry %llu with timeouts left due, after the last now %llu",
+                    (unsigned long long)got, (unsigned long long)sim.m.last_now);
+    } else if (model_min_boundary(&sim.m, sim.n, &min_b) && got > min_b)
         diverge("hwtimer_next_expiry %llu is later than the earliest boundary %llu",
                 (unsigned long long)got, (unsigned long long)min_b);
 }
@@ -629,7 +785,7 @@ static void check_poll_timeout(void) {
     int got = hwtimer_poll_timeout_ms(sim.t), want;
     uint64_t expiry = hwtimer_next_expiry(sim.t);
     loop_asked(expiry); /* (both calls answered; the same time) */
-    want = sim.m.pending == 0 ? -1 : test_ms_until(expiry, sim.clock);
+    want = sim.m.pending == 0 ? -1 : timer_holds_left() ? 0 : test_ms_until(expiry, sim.clock);
     if (got != want)
         diverge("hwtimer_poll_timeout_ms %d, expected %d (next_expiry %llu)", got, want,
                 (unsigned long long)expiry);
@@ -888,9 +1044,17 @@ static void op_reschedule(int id, int form, uint64_t when) {
     int got = form == ARM_ABSOLUTE ? hwtimer_reschedule_at(sim.t, to, when)
                                : hwtimer_reschedule(sim.t, to, when);
     int later = pending && deadline >= mt->deadline;
+    uint64_t left_gen = mt->left_gen;
+    sim.arming_stays_left = left_gen && later && !sim.in_pass && coarse;
     check_arm(form == ARM_ABSOLUTE ? "reschedule_at" : "reschedule", id, got, want, deadline,
               mt->period, mt->arg);
+    sim.arming_stays_left_was = sim.arming_stays_left;
+    sim.arming_stays_left = 0;
     if (!pending) return;
+    if (sim.arming_stays_left_was) { /* left in place, as in a coarse slot */
+        mt->left_gen = left_gen;
+        sim.m.left_moved = 1;
+    }
     if (later && !sim.in_pass && coarse) {
         if (to->where != where || to->link.next != links.next || to->link.prev != links.prev)
             diverge("node %d, filed in a coarse slot, was moved by a push later", id);
@@ -1026,30 +1190,40 @@ static void op_random_arm(int id) {
 
 /* A pass runs from pass_begin to pass_end; on_fire checks each callback in between. */
 static void pass_begin(uint64_t now) {
+    note("advance", -1, now, sim.m.last_now, (long long)sim.next_bound);
+    if (!sim.m.stopped && now < sim.m.last_now && timer_holds_left())
+        now = sim.m.last_now; /* left timeouts run whatever the now */
     sim.pass_id++;
     sim.in_pass = 1;
     sim.pass_now = now;
     sim.pass_noop = sim.m.stopped || now < sim.m.last_now;
     sim.pass_last_boundary = 0;
+    sim.pass_left_gen = 0;
     sim.pass_runs = 0;
-    note("advance", -1, now, sim.m.last_now, 0);
+    sim.pass_bound = 0;
 }
 
 static void pass_end(size_t got) {
-    int i;
+    int i, cut;
     sim.in_pass = 0;
     note("advance returned", -1, sim.pass_now, sim.pass_runs, (long long)got);
     if (got != sim.pass_runs)
         diverge("hwtimer_advance(%llu) returned %zu, but %zu callbacks ran",
                 (unsigned long long)sim.pass_now, got, sim.pass_runs);
+    if (sim.pass_bound && got > sim.pass_bound)
+        diverge("hwtimer_advance_max(%llu, %zu) ran %zu callbacks",
+                (unsigned long long)sim.pass_now, sim.pass_bound, got);
     if (sim.pass_noop) {
         sim.seen.noop_advances++;
         return;
     }
     sim.m.last_now = sim.pass_now;
+    cut = sim.pass_bound && got == sim.pass_bound;
+    if (cut && !sim.destroyed) model_leave_due();
+    if (!sim.destroyed) sync_left();
     for (i = 0; i < sim.n; i++) {
         const model_timeout *mt = &sim.m.to[i];
-        if (model_due(mt, sim.pass_now) && mt->armed_pass != sim.pass_id)
+        if (model_due(mt, sim.pass_now) && mt->armed_pass != sim.pass_id && !(cut && mt->left_gen))
             diverge("node %d (D %llu, B %llu) was due at %llu but did not run", i,
                     (unsigned long long)mt->deadline, (unsigned long long)mt->boundary,
                     (unsigned long long)sim.pass_now);
@@ -1064,6 +1238,28 @@ static void pass_end(size_t got) {
 static void op_advance(uint64_t now) {
     pass_begin(now);
     pass_end(hwtimer_advance(sim.t, now));
+}
+
+/* A bound for hwtimer_advance_max: none (0), one, a few, about the nodes, or many. */
+static size_t random_bound(void) {
+    switch (draw_below(6)) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2:
+    case 3: return 1 + (size_t)draw_below(4);
+    case 4: return 1 + (size_t)draw_below((uint64_t)sim.n);
+    default: return 1 + (size_t)draw_log_bits(10);
+    }
+}
+
+static void op_advance_max(uint64_t now) {
+    size_t bound = random_bound();
+    sim.next_bound = bound;
+    pass_begin(now);
+    sim.next_bound = 0;
+    sim.pass_bound = bound;
+    sim.seen.bounded++;
+    pass_end(hwtimer_advance_max(sim.t, now, bound));
 }
 
 static void op_poll(void) {
@@ -1175,6 +1371,7 @@ static void op_queries(void) {
     if (stats.pending != sim.m.pending)
         diverge("stats.pending %zu, the model has %zu", stats.pending, sim.m.pending);
     check_refiled(&stats);
+    check_lateness(&stats);
     check_foreach();
 }
 
@@ -1327,9 +1524,7 @@ static void check_run_allowed(int id) {
                 (unsigned long long)mt->deadline);
     if (mt->armed_pass == sim.pass_id)
         diverge("node %d was armed during this pass and ran in the same pass", id);
-    if (mt->boundary < sim.pass_last_boundary)
-        diverge("node %d ran out of order: B %llu after B %llu", id,
-                (unsigned long long)mt->boundary, (unsigned long long)sim.pass_last_boundary);
+    check_run_order(id);
     if (hwtimer_timeout_state(&sim.nodes[id].to) != HWTIMER_EXPIRED)
         diverge("node %d runs in state %d, not EXPIRED", id,
                 hwtimer_timeout_state(&sim.nodes[id].to));
@@ -1345,7 +1540,8 @@ static void check_stop_refused(void) {
 
 /* The header documents advance from a callback as returning 0 (no nested pass). */
 static void check_advance_refused(void) {
-    size_t got = hwtimer_advance(sim.t, UINT64_MAX);
+    size_t got = draw_percent(50) ? hwtimer_advance(sim.t, UINT64_MAX)
+                                  : hwtimer_advance_max(sim.t, UINT64_MAX, random_bound());
     note("advance from callback", -1, UINT64_MAX, 0, (long long)got);
     expect_result("advance from a callback", -1, (long long)got, 0);
 }
@@ -1411,7 +1607,7 @@ static void on_fire(hwtimer_timeout *to, void *arg) {
     uint64_t ran_period = mt->period, next_deadline;
     check_run_allowed(id);
     note("run", id, mt->deadline, mt->boundary, (long long)sim.pass_now);
-    sim.pass_last_boundary = mt->boundary;
+    model_count_late(mt);
     sim.pass_runs++;
     sim.callbacks++;
     sim.seen.periodic_runs += ran_period != 0;
@@ -1441,7 +1637,8 @@ static void model_op(unsigned r) {
         op_random_arm(random_node());
     }
     else if (r < 40) op_cancel(draw_percent(50) ? random_node_where(is_pending) : random_node());
-    else if (r < 59) op_advance(random_now());
+    else if (r < 52) op_advance(random_now());
+    else if (r < 59) op_advance_max(random_now());
     else if (r < 64) op_push(random_node_where(is_pending));
     else if (r < 69) op_event_loop();
     else if (r < 77) op_move_clock();
@@ -1489,6 +1686,9 @@ static void episode_begin(void) {
     cfg.shards = sim.shards;
     sim.seen.sharded_episodes += sim.shards != 0;
     sim.episode_pushes = 0;
+    sim.m.late_max = sim.m.late_runs = 0;
+    sim.m.left_gens = 0;
+    sim.m.left_moved = 0;
     sim.destroy_in_callback = sim.destroyed = 0;
     err = hwtimer_create(&sim.t, &cfg);
     note("create", -1, sim.m.tick, sim.m.start, err);
@@ -1503,6 +1703,7 @@ static void episode_end(void) {
     if (sim.t) { /* (not if a callback destroyed it) */
         hwtimer_stats_get(sim.t, &stats);
         check_refiled(&stats);
+        check_lateness(&stats);
         sim.seen.refiled += stats.refiled;
         note("destroy", -1, 0, 0, 0);
         hwtimer_destroy(sim.t);

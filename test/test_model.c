@@ -87,6 +87,14 @@ static void test_detects_a_model_that_never_wakes(void) { CHECK(catches(MODEL_NE
 /* A model that runs a timeout pushed later at its old boundary is caught. */
 static void test_detects_a_model_that_ignores_pushes(void) { CHECK(catches(MODEL_IGNORES_PUSH)); }
 
+/* A model that expects hwtimer_advance_max to leave nothing due is caught. */
+static void test_detects_a_model_that_ignores_bounds(void) { CHECK(catches(MODEL_IGNORES_BOUND)); }
+
+/* A model that counts late runs without their leeway is caught. */
+static void test_detects_a_model_with_wrong_lateness(void) {
+    CHECK(catches(MODEL_LATE_WITHOUT_LEEWAY));
+}
+
 static void print_summary(double seconds) {
     const uint64_t *refused = sim.seen.refused;
     printf("model: %llu operations, %llu callbacks checked, %llu episodes, %.2f s CPU (%.0f ops/s)\n",
@@ -132,6 +140,11 @@ static void print_summary(double seconds) {
            (unsigned long long)sim.seen.pushed_later, (unsigned long long)sim.seen.pushed_in_place,
            (unsigned long long)sim.seen.pushed_earlier,
            (unsigned long long)sim.seen.keepalive_rounds, (unsigned long long)sim.seen.refiled);
+    printf("model: bounded advances %llu (%llu left timeouts due: %llu in all); runs of left "
+           "timeouts %llu (%llu after one of an older call's)\n",
+           (unsigned long long)sim.seen.bounded, (unsigned long long)sim.seen.cut,
+           (unsigned long long)sim.seen.left, (unsigned long long)sim.seen.left_runs,
+           (unsigned long long)sim.seen.left_later_gen);
 }
 
 static void test_random_operations(void) {
@@ -185,6 +198,8 @@ int main(int argc, char **argv) {
     RUN_TEST(test_detects_a_model_without_leeway);
     RUN_TEST(test_detects_a_model_that_never_wakes);
     RUN_TEST(test_detects_a_model_that_ignores_pushes);
+    RUN_TEST(test_detects_a_model_that_ignores_bounds);
+    RUN_TEST(test_detects_a_model_with_wrong_lateness);
     RUN_TEST(test_random_operations);
     return test_finish();
 }

@@ -1,0 +1,292 @@
+/* scenario_expiry.c - scenario 11: what a loop pays when timeouts expire, and what the
+   clock costs.
+
+   - A burst: N timeouts (10^5 by default) due at the same tick on a caller-driven timer
+     (no locks, a fake clock), each callback a few stores. The loop's longest stretch
+     without returning: one hwtimer_advance, then hwtimer_advance_max with a bound of 1000
+     (and 100) called until nothing is left, its longest call, its number of calls and its
+     total. Best of 3 runs.
+   - The clock: hwtimer_schedule (which reads the clock) of 10^5 timeouts with scenario 1's
+     delays, caller-driven, and the worker's schedule+cancel pair (one producer, windows of
+     1024 as scenario 5), each with the default clock (CLOCK_MONOTONIC) and with
+     cfg.coarse_clock (CLOCK_MONOTONIC_COARSE, deadlines G later), in alternating rounds,
+     the median of each.
+   - Lateness with a worker (scenario 6's measure: the callback's CLOCK_MONOTONIC minus
+     its deadline, 10^4 delays up to 200 ms) beside hwtimer_stats' late_max_ns and
+     late_runs, with each clock. */
+#define _POSIX_C_SOURCE 200809L
+#include "hwtimer.h"
+
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- the burst ---- */
+
+typedef struct burst {
+    hwtimer_timeout *nodes;
+    uint64_t *seen; /* what each callback writes: a loop's callback does some work */
+    uint64_t now;   /* the fake clock */
+    size_t fired;
+} burst;
+
+static uint64_t burst_clock(void *ctx) {
+    return ((const burst *)ctx)->now;
+}
+
+static void burst_fire(hwtimer_timeout *to, void *arg) {
+    burst *b = (burst *)arg;
+    size_t i = (size_t)(to - b->nodes);
+    b->seen[i] = b->now ^ (uint64_t)i;
+    b->fired++;
+}
+
+/* One burst of n, expired by calls bounded by `bound` (0: one hwtimer_advance): the
+   longest call, the number of calls and their total, in ns. */
+static void burst_run(burst *b, size_t n, size_t bound, uint64_t *longest, uint64_t *calls,
+                      uint64_t *total) {
+    hwtimer *t;
+    size_t ran;
+    b->now = 0; /* (before the timer reads its start: the burst then waits in a slot) */
+    b->fired = 0;
+    t = bench_hwtimer_make(NULL, 0, burst_clock, b, 512, 0);
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_schedule_at(t, &b->nodes[i], 10 * BENCH_MS, burst_fire, b);
+    }
+    b->now = 10 * BENCH_MS;
+    *longest = *calls = *total = 0;
+    do {
+        uint64_t t0 = bench_wall_ns();
+        ran = hwtimer_advance_max(t, b->now, bound);
+        uint64_t took = bench_wall_ns() - t0;
+        *longest = took > *longest ? took : *longest;
+        *total += took;
+        ++*calls;
+    } while (ran > 0 && hwtimer_pending(t) > 0);
+    if (b->fired != n) {
+        fprintf(stderr, "FAIL scenario 11: %zu of %zu burst callbacks ran\n", b->fired, n);
+        exit(1);
+    }
+    hwtimer_destroy(t);
+}
+
+static void burst_measure(size_t n) {
+    static const size_t bounds[] = {0, 1000, 100};
+    burst b = {NULL, NULL, 0, 0};
+    b.nodes = (hwtimer_timeout *)bench_xcalloc(n, sizeof *b.nodes);
+    b.seen = (uint64_t *)bench_xcalloc(n, sizeof *b.seen);
+    fprintf(stderr, "  scenario 11: a burst of %zu\n", n);
+    for (size_t k = 0; k < sizeof bounds / sizeof bounds[0]; k++) {
+        uint64_t best_longest = UINT64_MAX, best_total = UINT64_MAX, calls = 0;
+        for (int run = 0; run < 3; run++) {
+            uint64_t longest, total;
+            burst_run(&b, n, bounds[k], &longest, &calls, &total);
+            best_longest = longest < best_longest ? longest : best_longest;
+            best_total = total < best_total ? total : best_total;
+        }
+        char metric[96];
+        if (bounds[k] == 0) {
+            snprintf(metric, sizeof metric, "burst: longest call, hwtimer_advance");
+        } else {
+            snprintf(metric, sizeof metric, "burst: longest call, advance_max %zu", bounds[k]);
+        }
+        bench_record(11, "hwtimer", n, metric, (double)best_longest / 1e3, "µs");
+        if (bounds[k] != 0) {
+            snprintf(metric, sizeof metric, "burst: calls of advance_max %zu", bounds[k]);
+            bench_record(11, "hwtimer", n, metric, (double)calls, "count");
+        }
+        if (bounds[k] == 0) {
+            snprintf(metric, sizeof metric, "burst: all calls, hwtimer_advance");
+        } else {
+            snprintf(metric, sizeof metric, "burst: all calls, advance_max %zu", bounds[k]);
+        }
+        bench_record(11, "hwtimer", n, metric, (double)best_total / 1e3, "µs");
+    }
+    free(b.nodes);
+    free(b.seen);
+}
+
+/* ---- the clock ---- */
+
+static void never_called(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    (void)arg;
+}
+
+static hwtimer *clock_timer(const hwtimer_threads *threads, int worker, int coarse) {
+    hwtimer *t = NULL;
+    hwtimer_config cfg;
+    hwtimer_config_default(&cfg);
+    cfg.tick_ns = BENCH_MS;
+    cfg.threads = threads;
+    cfg.worker = worker;
+    cfg.coarse_clock = coarse;
+    if (hwtimer_create(&t, &cfg) != HWTIMER_OK) {
+        fprintf(stderr, "scenario 11: hwtimer_create failed\n");
+        exit(2);
+    }
+    return t;
+}
+
+/* ns per hwtimer_schedule of n nodes (the clock read each time), then cancelled. */
+static double schedule_ns(int coarse, hwtimer_timeout *nodes, const uint32_t *delay_ms,
+                          size_t n) {
+    hwtimer *t = clock_timer(NULL, 0, coarse);
+    uint64_t t0 = bench_wall_ns();
+    for (size_t i = 0; i < n; i++) {
+        hwtimer_schedule(t, &nodes[i], delay_ms[i] * BENCH_MS, never_called, NULL);
+    }
+    uint64_t took = bench_wall_ns() - t0;
+    for (size_t i = 0; i < n; i++) hwtimer_cancel(t, &nodes[i]);
+    hwtimer_destroy(t);
+    return (double)took / (double)n;
+}
+
+#define PAIR_WINDOW 1024u
+
+/* ns per schedule+cancel pair against a worker (one producer: this thread), in windows
+   of `window` (at most the n nodes there are). */
+static double pair_ns(int coarse, hwtimer_timeout *nodes, const uint32_t *delay_ms,
+                      size_t window, size_t pairs) {
+    hwtimer *t = clock_timer(hwtimer_threads_pthread(), 1, coarse);
+    size_t rounds = pairs / window + 1;
+    hwtimer_start(t);
+    uint64_t t0 = bench_wall_ns();
+    for (size_t r = 0; r < rounds; r++) {
+        for (size_t i = 0; i < window; i++) {
+            hwtimer_schedule(t, &nodes[i], delay_ms[i] * BENCH_MS, never_called, NULL);
+        }
+        for (size_t i = 0; i < window; i++) hwtimer_cancel(t, &nodes[i]);
+    }
+    uint64_t took = bench_wall_ns() - t0;
+    hwtimer_destroy(t);
+    return (double)took / (double)(rounds * window);
+}
+
+static int compare_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, unsigned n) {
+    qsort(v, n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define CLOCK_ROUNDS 7u
+
+static void clock_measure(const uint32_t *delay_ms, size_t n, size_t pairs) {
+    static const char *const clocks[] = {"default clock", "coarse clock"};
+    double sched[2][CLOCK_ROUNDS], pair[2][CLOCK_ROUNDS];
+    hwtimer_timeout *nodes = (hwtimer_timeout *)bench_xcalloc(n, sizeof *nodes);
+    int threads = hwtimer_threads_pthread() != NULL;
+    fprintf(stderr, "  scenario 11: the clock, %zu schedules, %zu pairs\n", n, pairs);
+    for (unsigned r = 0; r < CLOCK_ROUNDS; r++) {
+        for (int c = 0; c < 2; c++) { /* alternating: drift falls on both alike */
+            int coarse = (int)(r % 2) ^ c;
+            sched[coarse][r] = schedule_ns(coarse, nodes, delay_ms, n);
+            if (threads) {
+                pair[coarse][r] = pair_ns(coarse, nodes, delay_ms,
+                                          n < PAIR_WINDOW ? n : PAIR_WINDOW, pairs);
+            }
+        }
+    }
+    for (int c = 0; c < 2; c++) {
+        char metric[96];
+        snprintf(metric, sizeof metric, "hwtimer_schedule, %s", clocks[c]);
+        bench_record(11, "hwtimer", n, metric, median_of(sched[c], CLOCK_ROUNDS), "ns/op");
+        if (!threads) continue;
+        snprintf(metric, sizeof metric, "schedule+cancel pair, %s", clocks[c]);
+        bench_record(11, "hwtimer_worker", n, metric, median_of(pair[c], CLOCK_ROUNDS),
+                     "ns/pair");
+    }
+    free(nodes);
+}
+
+/* ---- lateness ---- */
+
+typedef struct lateness {
+    hwtimer_timeout *nodes;
+    int64_t *late_ns;
+    size_t done; /* atomic */
+} lateness;
+
+static void lateness_fire(hwtimer_timeout *to, void *arg) {
+    lateness *l = (lateness *)arg;
+    l->late_ns[to - l->nodes] = (int64_t)(bench_wall_ns() - hwtimer_timeout_deadline(to));
+    __atomic_add_fetch(&l->done, 1, __ATOMIC_RELEASE);
+}
+
+static int compare_i64(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The worker's lateness with each clock: its callbacks' own measure, and the counters.
+   Returns the number of early runs or lost callbacks. */
+static int lateness_measure(size_t n, uint32_t max_ms) {
+    static const char *const clocks[] = {"default clock", "coarse clock"};
+    int failures = 0;
+    if (!hwtimer_threads_pthread()) return 0;
+    fprintf(stderr, "  scenario 11: worker lateness, %zu timers\n", n);
+    for (int coarse = 0; coarse < 2; coarse++) {
+        lateness l = {NULL, NULL, 0};
+        uint64_t seed = BENCH_SEED + 11, span = (uint64_t)(max_ms - 1) * BENCH_MS;
+        hwtimer_stats stats;
+        char metric[96];
+        l.nodes = (hwtimer_timeout *)bench_xcalloc(n, sizeof *l.nodes);
+        l.late_ns = (int64_t *)bench_xcalloc(n, sizeof *l.late_ns);
+        hwtimer *t = clock_timer(hwtimer_threads_pthread(), 1, coarse);
+        for (size_t i = 0; i < n; i++) {
+            hwtimer_schedule(t, &l.nodes[i], BENCH_MS + bench_rand_next(&seed) % span,
+                             lateness_fire, &l);
+        }
+        uint64_t give_up = bench_wall_ns() + (max_ms + 5000u) * BENCH_MS;
+        while (__atomic_load_n(&l.done, __ATOMIC_ACQUIRE) < n && bench_wall_ns() < give_up) {
+            bench_sleep_ns(10 * BENCH_MS);
+        }
+        hwtimer_stop(t, NULL, NULL);
+        hwtimer_stats_get(t, &stats);
+        hwtimer_destroy(t);
+        if (l.done != n) {
+            fprintf(stderr, "FAIL scenario 11: %zu of %zu callbacks ran\n", l.done, n);
+            failures++;
+        } else {
+            qsort(l.late_ns, n, sizeof *l.late_ns, compare_i64);
+            failures += l.late_ns[0] < 0;
+            snprintf(metric, sizeof metric, "lateness max (callbacks' clock), %s", clocks[coarse]);
+            bench_record(11, "hwtimer_worker", n, metric, (double)l.late_ns[n - 1] / 1e3, "µs");
+            snprintf(metric, sizeof metric, "lateness p99 (callbacks' clock), %s", clocks[coarse]);
+            bench_record(11, "hwtimer_worker", n, metric,
+                         (double)l.late_ns[n * 99 / 100] / 1e3, "µs");
+            snprintf(metric, sizeof metric, "stats.late_max_ns, %s", clocks[coarse]);
+            bench_record(11, "hwtimer_worker", n, metric, (double)stats.late_max_ns / 1e3, "µs");
+            snprintf(metric, sizeof metric, "stats.late_runs, %s", clocks[coarse]);
+            bench_record(11, "hwtimer_worker", n, metric, (double)stats.late_runs, "count");
+        }
+        free(l.nodes);
+        free(l.late_ns);
+    }
+    return failures;
+}
+
+int bench_expiry(const bench_options *o, const uint32_t *delay_ms) {
+    size_t burst_n = o->smoke ? 1000 : 100000;
+    size_t clock_n = o->smoke ? 1000 : 100000;
+    size_t pairs = o->smoke ? 10000 : o->producer_pairs / 4;
+    burst_measure(burst_n);
+    clock_measure(delay_ms, clock_n, pairs);
+    int failures = lateness_measure(o->smoke ? 1000 : 10000, o->smoke ? 50 : 200);
+    bench_note(11, "Burst: callbacks that each write 8 bytes; the longest call is how long the "
+                   "loop goes without returning to its fds. A bounded call's longest is its "
+                   "first: that pass still empties the whole slot (a walk of every node, as "
+                   "an unbounded pass does before it runs them) and sets aside what it did "
+                   "not run; the later calls only run theirs. Clock: CLOCK_MONOTONIC_COARSE "
+                   "lags by up to its resolution G, which every deadline from a delay gets "
+                   "added (so never early); lateness with it includes up to G more. "
+                   "stats.late_runs counts runs more than tick_ns (1 ms) + leeway (0) late; "
+                   "the worker's counters measure from its clock reading when its pass "
+                   "began, the callbacks from their own reading.");
+    return failures;
+}
