@@ -4241,9 +4241,12 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
    1.2.0 (2026-12-02)  hwtimer_try_cancel, hwtimer_retire (HWTIMER_ERUNNING, _ERETIRED,
-                       HWTIMER_RETIRED); 64-bit values read whole on 32-bit targets; MSVC
-                       atomics acquire/release on ARM; a cancel waiting 1 s tells log_fn;
-                       hwtimer_check: CHECK_WAITERS, and a code for a node inited while pending
+                       HWTIMER_RETIRED); hwtimer_advance_max; cfg.coarse_clock; stats
+                       late_max_ns and late_runs; 64-bit values read whole on 32-bit targets
+                       (threads refused without an 8-byte compare-and-swap); MSVC atomics
+                       acquire/release on ARM; a cancel waiting 1 s tells log_fn;
+                       hwtimer_check: CHECK_WAITERS, a code for a node inited while pending;
+                       the C++ duration macros clean under -Wold-style-cast; a CMake package
    1.1.5 (2026-11-29)  no threads without atomics; one #error per build mistake; LOCK_SPINS 0
    1.1.4 (2026-11-29)  a cancel prefetches both list neighbours; a slot's lists by MiB
    1.1.3 (2026-11-29)  inline scheduling with the wheel's last leeway; a list append's
