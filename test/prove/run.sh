@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The proof stage: proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts of
+# test/prove/ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h,
+# in two runs: the multiply-high in 32-bit halves (HWTIMER__MULHI_HALVES, what a reader
+# without __int128 sees) and the plain division of compilers without __int128. Then tests
+# what is not proved: the halves and the __int128 multiply-high against each other, and
+# hwtimer__div_tick against n / tick_ns. Prints "prove: P/T goals proved"; fails unless
+# every goal is.
+#   test/prove/run.sh            the proof
+#   test/prove/run.sh --mutants  each mutant (extract.py --list-mutants) must fail it
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit
+out=build/prove
+mkdir -p "$out"
+timeout=${PROVE_TIMEOUT:-10}
+
+# wp RUN_NAME FILE CPP_FLAGS [options]: one WP run (lemmas and functions), "proved total".
+wp() {
+  local name=$1 file=$2 cpp=$3
+  shift 3
+  frama-c -cpp-extra-args="$cpp" -wp -wp-rte \
+    -wp-prover qed,z3,cvc4 -wp-timeout "$timeout" -wp-par 2 -wp-cache none \
+    "$@" "$file" >"$out/$name.log" 2>&1
+  if ! grep -qE '^\[wp\] Proved goals: ' "$out/$name.log"; then
+    { echo "FAIL: $name: frama-c did not run"; tail -20 "$out/$name.log"; } >&2
+    echo "0 1"
+    return
+  fi
+  sed -n 's/^\[wp\] Proved goals: *\([0-9]*\) \/ \([0-9]*\)$/\1 \2/p' "$out/$name.log"
+}
+
+# prove FILE: both runs; prints "proved total" and lists what failed.
+prove() {
+  local file=$1 p=0 t=0 a b
+  # unsigned arithmetic proved never to wrap, but in hwtimer__shl (bits shifted out are
+  # its callers' to rule out: only its shift is checked)
+  read -r a b < <(wp halves "$file" "-D__SIZEOF_INT128__=16" -warn-unsigned-overflow \
+    -wp-skip-fct hwtimer__shl)
+  p=$((p + ${a:-0})); t=$((t + ${b:-1}))
+  read -r a b < <(wp division "$file" "-U__SIZEOF_INT128__" -warn-unsigned-overflow \
+    -wp-skip-fct hwtimer__shl)
+  p=$((p + ${a:-0})); t=$((t + ${b:-1}))
+  read -r a b < <(wp shifts "$file" "" -wp-fct hwtimer__shl)
+  p=$((p + ${a:-0})); t=$((t + ${b:-1}))
+  echo "$p $t"
+}
+
+python3 test/prove/extract.py hwtimer.h test/prove/ticks.c "$out/proof.c" || exit 1
+
+if [ "${1:-}" = --mutants ]; then
+  rc=0
+  while IFS= read -r m; do
+    python3 test/prove/extract.py hwtimer.h test/prove/ticks.c "$out/mutant.c" --mutant "$m" || { rc=1; continue; }
+    read -r p t < <(prove "$out/mutant.c")
+    if [ "$p" -lt "$t" ]; then echo "killed: $m ($p/$t proved)"
+    else echo "FAIL: mutant survived: $m ($p/$t proved)"; rc=1; fi
+  done < <(python3 test/prove/extract.py --list-mutants)
+  exit "$rc"
+fi
+
+start=$SECONDS
+read -r proved total < <(prove "$out/proof.c")
+for log in "$out"/halves.log "$out"/division.log "$out"/shifts.log; do
+  grep -A3 '^\[wp\] \[\(Failed\|Unknown\|Timeout\)\]' "$log" | sed 's/^/FAIL: /'
+done
+echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
+
+# The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.
+cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }
+"$out/halves" || { echo "FAIL: test/prove/halves.c"; exit 1; }
+[ "$proved" -eq "$total" ] || { echo "FAIL: $((total - proved)) goals not proved"; exit 1; }
+echo "prove: $proved/$total goals proved, halves test passed"
