@@ -45,6 +45,10 @@ prove() {
   echo "$p $t"
 }
 
+command -v frama-c >/dev/null || { echo "FAIL: no frama-c (.ci/deps installs frama-c-base)"; exit 1; }
+# Frama-C finds the provers through Why3's configuration: made once, on a fresh machine
+grep -qs '^name = "Z3"' "$HOME/.why3.conf" && grep -qs '^name = "CVC4"' "$HOME/.why3.conf" ||
+  why3 config detect >/dev/null 2>&1
 python3 test/prove/extract.py hwtimer.h test/prove/ticks.c "$out/proof.c" || exit 1
 
 if [ "${1:-}" = --mutants ]; then

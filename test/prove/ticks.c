@@ -1,5 +1,5 @@
-/* The proof's C file: contracts (ACSL) for functions of hwtimer.h's [hwtimer:ticks] and
-   [hwtimer:wheel] sections. test/prove/extract.py replaces each `//@extract LINE` with
+/* The proof's C file: contracts (ACSL) for functions of hwtimer.h's [hwtimer:portability]
+   and [hwtimer:ticks] sections. test/prove/extract.py replaces each `//@extract LINE` with
    the block of hwtimer.h that starts with that line, verbatim; test/prove/run.sh proves
    the result with Frama-C's WP. UMAX: UINT64_MAX. Every number here is a mathematical
    integer: a bound that holds here holds without wrapping. */
@@ -15,23 +15,7 @@
 #define HWTIMER__NOINLINE
 #define HWTIMER__MAX_BIT_LAYERS 6
 
-/* The header's assertions become goals: each call site must prove its condition. */
-/*@ requires ok;
-    assigns \nothing; */
-static void hwtimer__proof_assert(int ok);
-#define HWTIMER_ASSERT(x) hwtimer__proof_assert((x) != 0)
-
-/* __builtin_clzll's meaning (GCC's manual): the index of x's highest set bit. Trusted. */
-/*@ requires x != 0;
-    assigns \nothing;
-    ensures 0 <= \result <= 63;
-    ensures (1 << \result) <= x < (1 << (\result + 1)); */
-static unsigned hwtimer__msb64(uint64_t x);
-
-//@extract struct hwtimer__link {
 //@extract typedef struct hwtimer__geometry {
-//@extract typedef struct hwtimer__leeway_memo {
-//@extract typedef struct hwtimer__wheel {
 
 /*@ logic integer UMAX = 18446744073709551615;
     logic integer TWO64 = 18446744073709551616;
