@@ -1358,10 +1358,25 @@ static void hwtimer__finish_destroy(hwtimer *t);
    Arithmetic on the geometry; its one write is a wheel's leeway memo.
    ==================== */
 
+#if defined(HWTIMER__MULHI_HALVES)
+/* The high 64 bits of a * b from 32-bit halves, for the proof's build (test/prove), whose
+   reader has no __int128; test/prove checks it equal to the __int128 product. */
+static uint64_t hwtimer__mulhi64(uint64_t a, uint64_t b) {
+    uint64_t al = a % 4294967296u, ah = a / 4294967296u, bl = b % 4294967296u,
+             bh = b / 4294967296u, lh = al * bh, mid = al * bl / 4294967296u +
+             lh % 4294967296u + ah * bl;
+    return ah * bh + lh / 4294967296u + mid / 4294967296u;
+}
+#endif
+
 /* n / tick_ns: q, by multiply-high, is floor(n/tick) or one less; the comparison corrects. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
-#if defined(__SIZEOF_INT128__)
+#if defined(__SIZEOF_INT128__) || defined(HWTIMER__MULHI_HALVES)
+#if defined(HWTIMER__MULHI_HALVES)
+    uint64_t q = hwtimer__mulhi64(n, g->tick_inv);
+#else
     uint64_t q = (uint64_t)(__extension__((unsigned __int128)n * g->tick_inv) >> 64);
+#endif
     return q + (n - q * g->tick_ns >= g->tick_ns);
 #else
     return n / g->tick_ns;

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Builds the proof's C file: test/prove/ticks.c (the ACSL contracts) with each line
+`//@extract FIRST LINE` replaced by the block of hwtimer.h that starts with exactly that
+line (a function or a typedef, up to its closing brace at column 0), verbatim.
+
+  extract.py HEADER TEMPLATE OUT [--mutant NAME]   write OUT; with a mutant, changed so
+  extract.py --list-mutants                        (the proof must then fail)
+
+Fails loudly (exit 1) if a block is missing, found twice, or if a function of that name
+is defined in hwtimer.h with another first line: its contract was written for that shape.
+"""
+import re
+import sys
+
+# Each mutant: (name, function, text in it, replacement). Each must make the proof fail.
+MUTANTS = [
+    ("add_sat: comparison flipped", "hwtimer__add_sat",
+     "a > UINT64_MAX - b", "a < UINT64_MAX - b"),
+    ("add_sat: saturates to 0", "hwtimer__add_sat", "? UINT64_MAX :", "? 0 :"),
+    ("shr: shifts by 64", "hwtimer__shr", "n < 64", "n <= 64"),
+    ("shl: shifts by 64", "hwtimer__shl", "n < 64", "n <= 64"),
+    ("mulhi: the low product unshifted", "hwtimer__mulhi64",
+     "mid = al * bl / 4294967296u +", "mid = al * bl +"),
+    ("mulhi: the middle product whole", "hwtimer__mulhi64",
+     "lh % 4294967296u + ah * bl", "lh + ah * bl"),
+    ("div_tick: division a tick short", "hwtimer__div_tick",
+     "return n / g->tick_ns;", "return n / g->tick_ns - (n >= g->tick_ns);"),
+    ("due_tick: ceiling made a floor", "hwtimer__due_tick",
+     "deadline - g->start - 1) + 1", "deadline - g->start) + 0"),
+    ("due_tick: a tick late", "hwtimer__due_tick",
+     "deadline - g->start - 1) + 1", "deadline - g->start) + 1"),
+    ("due_tick: start compared by <", "hwtimer__due_tick",
+     "deadline <= g->start", "deadline < g->start"),
+    ("tick_time: no saturation", "hwtimer__tick_time",
+     "tick > (UINT64_MAX - g->start) / g->tick_ns", "0"),
+    ("tick_time: saturates a tick early", "hwtimer__tick_time",
+     "tick > (UINT64_MAX - g->start)", "tick >= (UINT64_MAX - g->start)"),
+]
+
+
+def fail(msg):
+    print(f"FAIL: test/prove/extract.py: {msg}")
+    sys.exit(1)
+
+
+def block(lines, first):
+    """The block of `lines` whose first line is `first`, up to its closing brace."""
+    at = [i for i, l in enumerate(lines) if l == first]
+    name = re.search(r"(hwtimer_\w+)\s*(\(|\{|$)", first)
+    name = name.group(1) if name else first
+    if len(at) != 1:
+        if at:
+            fail(f"{name}: {len(at)} lines of hwtimer.h read `{first}`: expected one")
+        shaped = [l for l in lines if re.match(rf"^\S.*\b{re.escape(name)}\(", l) and l.endswith(("{", ","))]
+        if shaped:
+            fail(f"{name} changed shape: hwtimer.h now reads `{shaped[0]}`, its contract in "
+                 f"test/prove/ticks.c was written for `{first}`: review the contract")
+        fail(f"{name} is missing from hwtimer.h (its contract in test/prove/ticks.c expects "
+             f"`{first}`)")
+    i = at[0]
+    if first.rstrip().endswith("}") or first.rstrip().endswith(";"):
+        return name, [lines[i]]
+    for j in range(i + 1, len(lines)):
+        if lines[j].startswith("}"):
+            return name, lines[i:j + 1]
+        if lines[j] and not lines[j][0].isspace() and not lines[j].startswith("#"):
+            break
+    fail(f"{name}: no closing brace at column 0 after `{first}`")
+
+
+def main(argv):
+    if argv[1:] == ["--list-mutants"]:
+        for m in MUTANTS:
+            print(m[0])
+        return 0
+    if len(argv) not in (4, 6):
+        fail("usage: extract.py HEADER TEMPLATE OUT [--mutant NAME]")
+    header, template, out = argv[1:4]
+    mutant = None
+    if len(argv) == 6:
+        mutant = next((m for m in MUTANTS if m[0] == argv[5]), None)
+        if not mutant:
+            fail(f"no mutant named {argv[5]!r}")
+    lines = open(header).read().split("\n")
+    result, seen = [], set()
+    for t in open(template).read().split("\n"):
+        if not t.startswith("//@extract "):
+            result.append(t)
+            continue
+        name, text = block(lines, t[len("//@extract "):])
+        seen.add(name)
+        text = "\n".join(text)
+        if mutant and mutant[1] == name:
+            if text.count(mutant[2]) != 1:
+                fail(f"mutant {mutant[0]!r}: `{mutant[2]}` is not once in {name}")
+            text = text.replace(mutant[2], mutant[3])
+        result.append(f"/* hwtimer.h: {name}, verbatim */")
+        result.append(text)
+    if mutant and mutant[1] not in seen:
+        fail(f"mutant {mutant[0]!r}: {mutant[1]} is not extracted")
+    open(out, "w").write("\n".join(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The proof stage: proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts of
+# test/prove/ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h,
+# in three runs (ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS: each with only the
+# lemmas it needs). Then tests what is not proved: hwtimer__div_tick's multiply-high form
+# (in 32-bit halves, HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns
+# (test/prove/halves.c). Prints "prove: P/T goals proved"; fails unless every goal is.
+#   test/prove/run.sh            the proof
+#   test/prove/run.sh --mutants  each mutant (extract.py --list-mutants) must fail it
+# PROVE_TIMEOUT: a prover's seconds per goal (20; the slowest goal takes under 3 here).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit
+out=build/prove
+mkdir -p "$out"
+timeout=${PROVE_TIMEOUT:-20}
+
+# wp RUN_NAME FILE CPP_FLAGS [options]: one WP run (lemmas and functions), "proved total".
+wp() {
+  local name=$1 file=$2 cpp=$3
+  shift 3
+  frama-c -cpp-extra-args="$cpp" -wp -wp-rte \
+    -wp-prover qed,z3,cvc4 -wp-timeout "$timeout" -wp-par 2 -wp-cache none \
+    "$@" "$file" >"$out/$name.log" 2>&1
+  if ! grep -qE '^\[wp\] Proved goals: ' "$out/$name.log"; then
+    { echo "FAIL: $name: frama-c did not run"; tail -20 "$out/$name.log"; } >&2
+    echo "0 1"
+    return
+  fi
+  sed -n 's/^\[wp\] Proved goals: *\([0-9]*\) \/ \([0-9]*\)$/\1 \2/p' "$out/$name.log"
+}
+
+# prove FILE: the three runs; prints "proved total".
+prove() {
+  local file=$1 p=0 t=0 a b
+  # (unsigned arithmetic proved never to wrap, but in hwtimer__shl: bits it shifts out are
+  # its callers' to rule out, only its shift is checked)
+  for run in HALVES DIVISION SHIFTS; do
+    local flags=(-warn-unsigned-overflow) cpp="-DPROVE_$run"
+    [ $run = SHIFTS ] && flags=()
+    [ $run = DIVISION ] && cpp="$cpp -U__SIZEOF_INT128__"
+    read -r a b < <(wp "${run,,}" "$file" "$cpp" "${flags[@]}")
+    p=$((p + ${a:-0})); t=$((t + ${b:-1}))
+  done
+  echo "$p $t"
+}
+
+command -v frama-c >/dev/null || { echo "FAIL: no frama-c (.ci/deps installs frama-c-base)"; exit 1; }
+# Frama-C finds the provers through Why3's configuration: made once, on a fresh machine
+grep -qs '^name = "Z3"' "$HOME/.why3.conf" && grep -qs '^name = "CVC4"' "$HOME/.why3.conf" ||
+  why3 config detect >/dev/null 2>&1
+python3 test/prove/extract.py hwtimer.h test/prove/ticks.c "$out/proof.c" || exit 1
+
+if [ "${1:-}" = --mutants ]; then
+  rc=0
+  while IFS= read -r m; do
+    python3 test/prove/extract.py hwtimer.h test/prove/ticks.c "$out/mutant.c" --mutant "$m" || { rc=1; continue; }
+    read -r p t < <(prove "$out/mutant.c")
+    failed=$(cat "$out"/{halves,division,shifts}.log | sed -n 's/^\[wp\] \[Failed\] Goal typed_//p' | xargs)
+    if [ "$p" -lt "$t" ]; then echo "killed: $m ($p/$t proved; not: $failed)"
+    else echo "FAIL: mutant survived: $m ($p/$t proved)"; rc=1; fi
+  done < <(python3 test/prove/extract.py --list-mutants)
+  exit "$rc"
+fi
+
+start=$SECONDS
+read -r proved total < <(prove "$out/proof.c")
+for log in "$out"/{halves,division,shifts}.log; do
+  grep -A3 '^\[wp\] \[\(Failed\|Unknown\|Timeout\)\]' "$log" | sed 's/^/FAIL: /'
+done
+echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
+
+# The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.
+cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }
+"$out/halves" || { echo "FAIL: test/prove/halves.c"; exit 1; }
+[ "$proved" -eq "$total" ] || { echo "FAIL: $((total - proved)) goals not proved"; exit 1; }
+echo "prove: $proved/$total goals proved, halves test passed"
