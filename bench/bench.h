@@ -237,8 +237,9 @@ void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leew
 
 /* Scenario 11 (scenario_expiry.c): a loop's longest call when a burst expires, with and
    without hwtimer_advance_max's bound; schedule and the worker's pair with the default
-   and the coarse clock; the worker's lateness beside hwtimer_stats' counters. Returns
-   the number of correctness failures. */
+   and the coarse clock; the worker's lateness beside hwtimer_stats' counters; an idle
+   minute's wake-ups, callbacks and CPU time for the worker and a poll loop with each
+   clock. Returns the number of correctness failures. */
 int bench_expiry(const bench_options *o, const uint32_t *delay_ms);
 
 /* Netty's HashedWheelTimer through NettyBench.java (peer_netty.c). */

@@ -22,8 +22,8 @@
    Scenarios: 1-3 and 8 every caller-driven peer (peer_*.c); 4 those that can step a fake
    clock; 5-7 hwtimer with threads (scenario_threads.c) and Netty; 9 hwtimer's leeway
    (scenario_leeway.c); 10 keep-alive, the peers that have its loop (and hwtimer's worker on a
-   fake clock); 11 hwtimer's bounded expiry, coarse clock and lateness counters
-   (scenario_expiry.c). */
+   fake clock); 11 hwtimer's bounded expiry, coarse clock, lateness counters and
+   an idle minute's wake-ups (scenario_expiry.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
@@ -918,7 +918,8 @@ int main(int argc, char **argv) {
         failures += bench_expiry(&o, delays);
         bench_print_table(11, "Expiry and the clock: a loop's longest call in a burst, "
                               "bounded or not; schedule and the worker's pair with each "
-                              "clock; lateness, measured and counted", BENCH_BASELINE);
+                              "clock; lateness, measured and counted; an idle minute's "
+                              "wake-ups and CPU time", BENCH_BASELINE);
     }
     free(delays);
     if (!o.smoke) {

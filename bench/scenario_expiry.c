@@ -13,14 +13,24 @@
      the median of each.
    - Lateness with a worker (scenario 6's measure: the callback's CLOCK_MONOTONIC minus
      its deadline, 10^4 delays up to 200 ms) beside hwtimer_stats' late_max_ns and
-     late_runs, with each clock. */
+     late_runs, with each clock.
+   - An idle minute: a periodic timeout every 100 ms and 6 one-shots spread over the
+     window, pending on a worker (this thread asleep) and on a loop that sleeps in
+     poll(NULL, 0, hwtimer_poll_timeout_ms) then calls hwtimer_poll, each with the default
+     and the coarse clock, one after the other: the wake-ups (stats.wakeups; the loop's
+     iterations), the callbacks and the process's CPU time, measured over IDLE_WINDOW_NS
+     of real time (200 ms with --smoke) and scaled to IDLE_MINUTE_NS. With the coarse
+     clock lagging a deadline already passed, a spin would show as thousands of wake-ups
+     and the CPU time they cost. */
 #define _POSIX_C_SOURCE 200809L
 #include "hwtimer.h"
 
 #include "bench.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- the burst ---- */
 
@@ -271,6 +281,128 @@ static int lateness_measure(size_t n, uint32_t max_ms) {
     return failures;
 }
 
+/* ---- the idle minute ---- */
+
+#define IDLE_MINUTE_NS (60000ull * BENCH_MS) /* what the rows count per */
+#define IDLE_WINDOW_NS (15000ull * BENCH_MS) /* real time measured per case and clock */
+#define IDLE_SMOKE_NS (200ull * BENCH_MS)    /* the same with --smoke */
+#define IDLE_PERIOD_NS (100ull * BENCH_MS)   /* the periodic timeout's */
+#define IDLE_ONESHOTS 6u                     /* one-shots, due at window * k / 7 */
+
+typedef struct idle_case {
+    hwtimer_timeout periodic, oneshots[IDLE_ONESHOTS];
+    uint64_t fired; /* atomic: every callback */
+    uint64_t early; /* atomic: one-shots run before their deadline on CLOCK_MONOTONIC */
+    uint64_t oneshots_fired; /* atomic */
+} idle_case;
+
+static void idle_tick(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    __atomic_add_fetch(&((idle_case *)arg)->fired, 1, __ATOMIC_RELAXED);
+}
+
+static void idle_oneshot(hwtimer_timeout *to, void *arg) {
+    idle_case *c = (idle_case *)arg;
+    if (bench_wall_ns() < hwtimer_timeout_deadline(to)) {
+        __atomic_add_fetch(&c->early, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(&c->oneshots_fired, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->fired, 1, __ATOMIC_RELAXED);
+}
+
+static void idle_arm(hwtimer *t, idle_case *c, uint64_t window) {
+    if (hwtimer_schedule_periodic(t, &c->periodic, IDLE_PERIOD_NS, IDLE_PERIOD_NS, idle_tick,
+                                  c) != HWTIMER_OK) {
+        fprintf(stderr, "scenario 11: hwtimer_schedule_periodic failed\n");
+        exit(2);
+    }
+    for (unsigned k = 0; k < IDLE_ONESHOTS; k++) {
+        uint64_t at = window * (k + 1) / (IDLE_ONESHOTS + 1);
+        if (hwtimer_schedule(t, &c->oneshots[k], at, idle_oneshot, c) != HWTIMER_OK) {
+            fprintf(stderr, "scenario 11: hwtimer_schedule failed\n");
+            exit(2);
+        }
+    }
+}
+
+/* One case over `window` of real time: worker (1) or loop (0), with the clock `coarse`.
+   Its wake-ups, callbacks and CPU ns, and the span it measured; returns its failures. */
+static int idle_run(int worker, int coarse, uint64_t window, uint64_t *wakeups,
+                    uint64_t *callbacks, uint64_t *cpu_ns, uint64_t *span_ns) {
+    idle_case c;
+    hwtimer_stats s0, s1;
+    int failures = 0;
+    memset(&c, 0, sizeof c);
+    c.periodic = (hwtimer_timeout)HWTIMER_TIMEOUT_INIT;
+    for (unsigned k = 0; k < IDLE_ONESHOTS; k++) {
+        c.oneshots[k] = (hwtimer_timeout)HWTIMER_TIMEOUT_INIT;
+    }
+    hwtimer *t = clock_timer(worker ? hwtimer_threads_pthread() : NULL, worker, coarse);
+    if (worker) hwtimer_start(t);
+    idle_arm(t, &c, window);
+    hwtimer_stats_get(t, &s0);
+    uint64_t cpu0 = bench_cpu_ns(), w0 = bench_wall_ns(), end = w0 + window, loops = 0;
+    if (worker) {
+        bench_sleep_ns(window);
+    } else {
+        for (;;) {
+            uint64_t now = bench_wall_ns();
+            if (now >= end) break;
+            uint64_t left_ms = (end - now + BENCH_MS - 1) / BENCH_MS;
+            int ms = hwtimer_poll_timeout_ms(t);
+            if (ms < 0 || (uint64_t)ms > left_ms) ms = (int)left_ms;
+            poll(NULL, 0, ms);
+            loops++;
+            hwtimer_poll(t);
+        }
+    }
+    *cpu_ns = bench_cpu_ns() - cpu0;
+    *span_ns = bench_wall_ns() - w0;
+    if (worker) hwtimer_stop(t, NULL, NULL);
+    hwtimer_stats_get(t, &s1);
+    hwtimer_destroy(t);
+    *wakeups = worker ? s1.wakeups - s0.wakeups : loops;
+    *callbacks = __atomic_load_n(&c.fired, __ATOMIC_ACQUIRE);
+    if (c.oneshots_fired != IDLE_ONESHOTS || c.early != 0) {
+        fprintf(stderr, "FAIL scenario 11: idle %s, %s clock: %llu of %u one-shots ran, "
+                        "%llu early\n", worker ? "worker" : "loop", coarse ? "coarse" : "default",
+                (unsigned long long)c.oneshots_fired, IDLE_ONESHOTS,
+                (unsigned long long)c.early);
+        failures++;
+    }
+    return failures;
+}
+
+static int idle_measure(int smoke) {
+    static const char *const clocks[] = {"default clock", "coarse clock"};
+    static const char *const peers[] = {"hwtimer", "hwtimer_worker"};
+    uint64_t window = smoke ? IDLE_SMOKE_NS : IDLE_WINDOW_NS;
+    int failures = 0, threads = hwtimer_threads_pthread() != NULL;
+    fprintf(stderr, "  scenario 11: idle, %.1f s per case\n", (double)window / 1e9);
+    for (int worker = 0; worker <= threads; worker++) {
+        for (int coarse = 0; coarse < 2; coarse++) {
+            uint64_t wakeups, callbacks, cpu_ns, span_ns;
+            char metric[96];
+            failures += idle_run(worker, coarse, window, &wakeups, &callbacks, &cpu_ns,
+                                 &span_ns);
+            double per_minute = (double)IDLE_MINUTE_NS / (double)span_ns;
+            snprintf(metric, sizeof metric, "idle (%.3g s as 1 min): wake-ups, %s",
+                     (double)window / 1e9, clocks[coarse]);
+            bench_record(11, peers[worker], IDLE_ONESHOTS + 1, metric,
+                         (double)wakeups * per_minute, "count");
+            snprintf(metric, sizeof metric, "idle (%.3g s as 1 min): callbacks, %s",
+                     (double)window / 1e9, clocks[coarse]);
+            bench_record(11, peers[worker], IDLE_ONESHOTS + 1, metric,
+                         (double)callbacks * per_minute, "count");
+            snprintf(metric, sizeof metric, "idle (%.3g s as 1 min): CPU time, %s",
+                     (double)window / 1e9, clocks[coarse]);
+            bench_record(11, peers[worker], IDLE_ONESHOTS + 1, metric,
+                         (double)cpu_ns * per_minute / 1e6, "ms");
+        }
+    }
+    return failures;
+}
+
 int bench_expiry(const bench_options *o, const uint32_t *delay_ms) {
     size_t burst_n = o->smoke ? 1000 : 100000;
     size_t clock_n = o->smoke ? 1000 : 100000;
@@ -278,6 +410,7 @@ int bench_expiry(const bench_options *o, const uint32_t *delay_ms) {
     burst_measure(burst_n);
     clock_measure(delay_ms, clock_n, pairs);
     int failures = lateness_measure(o->smoke ? 1000 : 10000, o->smoke ? 50 : 200);
+    failures += idle_measure(o->smoke);
     bench_note(11, "Burst: callbacks that each write 8 bytes; the longest call is how long the "
                    "loop goes without returning to its fds. A bounded call's longest is its "
                    "first: that pass still empties the whole slot (a walk of every node, as "
@@ -288,5 +421,11 @@ int bench_expiry(const bench_options *o, const uint32_t *delay_ms) {
                    "stats.late_runs counts runs more than tick_ns (1 ms) + leeway (0) late; "
                    "the worker's counters measure from its clock reading when its pass "
                    "began, the callbacks from their own reading.");
+    bench_note(11, "Idle (N = the 7 timeouts pending: one periodic every 100 ms, 6 one-shots at "
+                   "1/7 .. 6/7 of the window): each case runs alone for the real time its row "
+                   "names, its counts scaled to 60 s. hwtimer: the loop, poll(NULL, 0, "
+                   "hwtimer_poll_timeout_ms) then hwtimer_poll, a wake-up being an iteration "
+                   "(the window's end included); hwtimer worker: stats.wakeups, this thread "
+                   "asleep. CPU time: the process's (CLOCK_PROCESS_CPUTIME_ID).");
     return failures;
 }
