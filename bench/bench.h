@@ -201,29 +201,41 @@ void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *ticks, 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* A timer with a 1 ms tick, `slots` per wheel level and `shards` shards (0: one wheel),
-   made by the hwtimer the including file calls: peer_hwtimer.c has its own, static
-   (HWTIMER_STATIC), the scenarios with threads share hwtimer_impl.c's. clock_fn NULL: the
-   platform's monotonic clock. Exits on failure. */
-static inline hwtimer *bench_hwtimer_make(const hwtimer_threads *threads, int worker,
-                                          uint64_t (*clock_fn)(void *ctx), void *clock_ctx,
-                                          uint32_t slots, unsigned shards) {
+/* A config for a timer with a 1 ms tick, `slots` per wheel level and `shards` shards (0: one
+   wheel). clock_fn NULL: the platform's monotonic clock. */
+static inline void bench_hwtimer_config(hwtimer_config *cfg, const hwtimer_threads *threads,
+                                        int worker, uint64_t (*clock_fn)(void *ctx),
+                                        void *clock_ctx, uint32_t slots, unsigned shards) {
+    hwtimer_config_default(cfg);
+    cfg->tick_ns = BENCH_MS;
+    cfg->ticks_per_wheel = slots;
+    cfg->shards = shards;
+    cfg->threads = threads;
+    cfg->worker = worker;
+    cfg->clock_fn = clock_fn;
+    cfg->clock_ctx = clock_ctx;
+}
+
+/* A timer of that config, made by the hwtimer the including file calls: peer_hwtimer.c has
+   its own, static (HWTIMER_STATIC), the scenarios with threads share hwtimer_impl.c's.
+   Exits on failure. */
+static inline hwtimer *bench_hwtimer_create(const hwtimer_config *cfg) {
     hwtimer *t = NULL;
-    hwtimer_config cfg;
-    hwtimer_config_default(&cfg);
-    cfg.tick_ns = BENCH_MS;
-    cfg.ticks_per_wheel = slots;
-    cfg.shards = shards;
-    cfg.threads = threads;
-    cfg.worker = worker;
-    cfg.clock_fn = clock_fn;
-    cfg.clock_ctx = clock_ctx;
-    int err = hwtimer_create(&t, &cfg);
+    int err = hwtimer_create(&t, cfg);
     if (err != HWTIMER_OK) {
         fprintf(stderr, "hwtimer_create: %s\n", hwtimer_strerror(err));
         exit(2);
     }
     return t;
+}
+
+/* bench_hwtimer_create of bench_hwtimer_config. */
+static inline hwtimer *bench_hwtimer_make(const hwtimer_threads *threads, int worker,
+                                          uint64_t (*clock_fn)(void *ctx), void *clock_ctx,
+                                          uint32_t slots, unsigned shards) {
+    hwtimer_config cfg;
+    bench_hwtimer_config(&cfg, threads, worker, clock_fn, clock_ctx, slots, shards);
+    return bench_hwtimer_create(&cfg);
 }
 #endif
 

@@ -125,18 +125,10 @@ static void never_called(hwtimer_timeout *to, void *arg) {
 }
 
 static hwtimer *clock_timer(const hwtimer_threads *threads, int worker, int coarse) {
-    hwtimer *t = NULL;
     hwtimer_config cfg;
-    hwtimer_config_default(&cfg);
-    cfg.tick_ns = BENCH_MS;
-    cfg.threads = threads;
-    cfg.worker = worker;
+    bench_hwtimer_config(&cfg, threads, worker, NULL, NULL, 512, 0);
     cfg.coarse_clock = coarse;
-    if (hwtimer_create(&t, &cfg) != HWTIMER_OK) {
-        fprintf(stderr, "scenario 11: hwtimer_create failed\n");
-        exit(2);
-    }
-    return t;
+    return bench_hwtimer_create(&cfg);
 }
 
 /* ns per hwtimer_schedule of n nodes (the clock read each time), then cancelled. */
