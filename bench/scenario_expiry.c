@@ -10,7 +10,7 @@
      delays, caller-driven, and the worker's schedule+cancel pair (one producer, windows of
      1024 as scenario 5), each with the default clock (CLOCK_MONOTONIC) and with
      cfg.coarse_clock (CLOCK_MONOTONIC_COARSE, deadlines G later), in alternating rounds,
-     the median of each.
+     the median of each; Netty's pair beside them, from scenario 5 when the run has it.
    - Lateness with a worker (scenario 6's measure: the callback's CLOCK_MONOTONIC minus
      its deadline, 10^4 delays up to 200 ms) beside hwtimer_stats' late_max_ns and
      late_runs, with each clock.
@@ -202,6 +202,15 @@ static void clock_measure(const uint32_t *delay_ms, size_t n, size_t pairs) {
         snprintf(metric, sizeof metric, "schedule+cancel pair, %s", clocks[c]);
         bench_record(11, "hwtimer_worker", n, metric, median_of(pair[c], CLOCK_ROUNDS),
                      "ns/pair");
+    }
+    { /* Netty's pair beside them, from scenario 5 of the same run (one producer; its
+         worker reads its own clock, System.nanoTime) */
+        double netty_mpairs;
+        if (threads && bench_lookup(5, "netty", 0, "1 producer thread", &netty_mpairs) &&
+            netty_mpairs > 0) {
+            bench_record(11, "netty", n, "schedule+cancel pair, default clock",
+                         1e3 / netty_mpairs, "ns/pair");
+        }
     }
     free(nodes);
 }
