@@ -119,6 +119,9 @@ static inline unsigned test_shards(const hwtimer_threads *threads) {
    TEST_THREAD_LOCAL: a variable each thread has its own of. */
 
 #if defined(__GNUC__) || defined(__clang__)
+/* A uint64_t that ATOMIC_GET and ATOMIC_SET may take on a 32-bit target too, where a
+   uint64_t is only 4-byte aligned (clang -m32 would call a library function). */
+typedef uint64_t test_u64 __attribute__((aligned(8)));
 #define ATOMIC_GET(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define ATOMIC_SET(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 #define ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST) /* returns the old value */
@@ -128,6 +131,7 @@ static inline unsigned test_shards(const hwtimer_threads *threads) {
 #define TEST_THREAD_LOCAL __thread
 #define TEST_HAVE_ATOMICS 1
 #elif HWTIMER_TEST_MODE <= 1
+typedef uint64_t test_u64;
 #define ATOMIC_GET(p) (*(p))
 #define ATOMIC_SET(p, v) (*(p) = (v))
 #define ATOMIC_ADD(p, v) ((*(p) += (v)) - (v))

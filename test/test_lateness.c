@@ -89,7 +89,7 @@ static void test_lateness_left(void) {
 }
 
 /* The fake clock, read by the worker while this thread moves it. */
-static uint64_t shared_clock(void *ctx) { return ATOMIC_GET((const uint64_t *)ctx); }
+static uint64_t shared_clock(void *ctx) { return ATOMIC_GET((const test_u64 *)ctx); }
 
 /* A worker's lateness uses its clock reading: the fake clock stands at 8 ms. */
 static void test_lateness_worker(void) {
@@ -97,7 +97,7 @@ static void test_lateness_worker(void) {
     hwtimer_stats stats;
     hwtimer *t;
     probe p;
-    uint64_t clock = 8 * MS;
+    test_u64 clock = 8 * MS;
     if (!test_threads()) return;
     test_fake_config(&cfg, &clock, MS, 8);
     cfg.clock_fn = shared_clock;
