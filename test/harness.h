@@ -267,6 +267,22 @@ static inline void test_fake_config(hwtimer_config *cfg, uint64_t *clock, uint64
     cfg->shards = test_shards(cfg->threads);
 }
 
+/* A fake clock another thread reads while this one moves it (ATOMIC_SET). */
+static inline uint64_t test_shared_clock(void *ctx) {
+    return ATOMIC_GET((const test_u64 *)ctx);
+}
+
+/* A timer with a worker on the shared fake clock *clock, with this mode's threads (the
+   caller checks test_threads() first). */
+static inline hwtimer *test_fake_worker(test_u64 *clock, uint64_t tick_ns,
+                                        uint32_t ticks_per_wheel) {
+    hwtimer_config cfg;
+    test_fake_config(&cfg, (uint64_t *)clock, tick_ns, ticks_per_wheel);
+    cfg.clock_fn = test_shared_clock;
+    cfg.worker = 1;
+    return create_or_die(&cfg);
+}
+
 /* The boundary of deadline d on a timer started at `start` with this tick, as hwtimer.h
    documents: the first start + k*tick (k >= 0) at or after d. Returns 0 when that lies
    beyond UINT64_MAX (such a timeout never fires). */

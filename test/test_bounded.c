@@ -245,14 +245,11 @@ static void test_from_callback(void) {
 
 /* Worker mode: 0, as hwtimer_advance; the worker runs everything itself. */
 static void test_worker_returns_zero(void) {
-    hwtimer_config cfg;
     hwtimer *t;
     probe p;
-    uint64_t clock = 5 * MS;
+    test_u64 clock = 5 * MS;
     if (!test_threads()) return;
-    test_fake_config(&cfg, &clock, MS, 8);
-    cfg.worker = 1;
-    t = create_or_die(&cfg);
+    t = test_fake_worker(&clock, MS, 8);
     probe_init(&p, NULL, 0);
     CHECK_EQ(hwtimer_schedule_at(t, &p.to, 1 * MS, probe_fn, &p), HWTIMER_OK);
     CHECK_EQ(hwtimer_advance_max(t, 10 * MS, 1), 0);

@@ -88,21 +88,14 @@ static void test_lateness_left(void) {
     fixture_close(&f);
 }
 
-/* The fake clock, read by the worker while this thread moves it. */
-static uint64_t shared_clock(void *ctx) { return ATOMIC_GET((const test_u64 *)ctx); }
-
 /* A worker's lateness uses its clock reading: the fake clock stands at 8 ms. */
 static void test_lateness_worker(void) {
-    hwtimer_config cfg;
     hwtimer_stats stats;
     hwtimer *t;
     probe p;
     test_u64 clock = 8 * MS;
     if (!test_threads()) return;
-    test_fake_config(&cfg, &clock, MS, 8);
-    cfg.clock_fn = shared_clock;
-    cfg.worker = 1;
-    t = create_or_die(&cfg);
+    t = test_fake_worker(&clock, MS, 8);
     probe_init(&p, NULL, 0);
     CHECK_EQ(hwtimer_schedule_at(t, &p.to, 9 * MS, probe_fn, &p), HWTIMER_OK);
     ATOMIC_SET(&clock, 9 * MS + 250 * US); /* due; the worker wakes within its wait's
