@@ -191,7 +191,9 @@ static void check_idle(const char *what, unsigned wakeups, unsigned runs, uint64
     printf("  %s: %u wake-ups, %u runs, %llu us CPU\n", what, wakeups, runs,
            (unsigned long long)(cpu / US));
     CHECK(runs >= 50);                     /* it ran, at most every G */
-    CHECK(wakeups <= runs + runs / 4 + 10); /* about one wake-up per run */
+    /* about one wake-up per run; a busy machine (ASan, another job) makes a worker's pass
+       miss some boundaries, so up to twice: a spin is thousands */
+    CHECK(wakeups <= 2 * runs + 10);
     if (!TEST_ASAN && !TEST_TSAN) CHECK(cpu < 250 * MS);
 }
 
