@@ -59,8 +59,8 @@ CONTENTS (search for a heading, or for a tag such as [hwtimer:wheel])
    the declarations             types, then each function with its rules and error codes
    the implementation           THE DESIGN (for maintainers), then the sections
      [hwtimer:portability] [hwtimer:data] [hwtimer:ticks] [hwtimer:wheel] [hwtimer:check]
-     [hwtimer:locking] [hwtimer:loop] [hwtimer:nodes] [hwtimer:pass] [hwtimer:worker]
-     [hwtimer:entries] [hwtimer:platform] [hwtimer:lifecycle] [hwtimer:public]
+     [hwtimer:locking] [hwtimer:loop] [hwtimer:nodes] [hwtimer:pass] [hwtimer:platform]
+     [hwtimer:lifecycle] [hwtimer:stop] [hwtimer:worker] [hwtimer:entries] [hwtimer:public]
    [hwtimer:license], [hwtimer:history]  the license; the version history, newest first
 
 WHAT IT IS
@@ -781,6 +781,40 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    re-filed relative to the new elapsed, into a lower level (or run, if due now). Every
    occupied slot is visited once, in time order, and no empty one is.
 
+   The wheel and its front end. A wheel knows ticks, never time, locks or callbacks; the
+   front end (the timer) turns time into ticks, runs callbacks and decides whom to wake. At
+   their boundary are three ticks of the wheel, each with one writer:
+
+     due_upto     written by the wheel: the pass's target from hwtimer__wheel_begin to
+                  _end, else elapsed. A node filed at a tick up to it goes to `due`, in tick
+                  order, and runs at the start of the next pass: its slot would lie at or
+                  before elapsed, where no step looks.
+     watch_upto   written by the front end (hwtimer__wheel_watch): the last tick whose
+                  filing the front end must hear of, because it comes before the answer
+                  the loop or the worker was given ("Waking"). hwtimer__wheel_file returns 1
+                  for such a filing; 0 once the answer is spent or nobody listens.
+     notice_upto  the greater of the two, kept by hwtimer__wheel_watch and _begin. A filing
+                  at a tick past it goes straight to its slot and is reported to nobody:
+                  the inline arming relies on that, and tests only this one tick.
+
+   The promise: a node filed at tick e is collected by the first pass whose target
+   reaches e (unless a bound cuts that pass: then it waits in `left`), never by one whose
+   target lies before e (its slot starts at or before e, and a coarse slot re-files what
+   is not due yet); hwtimer__wheel_next_tick is never later than the earliest e; a
+   watched filing is reported. hwtimer_check tests notice_upto against both (CHECK_NEAR),
+   and watch_upto against the front end's answer. test/ drives a wheel alone against it.
+
+   The fast path. Without threads, schedule, reschedule and cancel run inline in the
+   caller and take no lock. An arming is inline when three answers are yes, each asked
+   where its data is: the timer's (arms_inline: no threads and not stopped; room under
+   max_pending; for a count of ticks, a count whose deadline fits), the node's (IDLE or
+   CANCELLED, and no leeway or the leeway of the wheel's memo: one test of a 4-byte word,
+   hwtimer__node_arms_inline) and the wheel's (the tick lies past notice_upto). A
+   reschedule is inline when it is a push later that the wheel takes by storing the
+   deadline; a cancel when the node is filed in the wheel. Everything else takes the
+   general way, which handles every case: the fast path is a shortcut for the commonest
+   ones and never decides anything the general way would decide differently.
+
    Each slot is HWTIMER_SLOT_LISTS lists. A node goes to the first while it is
    empty, else to the one its address picks (one per MiB): a sparse slot stays in one
    place, a busy one spreads, and neighbours in memory stay neighbours in a list, so a
@@ -1083,8 +1117,6 @@ HWTIMER__ACQUIRE_LOAD(u8, uint8_t)
 HWTIMER__RELEASE_STORE(u8, uint8_t)
 HWTIMER__ACQUIRE_LOAD(int, int)
 HWTIMER__RELEASE_STORE(int, int)
-HWTIMER__ACQUIRE_LOAD(size, size_t)
-HWTIMER__RELEASE_STORE(size, size_t)
 HWTIMER__ACQUIRE_LOAD(wheel, hwtimer__wheel_ptr)
 HWTIMER__ALWAYS_INLINE void hwtimer__store_relaxed_wheel(hwtimer__wheel_ptr *p,
                                                          hwtimer__wheel_ptr v) {
@@ -1205,10 +1237,16 @@ typedef struct hwtimer__wheel {
     hwtimer__geometry geo; /* the timer's, copied: an offset, not a pointer, per filing */
     struct hwtimer__link *lists; /* by `where`: lists[where * SLOT_LISTS] (first unused) */
     uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words] */
-    uint64_t elapsed;     /* processed up to this tick */
-    uint64_t notice_upto; /* a filing at a tick <= this is noticed: the greater of the two */
-    uint64_t due_upto;    /* ... goes to `due`: a pass's target, or elapsed */
-    uint64_t watch_upto;  /* ... is reported to the filer (the front end's) */
+    uint64_t elapsed; /* every slot up to this tick has been emptied */
+    /* The three limits of the wheel's contract with its front end ("The wheel and its
+       front end" in THE DESIGN). A filing at a tick up to due_upto goes to `due`, not to
+       a slot: it is the target of the pass under way, else elapsed; the wheel writes it.
+       A filing at a tick up to watch_upto is reported to the filer, which asked for that
+       (hwtimer__wheel_watch). notice_upto is the greater of the two: a filing past it
+       needs nothing but its slot, which is what makes the inline arming possible. */
+    uint64_t notice_upto;
+    uint64_t due_upto;
+    uint64_t watch_upto;
     size_t pending;       /* armed here: filed, or held out of the lists by the front end */
     int collecting;       /* between hwtimer__wheel_begin and _end */
     hwtimer__leeway_memo memo;
@@ -1253,12 +1291,13 @@ typedef struct hwtimer__cancel_wait {
     struct hwtimer__cancel_wait *next;
 } hwtimer__cancel_wait;
 
-/* An answer to the loop or the worker: no work before `time` ("Waking"). */
+/* A wheel's copy of the timer's last answer to the loop or the worker ("Waking" in THE
+   DESIGN): no work before `time`, or none at all. */
 typedef struct hwtimer__answer {
     uint64_t time;
-    int none;  /* nothing was pending */
-    int armed; /* no filing has called for a wake-up since */
-    int left;  /* a bounded pass left timeouts due: the loop must not sleep */
+    int none;  /* nothing was pending in any wheel */
+    int armed; /* a filing before `time` still calls for a wake-up: none has since the
+                  answer was given, and someone (a worker, a wake_fn) listens */
 } hwtimer__answer;
 
 typedef struct hwtimer__shard {
@@ -1298,7 +1337,9 @@ typedef struct hwtimer__worker_state {
 typedef struct hwtimer__loop_state {
     void (*wake_fn)(void *);
     void *wake_ctx;
-    hwtimer__answer answer; /* the last answer; armed: a wake_fn call is owed to it */
+    int none;      /* the last answer said nothing was pending */
+    int left;      /* ... or that a bounded pass left timeouts due: the loop must not sleep */
+    int wake_owed; /* a wake_fn call is owed to the last answer: none was made since */
     long wakes_running;     /* wake-ups under way unlocked: the timer outlives them */
 } hwtimer__loop_state;
 
@@ -1322,8 +1363,10 @@ struct hwtimer {
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
-    hwtimer__wheel *quick_wheel; /* the inline paths': the one wheel, with threads no_wheel */
-    size_t arm_limit; /* at this many pending an arming goes the general way (0: always) */
+    /* 1 while the timer has no threads and is not stopped: the entry points may then arm a
+       node in wheel 0 inline ("The fast path" in THE DESIGN). Without threads one thread
+       makes every call, so it is read and written plainly; with threads it is 0 for good. */
+    int arms_inline;
 
     long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
     long shared_pending; /* ... and the nodes pending in all wheels */
@@ -1349,8 +1392,6 @@ static hwtimer__shard *hwtimer__shard_at(const hwtimer *t, unsigned i) {
     return (hwtimer__shard *)(void *)((char *)(uintptr_t)t + HWTIMER__SHARDS_AT +
                                       (size_t)i * HWTIMER__SHARD_STRIDE);
 }
-
-static void hwtimer__finish_destroy(hwtimer *t);
 
 /* ====================
    [hwtimer:ticks] Ticks: deadlines to ticks and back, leeway, the slot of a tick
@@ -1543,8 +1584,11 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* Circular lists with a sentinel head. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
-/* Appends n (the head known: a load fewer than after its last node). n's links stored
-   apart: side by side, gcc makes a vector store, two instructions more. */
+/* Appends n at the end of the list whose head is given (appending after a known head reads
+   one pointer fewer than inserting after a node). n's two links are stored by separate
+   statements, each beside the store it pairs with, rather than together: the filing is
+   then a chain of independent stores, which measured faster than one combined store
+   built from both. */
 static void hwtimer__list_append(struct hwtimer__link *head, struct hwtimer__link *n) {
     struct hwtimer__link *last = head->prev;
     n->prev = last;
@@ -1658,7 +1702,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
         walk[walks].back = lists[k].prev;
         walks++;
     }
-    if (walks == 1) { /* a copy kept in registers */
+    if (walks == 1) { /* one list, the usual case: its walk as a local, not in the array */
         hwtimer__walk one = walk[0];
         while (hwtimer__walk_step(&one, visit, ctx)) continue;
         return;
@@ -1675,8 +1719,9 @@ HWTIMER__ALWAYS_INLINE void hwtimer__slot_bit(hwtimer__wheel *w, uint32_t where,
     hwtimer__bits_set(&w->geo, hwtimer__level_bits(w, id >> w->geo.bits), id & w->geo.mask, on);
 }
 
-/* Marks the slot of first list `head`: out of line and last in a filing, so nothing (not
-   even `where`) is kept across the call. */
+/* Marks the slot whose first list is `head` occupied. Only the first node of an empty slot
+   needs it, so it is out of line, and it comes last in a filing: the common filing keeps
+   nothing alive across a call, and the rare one ends with it. */
 static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, struct hwtimer__link *head) {
     hwtimer__slot_bit(w, (uint32_t)((size_t)(head - w->lists) / HWTIMER_SLOT_LISTS), 1);
 }
@@ -1706,14 +1751,23 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct h
     return hwtimer__node_tick(w, hwtimer__node(l), hwtimer__node(l)->deadline);
 }
 
-/* Makes a node in no list PENDING at `deadline`, in the slot of its tick e > notice_upto.
-   `plain` (the inline arming, no threads): `where`, state and leeway `key` in one store. */
+/* How a filing stores a node's `where` and state. The inline arming (no threads, so no
+   other thread reads the node) stores `where`, the state and the leeway's key, which share
+   8 bytes, in one store; every other filing stores the state with release order, for the
+   threads that read it without the lock. */
+typedef enum hwtimer__place_store { HWTIMER__FIELD_BY_FIELD, HWTIMER__ONE_STORE } hwtimer__place_store;
+
+/* Makes a node in no list PENDING at `deadline`, in the slot of its tick e, which lies past
+   notice_upto (so nothing need be noticed: see the wheel's contract in THE DESIGN). With
+   HWTIMER__ONE_STORE, `key` is the node's leeway key (hwtimer__leeway_key), stored back
+   unchanged. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_timeout *to,
-                                                     uint64_t deadline, uint64_t e, int plain,
-                                                     uint32_t key) {
+                                                     uint64_t deadline, uint64_t e,
+                                                     hwtimer__place_store how, uint32_t key) {
     uint32_t where = hwtimer__wheel_where(w, e);
+    HWTIMER_ASSERT(e > w->notice_upto);
     hwtimer__store64(&to->deadline, deadline);
-    if (plain) {
+    if (how == HWTIMER__ONE_STORE) {
         uint64_t word = hwtimer__pending_word(where, key);
         memcpy(&to->where, &word, sizeof word);
     } else {
@@ -1723,8 +1777,10 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
     hwtimer__slot_append(w, to, where);
 }
 
-/* The same at a tick <= notice_upto: in its slot, or up to due_upto in `due` in tick order,
-   from its tail. 1 if the tick is watched. */
+/* The same for a tick at or before notice_upto, out of line since it is the rarer case: a
+   tick after due_upto still goes to its slot; one at or before it goes to `due`, in tick
+   order, searched from the tail (new deadlines are mostly the latest). Returns 1 if the
+   tick is watched, so that the front end may wake whoever sleeps past it. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t deadline, uint64_t tick) {
     hwtimer__store64(&to->deadline, deadline);
@@ -1740,18 +1796,21 @@ static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_ti
     return tick <= w->watch_upto;
 }
 
-/* Either, its tick (put in *tick) found before the state is stored (hwtimer__leeway_key):
-   1 if that tick is watched. */
+/* Files a node that is in no list, PENDING at `deadline`: the one filing of the wheel,
+   which chooses between the two above. The node's tick, with its leeway, goes to *tick; it
+   is computed first, because it reads the leeway from the word the state is then stored
+   in. Returns 1 if the tick is watched (see hwtimer__file_noticed). */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
                                                uint64_t deadline, uint64_t *tick) {
     *tick = hwtimer__node_tick(w, to, deadline);
     if (*tick <= w->notice_upto) return hwtimer__file_noticed(w, to, deadline, *tick);
-    hwtimer__wheel_file_past(w, to, deadline, *tick, 0, 0);
+    hwtimer__wheel_file_past(w, to, deadline, *tick, HWTIMER__FIELD_BY_FIELD, 0);
     return 0;
 }
 
-/* A node alone in its list left it: the slot's bit cleared if all its lists are empty.
-   Out of line: a cancel needs few registers. */
+/* A node that was alone in its list left it: the slot's bit is cleared if all its lists
+   are empty now. Out of line because it is the rarer end of a cancel, whose common end is
+   two pointer stores. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     if (where >= HWTIMER__WHERE_WHEEL && where < hwtimer__left_where(&w->geo) &&
         hwtimer__slot_empty_from(hwtimer__slot_lists(w, where), 0)) {
@@ -1776,6 +1835,14 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_ti
     hwtimer__set_state(to, HWTIMER_CANCELLED);
     w->pending--;
     if (filed) hwtimer__wheel_unfile(w, to);
+}
+
+/* Cancels `to` if it is filed and PENDING in w: 1, else 0 (nothing changed). The usual
+   cancel, inline both in hwtimer_cancel without threads and under a wheel's lock. */
+HWTIMER__ALWAYS_INLINE int hwtimer__wheel_cancel(hwtimer__wheel *w, hwtimer_timeout *to) {
+    if (to->wheel != w || to->state != HWTIMER_PENDING) return 0;
+    hwtimer__wheel_uncount(w, to, 1);
+    return 1;
 }
 
 /* A push later that leaves the node in its slot ("Pushing" in THE DESIGN): 1 if it may. */
@@ -2323,8 +2390,8 @@ static void hwtimer__wake(hwtimer *t, int counted) {
     if (t->worker.mode && t->worker.sleeping) {
         t->threads->cond_broadcast(t->worker.wake_cond);
         t->worker.sleeping = 0; /* no more broadcasts until it sleeps again */
-    } else if (!t->worker.mode && t->loop.answer.armed && !t->pass.on) {
-        t->loop.answer.armed = 0;
+    } else if (!t->worker.mode && t->loop.wake_owed && !t->pass.on) {
+        t->loop.wake_owed = 0;
         fn = t->loop.wake_fn;
         ctx = t->loop.wake_ctx;
     }
@@ -2387,10 +2454,9 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
         hwtimer__wheel_watch(&s->wheel, hwtimer__wake_upto(s));
     }
     hwtimer__unlock_wheels(t);
-    t->loop.answer.time = next;
-    t->loop.answer.none = none;
-    t->loop.answer.armed = t->loop.wake_fn && !t->worker.mode;
-    t->loop.answer.left = left;
+    t->loop.none = none;
+    t->loop.left = left;
+    t->loop.wake_owed = t->loop.wake_fn && !t->worker.mode;
     return next;
 }
 
@@ -2401,7 +2467,7 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
    passed is then G after it, so that a loop sleeping until it cannot spin. */
 static uint64_t hwtimer__loop_answer(hwtimer *t, int *left) {
     uint64_t next = hwtimer__give_answer(t), monotonic;
-    *left = t->loop.answer.left;
+    *left = t->loop.left;
     if (next == UINT64_MAX || *left || !t->clock_lag) return next;
     next = hwtimer__add_sat(next, t->clock_lag);
     monotonic = t->wait_clock(NULL);
@@ -2477,13 +2543,13 @@ static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard 
     return 1;
 }
 
-/* Cancels a node if it is pending in s: 1, else 0. A filed node, the usual case, is inline
-   (plain reads: a node of s changes only under its lock). A filed node whose callback runs
-   was re-armed (REARMED, left as it is): the callback's return neither re-arms nor reads it. */
+/* Cancels a node if it is pending in s (s's lock held): 1, else 0. A filed node, the usual
+   case, is cancelled inline; its fields are read without atomics, since a node of s changes
+   only under s's lock. A filed node whose callback runs was re-armed by it (its fate is
+   REARMED and stays so): the callback's return then neither re-arms nor reads it. */
 HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
                                                   hwtimer_timeout *to) {
-    if (to->wheel == &s->wheel && to->state == HWTIMER_PENDING) {
-        hwtimer__wheel_uncount(&s->wheel, to, 1);
+    if (hwtimer__wheel_cancel(&s->wheel, to)) {
         hwtimer__release_shared(t, 1);
         return 1;
     }
@@ -2510,24 +2576,6 @@ static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) 
         deadline = hwtimer__next_period(deadline, to->period, s->run.now);
     }
     return hwtimer__tick_time(&s->wheel.geo, hwtimer__node_tick(&s->wheel, to, deadline));
-}
-
-/* Cancels every node of t, the filed ones into `out`: how many those were. t's lock held;
-   each wheel's in turn (two locks at most: an arming in a wheel emptied finds t stopped). */
-static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
-    size_t n = 0, k;
-    unsigned i;
-    hwtimer__init_out(out);
-    for (i = 0; i < t->shards; i++) {
-        hwtimer__shard *s = hwtimer__shard_at(t, i);
-        hwtimer__lock_wheel(t, s);
-        if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
-        k = hwtimer__wheel_cancel_all(&s->wheel, out);
-        hwtimer__release_shared(t, k);
-        hwtimer__unlock_wheel(t, s);
-        n += k;
-    }
-    return n;
 }
 
 /* ====================
@@ -2893,334 +2941,6 @@ static void hwtimer__abandon_pass(hwtimer *t) {
 }
 
 /* ====================
-   [hwtimer:worker] The worker thread
-   ==================== */
-
-/* How long to wait on the monotonic clock until the timer's clock, read as `now`, reads
-   `next` (> now). A coarse clock (clock_lag G) reads it at most G after the monotonic
-   clock does: the wait ends then, one wait and not a spin of short ones, and at least G
-   from now where the coarse clock lags more. */
-static uint64_t hwtimer__wait_ns(const hwtimer *t, uint64_t next, uint64_t now) {
-    uint64_t until, monotonic;
-    if (!t->clock_lag) return next - now;
-    until = hwtimer__add_sat(next, t->clock_lag);
-    monotonic = t->wait_clock(NULL);
-    return until > monotonic ? until - monotonic : t->clock_lag;
-}
-
-/* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop.
-   It runs everything due: it never leaves timeouts in `left`. */
-static void hwtimer__worker_main(void *arg) {
-    hwtimer *t = (hwtimer *)arg;
-    int destroy;
-    hwtimer__lock(t, t->mutex);
-    while (!t->stopped) {
-        /* the clock read after the answer, which takes every wheel's lock */
-        uint64_t next = hwtimer__give_answer(t);
-        uint64_t now = t->clock_fn(t->clock_ctx);
-        if (now < t->pass.last_now) now = t->pass.last_now; /* a clock that stepped back */
-        if (next <= now) {
-            hwtimer__pass(t, now);
-            continue;
-        }
-        t->worker.sleeping = 1;
-        t->threads->cond_wait(t->worker.wake_cond, t->mutex,
-                              next == UINT64_MAX ? UINT64_MAX : hwtimer__wait_ns(t, next, now));
-        t->worker.sleeping = 0;
-        t->stats.wakeups++;
-    }
-    destroy = t->destroy_deferred;
-    hwtimer__unlock(t, t->mutex);
-    if (destroy) {
-        t->threads->thread_detach(t->worker.thread);
-        hwtimer__finish_destroy(t);
-    }
-}
-
-/* Starts the worker (t's lock held): 0, or -1 if its thread could not start. */
-static int hwtimer__start_worker_locked(hwtimer *t) {
-    if (t->worker.running) return 0;
-    if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
-    hwtimer__store_int(&t->worker.running, 1);
-    return 0;
-}
-
-/* Starts the worker in worker mode if it does not run yet: 0 after stop too. */
-HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
-    int err = HWTIMER_OK;
-    if (!t->worker.mode || hwtimer__load_int(&t->worker.running)) return HWTIMER_OK;
-    hwtimer__lock(t, t->mutex);
-    if (!t->stopped && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
-    hwtimer__unlock(t, t->mutex);
-    return err;
-}
-
-/* ====================
-   [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
-
-   Inline without threads (one wheel, no lock); out of line with threads: the clock read
-   once, the wheel chosen, lock, body, unlock and wake.
-   ==================== */
-
-/* Schedule (fn set) or reschedule (fn NULL) the general way: with threads, or what the
-   inline way leaves. The clock is read for a delay (which counts from clock_lag after it:
-   CLOCKS), and for a worker with a clock_fn of the user's (hwtimer__note_filing). */
-static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
-                                                   int relative, uint64_t period, hwtimer_fn fn,
-                                                   void *arg) {
-    uint64_t now = relative || (t->worker.mode && t->own_clock) ? t->clock_fn(t->clock_ctx) : 0;
-    uint64_t deadline = relative ? hwtimer__add_sat(hwtimer__add_sat(now, t->clock_lag), when)
-                                 : when, tick;
-    hwtimer__shard *s;
-    int err;
-    if (hwtimer__is_retired(to)) return HWTIMER_ERETIRED; /* for good: no claim, no worker */
-    err = hwtimer__start_worker(t);
-    if (err) return err;
-    s = hwtimer__shard_to_arm(t, to);
-    hwtimer__lock(t, s->mutex);
-    if (to->state == HWTIMER_RETIRED) { /* retired meanwhile: the lock orders the two */
-        err = HWTIMER_ERETIRED;
-    } else if (!fn && hwtimer__is_pending_in(&s->wheel, to)) {
-        hwtimer__move_locked(t, s, to, now, deadline);
-    } else if (!fn && !to->fn) {
-        err = HWTIMER_EINVAL;
-    } else if ((err = hwtimer__arm_refusal(t, &s->wheel, to)) == HWTIMER_OK) {
-        if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
-        if (!fn) {
-            fn = to->fn;
-            arg = to->arg;
-            period = to->period;
-        }
-        hwtimer__arm_fill(&s->wheel, to, period, fn, arg);
-        s->wheel.pending++;
-        if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick) || hwtimer__clock_past(s, now)) {
-            hwtimer__note_filing(t, s, tick, now);
-        }
-    }
-    hwtimer__unlock_and_wake(t, s);
-    return err;
-}
-
-/* A reschedule the general way: out of line and with few arguments, so that the entry
-   calls it with no frame of its own. */
-static HWTIMER__NOINLINE int hwtimer__reschedule_general(hwtimer *t, hwtimer_timeout *to,
-                                                         uint64_t when, int relative) {
-    return hwtimer__arm_general(t, to, when, relative, 0, NULL, NULL);
-}
-
-/* Without threads, what the inline push later could not do: a move in the node's wheel,
-   else the general way. */
-static HWTIMER__NOINLINE int hwtimer__reschedule_plain(hwtimer *t, hwtimer_timeout *to,
-                                                       uint64_t deadline) {
-    hwtimer__shard *s = hwtimer__shard_at(t, 0);
-    if (!hwtimer__is_pending_in(&s->wheel, to)) {
-        return hwtimer__reschedule_general(t, to, deadline, 0);
-    }
-    hwtimer__move_locked(t, s, to, 0, deadline);
-    return HWTIMER_OK;
-}
-
-/* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks). */
-static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
-    uint64_t tick_ns = hwtimer__shard_at(t, 0)->wheel.geo.tick_ns;
-    if (ticks > UINT64_MAX / tick_ns) return UINT64_MAX;
-    return hwtimer__add_sat(hwtimer__load64(&t->pass.last_now), ticks * tick_ns);
-}
-
-/* How hwtimer__arm's `when` counts. */
-enum { HWTIMER__DEADLINE = 0, HWTIMER__DELAY = 1, HWTIMER__TICKS = 2 };
-
-/* May the timer arm inline: no threads (their quick_wheel is full), room, a tick in range?
-   (The limit first: gcc then keeps the wheel's address in a register.) */
-HWTIMER__ALWAYS_INLINE int hwtimer__inline_room(const hwtimer *t, uint64_t when, int form) {
-    return hwtimer__load_size(&t->arm_limit) > t->quick_wheel->pending &&
-           (form != HWTIMER__TICKS || when <= t->pass.ticks_room);
-}
-
-/* The states in the order the quick test below relies on. */
-typedef char hwtimer__quick_test_knows_the_states
-    [HWTIMER_IDLE == 0 && HWTIMER_PENDING == 1 && HWTIMER_EXPIRED == 2 &&
-     HWTIMER_CANCELLED == 3 && HWTIMER_RETIRED == 4 ? 1 : -1];
-
-/* And the node: may it be armed inline, that is, is it IDLE or CANCELLED (not PENDING,
-   EXPIRED or RETIRED), with no leeway unless `leeway_too`? One test of the state's word
-   answers both. The state byte s becomes (s ^ 1) + 3: IDLE 0 -> 4 (0100b), PENDING
-   1 -> 3 (0011b), EXPIRED 2 -> 6 (0110b), CANCELLED 3 -> 5 (0101b), RETIRED 4 -> 8
-   (1000b); the mask 1010b is clear for IDLE and CANCELLED only, and the result stays below
-   16, so nothing carries into the leeway's bytes, which the mask also covers unless
-   `leeway_too`. Asked only once the timer said yes: with threads a node is read under its
-   lock. */
-HWTIMER__ALWAYS_INLINE int hwtimer__quick_to_arm(const hwtimer_timeout *to, int leeway_too) {
-    uint32_t one = hwtimer__little_endian() ? 1u : 1u << 24; /* the state's 1 in the word */
-    uint32_t leeway = leeway_too ? 0 : hwtimer__leeway_bits();
-    return (((hwtimer__state_word(to) ^ one) + 3u * one) & (leeway | 10u * one)) == 0;
-}
-
-/* The inline arming, with the node's leeway key (0: none, else the memo's). Without threads
-   no cancel waits for a callback: a callback's own node armed here needs no fate. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, uint64_t when,
-                                               int form, uint64_t period, hwtimer_fn fn,
-                                               void *arg, uint32_t key) {
-    hwtimer__wheel *w = t->quick_wheel;
-    uint64_t e;
-    if (form == HWTIMER__TICKS) {
-        e = t->pass.last_tick + when;
-        when = t->pass.last_now + when * w->geo.tick_ns;
-    } else {
-        if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->delay_clock(t->clock_ctx), when);
-        e = hwtimer__due_tick(&w->geo, when);
-    }
-    if (key) e = hwtimer__leeway_grid(w, e);
-    if (e <= w->notice_upto) return hwtimer__arm_general(t, to, when, 0, period, fn, arg);
-    hwtimer__arm_fill(w, to, period, fn, arg);
-    w->pending++;
-    hwtimer__wheel_file_past(w, to, when, e, 1, key); /* last: the marking may be a tail call */
-    return HWTIMER_OK;
-}
-
-/* What the inline arming leaves: a leeway not the memo's, made its; the rest general. */
-static HWTIMER__NOINLINE int hwtimer__arm_other(hwtimer *t, hwtimer_timeout *to, uint64_t when,
-                                                int form, uint64_t period, hwtimer_fn fn,
-                                                void *arg) {
-    if (hwtimer__inline_room(t, when, form) && hwtimer__quick_to_arm(to, 1)) {
-        hwtimer__set_leeway_memo(t->quick_wheel, to);
-        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
-    }
-    if (form != HWTIMER__TICKS) return hwtimer__arm_general(t, to, when, form, period, fn, arg);
-    return hwtimer__arm_general(t, to, hwtimer__ticks_ahead(t, when), 0, period, fn, arg);
-}
-
-/* The schedule forms. Without threads the usual armings make no call but the clock's: with
-   no leeway (one test of the word), then with the leeway the wheel saw last. */
-HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
-                                        int form, uint64_t period, hwtimer_fn fn, void *arg) {
-    if (!t || !to || !fn) return HWTIMER_EINVAL;
-    if (hwtimer__inline_room(t, when, form)) {
-        if (hwtimer__quick_to_arm(to, 0)) {
-            return hwtimer__arm_inline(t, to, when, form, period, fn, arg, 0);
-        }
-        if (hwtimer__quick_to_arm(to, 1) && hwtimer__leeway_key(to) == t->quick_wheel->memo.key) {
-            return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
-        }
-    }
-    return hwtimer__arm_other(t, to, when, form, period, fn, arg);
-}
-
-/* The reschedule forms. Without threads the usual one, an idle timeout pushed later, is one
-   store, inline. */
-HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t when,
-                                               int relative) {
-    hwtimer__shard *s;
-    if (!t || !to) return HWTIMER_EINVAL;
-    if (t->threads) return hwtimer__reschedule_general(t, to, when, relative);
-    s = hwtimer__shard_at(t, 0);
-    if (relative) when = hwtimer__add_sat(t->delay_clock(t->clock_ctx), when);
-    return to->wheel == &s->wheel && hwtimer__wheel_push_later(&s->wheel, to, when)
-               ? HWTIMER_OK
-               : hwtimer__reschedule_plain(t, to, when);
-}
-
-/* What a cancel that finds the callback of its node running on another thread does. */
-typedef enum hwtimer__cancel_kind {
-    HWTIMER__CANCEL_WAIT,  /* hwtimer_cancel: waits for it to return */
-    HWTIMER__CANCEL_TRY,   /* hwtimer_try_cancel: returns HWTIMER_ERUNNING */
-    HWTIMER__CANCEL_RETIRE /* hwtimer_retire: retires the node, then waits */
-} hwtimer__cancel_kind;
-
-/* Is the callback of `to` running on another thread than the caller's (s's lock held)? */
-static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer__shard *s,
-                                   const hwtimer_timeout *to) {
-    return s->run.node == to && t->threads && !t->threads->thread_is_self(t->pass.thread);
-}
-
-/* How long a synchronous cancel waits for a callback before it tells log_fn. */
-#define HWTIMER__CANCEL_PATIENCE_NS 1000000000u
-
-/* Tells log_fn that a cancel has waited a second for a callback (no lock held). */
-static void hwtimer__tell_long_wait(const hwtimer *t, hwtimer__cancel_kind kind) {
-    hwtimer__sentence msg = {"", 0};
-    hwtimer__say(&msg, kind == HWTIMER__CANCEL_RETIRE ? "hwtimer: hwtimer_retire"
-                                                      : "hwtimer: hwtimer_cancel");
-    hwtimer__say(&msg, " has waited 1 s for a callback on another thread and goes on waiting: "
-                       "if this thread holds a lock the callback takes, they wait for each "
-                       "other for ever (under such a lock, cancel with hwtimer_try_cancel, "
-                       "which never waits)");
-    t->log.fn(t->log.ctx, msg.text);
-}
-
-/* Waits for the callback of `to`, which runs on another thread (s's lock held, the cancel
-   listed in s->cancel_waits). With a log_fn it waits a second at most at a time, so that
-   it can tell log_fn, once (`*told`), when the timer's clock says it has waited a second
-   since `began`; a clock that does not move (a fake one) never tells. */
-static void hwtimer__wait_for_callback(hwtimer *t, hwtimer__shard *s, hwtimer__cancel_kind kind,
-                                       uint64_t began, int *told) {
-    int watch = t->log.fn && !*told;
-    uint64_t now;
-    t->threads->cond_wait(s->done_cond, s->mutex, watch ? HWTIMER__CANCEL_PATIENCE_NS : UINT64_MAX);
-    if (!watch) return;
-    now = t->clock_fn(t->clock_ctx);
-    /* (a clock that stepped back below `began` has not waited a second either) */
-    if (now < hwtimer__add_sat(began, HWTIMER__CANCEL_PATIENCE_NS)) return;
-    *told = 1;
-    hwtimer__unlock(t, s->mutex); /* log_fn is called with no lock of the timer held */
-    hwtimer__tell_long_wait(t, kind);
-    hwtimer__lock(t, s->mutex);
-}
-
-/* Takes `me` out of s's list of waiting cancels (s's lock held). */
-static void hwtimer__unlist_wait(hwtimer__shard *s, hwtimer__cancel_wait *me) {
-    hwtimer__cancel_wait **link = &s->cancel_waits;
-    while (*link != me) link = &(*link)->next;
-    *link = me->next;
-    s->waiters--;
-}
-
-/* Cancel the general way, of each kind: with threads, and without them what hwtimer_cancel
-   does not do inline. While it waits for the callback, an arming the callback makes is
-   cancelled as it returns (hwtimer__cancel_for_waiter) or here. A retire finds its shard as
-   an arming does (the node may never have been armed on t), then retires the node before it
-   waits, so that the callback cannot arm it again. */
-static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to,
-                                                     hwtimer__cancel_kind kind) {
-    hwtimer__shard *s = kind == HWTIMER__CANCEL_RETIRE ? hwtimer__shard_to_arm(t, to)
-                                                        : hwtimer__shard_of(t, to);
-    hwtimer__cancel_wait me;
-    uint64_t began = 0;
-    int cancelled = 0, waiting = 0, told = 0;
-    if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
-    hwtimer__lock(t, s->mutex);
-    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed meanwhile */
-        hwtimer__unlock(t, s->mutex);
-        return HWTIMER_EINVAL;
-    }
-    for (;;) {
-        cancelled |= hwtimer__cancel_locked(t, s, to);
-        if (kind == HWTIMER__CANCEL_RETIRE) hwtimer__set_state(to, HWTIMER_RETIRED);
-        if (!hwtimer__runs_elsewhere(t, s, to)) break;
-        if (kind == HWTIMER__CANCEL_TRY) {
-            hwtimer__unlock(t, s->mutex);
-            return HWTIMER_ERUNNING;
-        }
-        if (!waiting) {
-            me.to = to;
-            me.hit = 0;
-            me.next = s->cancel_waits;
-            s->cancel_waits = &me;
-            s->waiters++;
-            waiting = 1;
-            if (t->log.fn) began = t->clock_fn(t->clock_ctx);
-        }
-        hwtimer__wait_for_callback(t, s, kind, began, &told);
-    }
-    if (waiting) {
-        hwtimer__unlist_wait(s, &me);
-        cancelled |= me.hit;
-    }
-    hwtimer__unlock(t, s->mutex);
-    return cancelled;
-}
-
-/* ====================
    [hwtimer:platform] Platform: the clock, then the POSIX, C11 and Win32 thread backends
    ==================== */
 
@@ -3572,7 +3292,7 @@ static const hwtimer_threads hwtimer__win32_table = {
 #endif /* HWTIMER__WIN32 */
 
 /* ====================
-   [hwtimer:lifecycle] Creating, stopping and destroying a timer; fork, counters, check
+   [hwtimer:lifecycle] Creating a timer: its config checked, its block laid out, its clock
    ==================== */
 
 /* Tells cfg->log_fn, if set, "hwtimer_create: " what [value] rule. */
@@ -3753,10 +3473,6 @@ static void hwtimer__free(void *block, void *ctx) {
     HWTIMER_FREE(ctx, block);
 }
 
-/* The quick_wheel of a timer with threads: no node names it, nobody writes it, and its
-   pending count, 0, is at the arm_limit, 0: the inline paths never take it. */
-static hwtimer__wheel hwtimer__no_wheel;
-
 /* The timer's clock: cfg.clock_fn, else the platform's, coarse if asked for. */
 static uint64_t (*hwtimer__clock_of(const hwtimer_config *cfg))(void *) {
     uint64_t (*fn)(void *) = HWTIMER__DEFAULT_CLOCK;
@@ -3786,9 +3502,8 @@ static void hwtimer__configure(hwtimer *t, const hwtimer_config *cfg, unsigned s
     t->shards = shards;
     t->threads = cfg->threads;
     t->max_pending = cfg->max_pending && shards == 1 ? cfg->max_pending : SIZE_MAX;
-    t->arm_limit = t->threads ? 0 : t->max_pending;
-    t->quick_wheel = t->threads ? &hwtimer__no_wheel : &hwtimer__shard_at(t, 0)->wheel;
-    if (cfg->max_pending && shards > 1) { /* (shards have threads: no quick way) */
+    t->arms_inline = !t->threads;
+    if (cfg->max_pending && shards > 1) { /* (shards have threads: no inline arming) */
         t->shared_limit = cfg->max_pending > (size_t)LONG_MAX ? LONG_MAX : (long)cfg->max_pending;
     }
     t->worker.mode = cfg->worker != 0;
@@ -3847,6 +3562,52 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
+/* Visits every node pending in s (foreach; the locks held). */
+static void hwtimer__visit_shard(hwtimer__shard *s, hwtimer__nodes_walk *walk) {
+    size_t before = walk->visited;
+    hwtimer__wheel_walk(&s->wheel, walk);
+    if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__visit_node(walk, s->run.node);
+    HWTIMER_ASSERT(walk->visited - before == s->wheel.pending);
+    (void)before;
+}
+
+/* ====================
+   [hwtimer:stop] Stopping and destroying a timer
+
+   Stop: no arming is let in once `stopped` is set (the arming's refusal reads it under the
+   wheel's lock); the worker is joined, a pass under way is waited for, every node is
+   cancelled and handed back. Destroy: stop, then free the block once no wake-up that
+   another thread began still runs (wakes_running). From a callback both are deferred to the
+   pass's end.
+   ==================== */
+
+/* Marks t stopped (t's lock held): every later arming takes the general way, which refuses
+   it. Only a timer without threads ever arms inline, and only its one thread reads
+   arms_inline then; with threads it is already 0 and is not written, so that no thread
+   that reads it races with this store. */
+static void hwtimer__set_stopped(hwtimer *t) {
+    hwtimer__store_int(&t->stopped, 1);
+    if (!t->threads) t->arms_inline = 0;
+}
+
+/* Cancels every node of t, the filed ones into `out`: how many those were. t's lock held;
+   each wheel's in turn (two locks at most: an arming in a wheel emptied finds t stopped). */
+static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
+    size_t n = 0, k;
+    unsigned i;
+    hwtimer__init_out(out);
+    for (i = 0; i < t->shards; i++) {
+        hwtimer__shard *s = hwtimer__shard_at(t, i);
+        hwtimer__lock_wheel(t, s);
+        if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__cancel_locked(t, s, s->run.node);
+        k = hwtimer__wheel_cancel_all(&s->wheel, out);
+        hwtimer__release_shared(t, k);
+        hwtimer__unlock_wheel(t, s);
+        n += k;
+    }
+    return n;
+}
+
 /* Frees a stopped timer with no worker or pass, once no wake-up is under way. */
 static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__fork_list_remove(t);
@@ -3859,19 +3620,445 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     t->free_fn(t->block, t->alloc_ctx);
 }
 
-/* Later armings take the general way, which refuses them (t's lock held). */
-static void hwtimer__set_stopped(hwtimer *t) {
-    hwtimer__store_int(&t->stopped, 1);
-    hwtimer__store_size(&t->arm_limit, 0);
+/* hwtimer_stop (its rules at its declaration). A worker is joined first, so that no pass
+   starts after it; then a pass under way (a caller-driven one on another thread) is waited
+   for; then every node is cancelled, each wheel under its lock, and handed back with no lock
+   held, so that `unprocessed` may schedule on another timer or free the node. */
+static int64_t hwtimer__stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
+    size_t n;
+    int err;
+    hwtimer__lock(t, t->mutex);
+    err = hwtimer__in_own_callback(t) ? HWTIMER_EWORKER : HWTIMER_OK;
+    if (err || t->stopped) {
+        hwtimer__unlock(t, t->mutex);
+        return err;
+    }
+    hwtimer__set_stopped(t);
+    if (t->worker.running) {
+        t->threads->cond_broadcast(t->worker.wake_cond);
+        hwtimer__unlock(t, t->mutex);
+        t->threads->thread_join(t->worker.thread);
+        hwtimer__lock(t, t->mutex);
+        hwtimer__store_int(&t->worker.running, 0);
+    }
+    while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
+    n = hwtimer__cancel_all(t, out);
+    hwtimer__unlock(t, t->mutex);
+    hwtimer__hand_back(out, unprocessed, ctx);
+    return (int64_t)n;
 }
 
-/* Visits every node pending in s (foreach; the locks held). */
-static void hwtimer__visit_shard(hwtimer__shard *s, hwtimer__nodes_walk *walk) {
-    size_t before = walk->visited;
-    hwtimer__wheel_walk(&s->wheel, walk);
-    if (hwtimer__running_unfiled(s, s->run.node)) hwtimer__visit_node(walk, s->run.node);
-    HWTIMER_ASSERT(walk->visited - before == s->wheel.pending);
-    (void)before;
+/* hwtimer_destroy. From the timer's own callback the timer cannot be freed under the pass
+   that runs it: it is stopped and emptied now, and the pass's end (hwtimer_advance_max, or
+   the worker as it exits) frees it. */
+static void hwtimer__destroy(hwtimer *t) {
+    struct hwtimer__link out[HWTIMER_SLOT_LISTS]; /* (from a callback: handed back to none) */
+    hwtimer__lock(t, t->mutex);
+    if (hwtimer__in_own_callback(t)) {
+        t->destroy_deferred = 1;
+        hwtimer__set_stopped(t);
+        hwtimer__cancel_all(t, out);
+        hwtimer__unlock(t, t->mutex);
+        return;
+    }
+    hwtimer__unlock(t, t->mutex);
+    hwtimer__stop(t, NULL, NULL);
+    hwtimer__finish_destroy(t);
+}
+
+/* ====================
+   [hwtimer:worker] The worker thread
+   ==================== */
+
+/* How long to wait on the monotonic clock until the timer's clock, read as `now`, reads
+   `next` (> now). A coarse clock (clock_lag G) reads it at most G after the monotonic
+   clock does: the wait ends then, one wait and not a spin of short ones, and at least G
+   from now where the coarse clock lags more. */
+static uint64_t hwtimer__wait_ns(const hwtimer *t, uint64_t next, uint64_t now) {
+    uint64_t until, monotonic;
+    if (!t->clock_lag) return next - now;
+    until = hwtimer__add_sat(next, t->clock_lag);
+    monotonic = t->wait_clock(NULL);
+    return until > monotonic ? until - monotonic : t->clock_lag;
+}
+
+/* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop.
+   It runs everything due: it never leaves timeouts in `left`. */
+static void hwtimer__worker_main(void *arg) {
+    hwtimer *t = (hwtimer *)arg;
+    int destroy;
+    hwtimer__lock(t, t->mutex);
+    while (!t->stopped) {
+        /* the clock read after the answer, which takes every wheel's lock */
+        uint64_t next = hwtimer__give_answer(t);
+        uint64_t now = t->clock_fn(t->clock_ctx);
+        if (now < t->pass.last_now) now = t->pass.last_now; /* a clock that stepped back */
+        if (next <= now) {
+            hwtimer__pass(t, now);
+            continue;
+        }
+        t->worker.sleeping = 1;
+        t->threads->cond_wait(t->worker.wake_cond, t->mutex,
+                              next == UINT64_MAX ? UINT64_MAX : hwtimer__wait_ns(t, next, now));
+        t->worker.sleeping = 0;
+        t->stats.wakeups++;
+    }
+    destroy = t->destroy_deferred;
+    hwtimer__unlock(t, t->mutex);
+    if (destroy) {
+        t->threads->thread_detach(t->worker.thread);
+        hwtimer__finish_destroy(t);
+    }
+}
+
+/* Starts the worker (t's lock held): 0, or -1 if its thread could not start. */
+static int hwtimer__start_worker_locked(hwtimer *t) {
+    if (t->worker.running) return 0;
+    if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
+    hwtimer__store_int(&t->worker.running, 1);
+    return 0;
+}
+
+/* Starts the worker in worker mode if it does not run yet: 0 after stop too. */
+HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
+    int err = HWTIMER_OK;
+    if (!t->worker.mode || hwtimer__load_int(&t->worker.running)) return HWTIMER_OK;
+    hwtimer__lock(t, t->mutex);
+    if (!t->stopped && hwtimer__start_worker_locked(t)) err = HWTIMER_ETHREAD;
+    hwtimer__unlock(t, t->mutex);
+    return err;
+}
+
+/* ====================
+   [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
+
+   Inline without threads (one wheel, no lock); out of line with threads: the clock read
+   once, the wheel chosen, lock, body, unlock and wake.
+   ==================== */
+
+/* How an arming's `when` counts: a deadline (the _at forms), a delay from the clock (the
+   forms without a suffix), or a number of ticks from the timer's time (_ticks). */
+typedef enum hwtimer__form { HWTIMER__DEADLINE, HWTIMER__DELAY, HWTIMER__TICKS } hwtimer__form;
+
+/* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks), read without a
+   lock ("Reads without a lock" in THE DESIGN). */
+static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
+    uint64_t tick_ns = hwtimer__shard_at(t, 0)->wheel.geo.tick_ns;
+    if (ticks > UINT64_MAX / tick_ns) return UINT64_MAX;
+    return hwtimer__add_sat(hwtimer__load64(&t->pass.last_now), ticks * tick_ns);
+}
+
+/* The general way, with threads or for what the inline way leaves, takes the node's wheel's
+   lock. Where it stands once it holds it: the wheel, the clock as read (0 if not read) and
+   the deadline. */
+typedef struct hwtimer__locked_arming {
+    hwtimer__shard *s;
+    uint64_t now;
+    uint64_t deadline;
+} hwtimer__locked_arming;
+
+/* Begins an arming the general way: reads the clock if the form is a delay (a delay counts
+   from clock_lag after it: CLOCKS), or if a worker waits on another clock than the user's
+   (hwtimer__note_filing compares the two); turns `when` into a deadline; starts the worker
+   if it is not running yet; takes the lock of the shard that arms `to`. HWTIMER_OK with
+   that lock held, else the error with no lock held: a retired node is refused before the
+   lock (a terminal state), and again under it, since the lock orders a retire and an
+   arming that race. */
+HWTIMER__ALWAYS_INLINE int hwtimer__lock_to_arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                                hwtimer__form form, hwtimer__locked_arming *a) {
+    int read_clock = form == HWTIMER__DELAY || (t->worker.mode && t->own_clock);
+    int err;
+    a->now = read_clock ? t->clock_fn(t->clock_ctx) : 0;
+    a->deadline = form == HWTIMER__DELAY   ? hwtimer__add_sat(hwtimer__add_sat(a->now, t->clock_lag), when)
+                  : form == HWTIMER__TICKS ? hwtimer__ticks_ahead(t, when)
+                                           : when;
+    if (hwtimer__is_retired(to)) return HWTIMER_ERETIRED;
+    err = hwtimer__start_worker(t);
+    if (err) return err;
+    a->s = hwtimer__shard_to_arm(t, to);
+    hwtimer__lock(t, a->s->mutex);
+    if (to->state != HWTIMER_RETIRED) return HWTIMER_OK;
+    hwtimer__unlock(t, a->s->mutex);
+    return HWTIMER_ERETIRED;
+}
+
+/* Arms `to` in the locked wheel with a callback, an argument and a period, unless
+   hwtimer__arm_refusal refuses (its error). A callback that arms its own node makes its fate
+   REARMED, so that its return does not re-arm it by its period. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, const hwtimer__locked_arming *a,
+                                               hwtimer_timeout *to, uint64_t period,
+                                               hwtimer_fn fn, void *arg) {
+    hwtimer__shard *s = a->s;
+    uint64_t tick;
+    int err = hwtimer__arm_refusal(t, &s->wheel, to);
+    if (err) return err;
+    if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
+    hwtimer__arm_fill(&s->wheel, to, period, fn, arg);
+    s->wheel.pending++;
+    if (hwtimer__wheel_file(&s->wheel, to, a->deadline, &tick) || hwtimer__clock_past(s, a->now)) {
+        hwtimer__note_filing(t, s, tick, a->now);
+    }
+    return HWTIMER_OK;
+}
+
+/* A schedule the general way. */
+static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                                  hwtimer__form form, uint64_t period,
+                                                  hwtimer_fn fn, void *arg) {
+    hwtimer__locked_arming a;
+    int err = hwtimer__lock_to_arm(t, to, when, form, &a);
+    if (err) return err;
+    err = hwtimer__arm_locked(t, &a, to, period, fn, arg);
+    hwtimer__unlock_and_wake(t, a.s);
+    return err;
+}
+
+/* A reschedule the general way: a node pending in the locked wheel gets the new deadline
+   (hwtimer__move_locked); one that is not pending is armed again with its own callback,
+   argument and period; one that was never armed has no callback to run and is refused.
+   Out of line with few arguments, so that the inline reschedule calls it without building
+   a frame of its own. */
+static HWTIMER__NOINLINE int hwtimer__reschedule_general(hwtimer *t, hwtimer_timeout *to,
+                                                         uint64_t when, hwtimer__form form) {
+    hwtimer__locked_arming a;
+    int err = hwtimer__lock_to_arm(t, to, when, form, &a);
+    if (err) return err;
+    if (hwtimer__is_pending_in(&a.s->wheel, to)) {
+        hwtimer__move_locked(t, a.s, to, a.now, a.deadline);
+    } else if (!to->fn) {
+        err = HWTIMER_EINVAL;
+    } else {
+        err = hwtimer__arm_locked(t, &a, to, to->period, to->fn, to->arg);
+    }
+    hwtimer__unlock_and_wake(t, a.s);
+    return err;
+}
+
+/* The wheel of a timer without threads, which has exactly one: the inline paths' wheel. Its
+   address is a constant offset from the timer's, so that finding it loads nothing. */
+HWTIMER__ALWAYS_INLINE hwtimer__wheel *hwtimer__only_wheel(const hwtimer *t) {
+    return &hwtimer__shard_at(t, 0)->wheel;
+}
+
+/* A reschedule without threads that the inline push later could not do: a move within the
+   wheel, or the general way for a node that is not pending in it. */
+static HWTIMER__NOINLINE int hwtimer__reschedule_unthreaded(hwtimer *t, hwtimer_timeout *to,
+                                                            uint64_t deadline) {
+    hwtimer__shard *s = hwtimer__shard_at(t, 0);
+    if (!hwtimer__is_pending_in(&s->wheel, to)) {
+        return hwtimer__reschedule_general(t, to, deadline, HWTIMER__DEADLINE);
+    }
+    hwtimer__move_locked(t, s, to, 0, deadline);
+    return HWTIMER_OK;
+}
+
+/* The timer's half of the fast path's permission ("The fast path" in THE DESIGN): no
+   threads and not stopped (arms_inline), room in the wheel under max_pending, and, for a
+   count of ticks, a count whose deadline fits in 64 bits. The wheel's count is read only
+   once arms_inline said there are no threads: with threads other threads write it. */
+HWTIMER__ALWAYS_INLINE int hwtimer__timer_arms_inline(const hwtimer *t, uint64_t when,
+                                                      hwtimer__form form) {
+    return t->arms_inline && hwtimer__only_wheel(t)->pending < t->max_pending &&
+           (form != HWTIMER__TICKS || when <= t->pass.ticks_room);
+}
+
+/* The node's half, asked only once the timer's half said yes (so without threads, and a
+   plain read is safe). A node may be armed inline when its state is IDLE or CANCELLED (not
+   PENDING or EXPIRED: it is armed, or running; not RETIRED: refused) and, unless
+   `leeway_too`, its leeway is zero. One test of the 4-byte word that holds the state byte
+   and the leeway's three bytes answers both questions:
+
+       state s          (s ^ 1) + 3     & 1010b
+       IDLE      0      4   0100b       0
+       PENDING   1      3   0011b       2
+       EXPIRED   2      6   0110b       2
+       CANCELLED 3      5   0101b       0
+       RETIRED   4      8   1000b       8
+
+   The sum stays below 16, so nothing carries out of the state's byte into the leeway's; the
+   mask also covers the leeway's bytes unless `leeway_too`. The static assertion below ties
+   the table to the state values. */
+typedef char hwtimer__node_test_knows_the_states
+    [HWTIMER_IDLE == 0 && HWTIMER_PENDING == 1 && HWTIMER_EXPIRED == 2 &&
+     HWTIMER_CANCELLED == 3 && HWTIMER_RETIRED == 4 ? 1 : -1];
+typedef char hwtimer__node_test_sum_fits_the_state_byte[(4 ^ 1) + 3 < 16 ? 1 : -1];
+HWTIMER__ALWAYS_INLINE int hwtimer__node_arms_inline(const hwtimer_timeout *to, int leeway_too) {
+    uint32_t one = hwtimer__little_endian() ? 1u : 1u << 24; /* the state byte's 1 in the word */
+    uint32_t leeway = leeway_too ? 0 : hwtimer__leeway_bits();
+    return (((hwtimer__state_word(to) ^ one) + 3u * one) & (leeway | 10u * one)) == 0;
+}
+
+/* The inline arming, both halves of the permission given, with the node's leeway key (0:
+   no leeway, else the wheel's memo holds its grid). Its tick must lie past notice_upto
+   (see the wheel's contract in THE DESIGN), else it takes the general way. Without threads
+   no cancel waits for a callback, so a callback's own node armed here needs no fate. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                               hwtimer__form form, uint64_t period,
+                                               hwtimer_fn fn, void *arg, uint32_t key) {
+    hwtimer__wheel *w = hwtimer__only_wheel(t);
+    uint64_t e;
+    if (form == HWTIMER__TICKS) {
+        e = t->pass.last_tick + when;
+        when = t->pass.last_now + when * w->geo.tick_ns;
+    } else {
+        if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->delay_clock(t->clock_ctx), when);
+        e = hwtimer__due_tick(&w->geo, when);
+    }
+    if (key) e = hwtimer__leeway_grid(w, e);
+    if (e <= w->notice_upto) {
+        return hwtimer__arm_general(t, to, when, HWTIMER__DEADLINE, period, fn, arg);
+    }
+    hwtimer__arm_fill(w, to, period, fn, arg);
+    w->pending++;
+    /* last, so that the slot's marking, when the slot was empty, ends the call */
+    hwtimer__wheel_file_past(w, to, when, e, HWTIMER__ONE_STORE, key);
+    return HWTIMER_OK;
+}
+
+/* What the inline arming leaves: a node with a leeway that is not the memo's (the memo is
+   made its, then inline), and everything the permission refuses (the general way). */
+static HWTIMER__NOINLINE int hwtimer__arm_other(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                                hwtimer__form form, uint64_t period,
+                                                hwtimer_fn fn, void *arg) {
+    if (hwtimer__timer_arms_inline(t, when, form) && hwtimer__node_arms_inline(to, 1)) {
+        hwtimer__set_leeway_memo(hwtimer__only_wheel(t), to);
+        return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
+    }
+    return hwtimer__arm_general(t, to, when, form, period, fn, arg);
+}
+
+/* The schedule forms. Without threads the usual armings call nothing but the clock: a node
+   with no leeway (one test of its word), then one with the leeway the wheel saw last. */
+HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                        hwtimer__form form, uint64_t period, hwtimer_fn fn,
+                                        void *arg) {
+    if (!t || !to || !fn) return HWTIMER_EINVAL;
+    if (hwtimer__timer_arms_inline(t, when, form)) {
+        if (hwtimer__node_arms_inline(to, 0)) {
+            return hwtimer__arm_inline(t, to, when, form, period, fn, arg, 0);
+        }
+        if (hwtimer__node_arms_inline(to, 1) &&
+            hwtimer__leeway_key(to) == hwtimer__only_wheel(t)->memo.key) {
+            return hwtimer__arm_inline(t, to, when, form, period, fn, arg, hwtimer__leeway_key(to));
+        }
+    }
+    return hwtimer__arm_other(t, to, when, form, period, fn, arg);
+}
+
+/* The reschedule forms (a deadline or a delay). Without threads the usual one, an idle
+   timeout pushed later while it waits in a coarse level, is one store, inline. A stopped
+   timer has no pending node, so the push later fails and the general way refuses. */
+HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, uint64_t when,
+                                               hwtimer__form form) {
+    hwtimer__wheel *w;
+    if (!t || !to) return HWTIMER_EINVAL;
+    if (t->threads) return hwtimer__reschedule_general(t, to, when, form);
+    w = hwtimer__only_wheel(t);
+    if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->delay_clock(t->clock_ctx), when);
+    return to->wheel == w && hwtimer__wheel_push_later(w, to, when)
+               ? HWTIMER_OK
+               : hwtimer__reschedule_unthreaded(t, to, when);
+}
+
+/* What a cancel that finds the callback of its node running on another thread does. */
+typedef enum hwtimer__cancel_kind {
+    HWTIMER__CANCEL_WAIT,  /* hwtimer_cancel: waits for it to return */
+    HWTIMER__CANCEL_TRY,   /* hwtimer_try_cancel: returns HWTIMER_ERUNNING */
+    HWTIMER__CANCEL_RETIRE /* hwtimer_retire: retires the node, then waits */
+} hwtimer__cancel_kind;
+
+/* Is the callback of `to` running on another thread than the caller's (s's lock held)? */
+static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer__shard *s,
+                                   const hwtimer_timeout *to) {
+    return s->run.node == to && t->threads && !t->threads->thread_is_self(t->pass.thread);
+}
+
+/* How long a synchronous cancel waits for a callback before it tells log_fn. */
+#define HWTIMER__CANCEL_PATIENCE_NS 1000000000u
+
+/* Tells log_fn that a cancel has waited a second for a callback (no lock held). */
+static void hwtimer__tell_long_wait(const hwtimer *t, hwtimer__cancel_kind kind) {
+    hwtimer__sentence msg = {"", 0};
+    hwtimer__say(&msg, kind == HWTIMER__CANCEL_RETIRE ? "hwtimer: hwtimer_retire"
+                                                      : "hwtimer: hwtimer_cancel");
+    hwtimer__say(&msg, " has waited 1 s for a callback on another thread and goes on waiting: "
+                       "if this thread holds a lock the callback takes, they wait for each "
+                       "other for ever (under such a lock, cancel with hwtimer_try_cancel, "
+                       "which never waits)");
+    t->log.fn(t->log.ctx, msg.text);
+}
+
+/* Waits for the callback of `to`, which runs on another thread (s's lock held, the cancel
+   listed in s->cancel_waits). With a log_fn it waits a second at most at a time, so that
+   it can tell log_fn, once (`*told`), when the timer's clock says it has waited a second
+   since `began`; a clock that does not move (a fake one) never tells. */
+static void hwtimer__wait_for_callback(hwtimer *t, hwtimer__shard *s, hwtimer__cancel_kind kind,
+                                       uint64_t began, int *told) {
+    int watch = t->log.fn && !*told;
+    uint64_t now;
+    t->threads->cond_wait(s->done_cond, s->mutex, watch ? HWTIMER__CANCEL_PATIENCE_NS : UINT64_MAX);
+    if (!watch) return;
+    now = t->clock_fn(t->clock_ctx);
+    /* (a clock that stepped back below `began` has not waited a second either) */
+    if (now < hwtimer__add_sat(began, HWTIMER__CANCEL_PATIENCE_NS)) return;
+    *told = 1;
+    hwtimer__unlock(t, s->mutex); /* log_fn is called with no lock of the timer held */
+    hwtimer__tell_long_wait(t, kind);
+    hwtimer__lock(t, s->mutex);
+}
+
+/* Takes `me` out of s's list of waiting cancels (s's lock held). */
+static void hwtimer__unlist_wait(hwtimer__shard *s, hwtimer__cancel_wait *me) {
+    hwtimer__cancel_wait **link = &s->cancel_waits;
+    while (*link != me) link = &(*link)->next;
+    *link = me->next;
+    s->waiters--;
+}
+
+/* Cancel the general way, of each kind: with threads, and without them what hwtimer_cancel
+   does not do inline. While it waits for the callback, an arming the callback makes is
+   cancelled as it returns (hwtimer__cancel_for_waiter) or here. A retire finds its shard as
+   an arming does (the node may never have been armed on t), then retires the node before it
+   waits, so that the callback cannot arm it again. */
+static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to,
+                                                     hwtimer__cancel_kind kind) {
+    hwtimer__shard *s = kind == HWTIMER__CANCEL_RETIRE ? hwtimer__shard_to_arm(t, to)
+                                                        : hwtimer__shard_of(t, to);
+    hwtimer__cancel_wait me;
+    uint64_t began = 0;
+    int cancelled = 0, waiting = 0, told = 0;
+    if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
+    hwtimer__lock(t, s->mutex);
+    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed meanwhile */
+        hwtimer__unlock(t, s->mutex);
+        return HWTIMER_EINVAL;
+    }
+    for (;;) {
+        cancelled |= hwtimer__cancel_locked(t, s, to);
+        if (kind == HWTIMER__CANCEL_RETIRE) hwtimer__set_state(to, HWTIMER_RETIRED);
+        if (!hwtimer__runs_elsewhere(t, s, to)) break;
+        if (kind == HWTIMER__CANCEL_TRY) {
+            hwtimer__unlock(t, s->mutex);
+            return HWTIMER_ERUNNING;
+        }
+        if (!waiting) {
+            me.to = to;
+            me.hit = 0;
+            me.next = s->cancel_waits;
+            s->cancel_waits = &me;
+            s->waiters++;
+            waiting = 1;
+            if (t->log.fn) began = t->clock_fn(t->clock_ctx);
+        }
+        hwtimer__wait_for_callback(t, s, kind, began, &told);
+    }
+    if (waiting) {
+        hwtimer__unlist_wait(s, &me);
+        cancelled |= me.hit;
+    }
+    hwtimer__unlock(t, s->mutex);
+    return cancelled;
 }
 
 /* ====================
@@ -3904,19 +4091,7 @@ HWTIMER_DEF int hwtimer_create(hwtimer **out, const hwtimer_config *cfg) {
 }
 
 HWTIMER_DEF void hwtimer_destroy(hwtimer *t) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS]; /* (from a callback: handed back to none) */
-    if (!t) return;
-    hwtimer__lock(t, t->mutex);
-    if (hwtimer__in_own_callback(t)) {
-        t->destroy_deferred = 1;
-        hwtimer__set_stopped(t);
-        hwtimer__cancel_all(t, out);
-        hwtimer__unlock(t, t->mutex);
-        return;
-    }
-    hwtimer__unlock(t, t->mutex);
-    hwtimer_stop(t, NULL, NULL);
-    hwtimer__finish_destroy(t);
+    if (t) hwtimer__destroy(t);
 }
 
 HWTIMER_DEF const hwtimer_threads *hwtimer_threads_default(void) {
@@ -3936,12 +4111,12 @@ HWTIMER_DEF void hwtimer_timeout_init(hwtimer_timeout *to) { if (to) memset(to, 
 
 HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule(hwtimer *t, hwtimer_timeout *to,
                                               uint64_t delay_ns, hwtimer_fn fn, void *arg) {
-    return hwtimer__arm(t, to, delay_ns, 1, 0, fn, arg);
+    return hwtimer__arm(t, to, delay_ns, HWTIMER__DELAY, 0, fn, arg);
 }
 
 HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_at(hwtimer *t, hwtimer_timeout *to,
                                                  uint64_t deadline_ns, hwtimer_fn fn, void *arg) {
-    return hwtimer__arm(t, to, deadline_ns, 0, 0, fn, arg);
+    return hwtimer__arm(t, to, deadline_ns, HWTIMER__DEADLINE, 0, fn, arg);
 }
 
 HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout *to,
@@ -3952,34 +4127,31 @@ HWTIMER_DEF HWTIMER__HOT int hwtimer_schedule_ticks(hwtimer *t, hwtimer_timeout 
 HWTIMER_DEF int hwtimer_schedule_periodic(hwtimer *t, hwtimer_timeout *to, uint64_t delay_ns,
                                           uint64_t period_ns, hwtimer_fn fn, void *arg) {
     if (!period_ns) return HWTIMER_EINVAL;
-    return hwtimer__arm(t, to, delay_ns, 1, period_ns, fn, arg);
+    return hwtimer__arm(t, to, delay_ns, HWTIMER__DELAY, period_ns, fn, arg);
 }
 
 HWTIMER_DEF int hwtimer_schedule_periodic_at(hwtimer *t, hwtimer_timeout *to,
                                              uint64_t deadline_ns, uint64_t period_ns,
                                              hwtimer_fn fn, void *arg) {
     if (!period_ns) return HWTIMER_EINVAL;
-    return hwtimer__arm(t, to, deadline_ns, 0, period_ns, fn, arg);
+    return hwtimer__arm(t, to, deadline_ns, HWTIMER__DEADLINE, period_ns, fn, arg);
 }
 
 HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule(hwtimer *t, hwtimer_timeout *to,
                                                 uint64_t delay_ns) {
-    return hwtimer__reschedule(t, to, delay_ns, 1);
+    return hwtimer__reschedule(t, to, delay_ns, HWTIMER__DELAY);
 }
 
 HWTIMER_DEF HWTIMER__HOT int hwtimer_reschedule_at(hwtimer *t, hwtimer_timeout *to,
                                                    uint64_t deadline_ns) {
-    return hwtimer__reschedule(t, to, deadline_ns, 0);
+    return hwtimer__reschedule(t, to, deadline_ns, HWTIMER__DEADLINE);
 }
 
 HWTIMER_DEF HWTIMER__HOT int hwtimer_cancel(hwtimer *t, hwtimer_timeout *to) {
-    hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
-    w = t->quick_wheel;
-    if (hwtimer__load_wheel(&to->wheel) == w && to->state == HWTIMER_PENDING) {
-        hwtimer__wheel_uncount(w, to, 1);
-        return 1;
-    }
+    /* Without threads a filed node is cancelled inline; there are no shards, so no count
+       shared between wheels to give its place back to. */
+    if (!t->threads && hwtimer__wheel_cancel(hwtimer__only_wheel(t), to)) return 1;
     return hwtimer__cancel_general(t, to, HWTIMER__CANCEL_WAIT);
 }
 
@@ -4102,7 +4274,7 @@ HWTIMER_DEF int hwtimer_poll_timeout_ms(hwtimer *t) {
     if (!t) return -1;
     hwtimer__lock(t, t->mutex);
     next = hwtimer__loop_answer(t, &left);
-    none = t->loop.answer.none;
+    none = t->loop.none;
     hwtimer__unlock(t, t->mutex);
     if (none) return -1;
     if (left) return 0;
@@ -4118,29 +4290,8 @@ HWTIMER_DEF int hwtimer_start(hwtimer *t) {
 }
 
 HWTIMER_DEF int64_t hwtimer_stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
-    struct hwtimer__link out[HWTIMER_SLOT_LISTS];
-    size_t n;
-    int err;
     if (!t) return HWTIMER_EINVAL;
-    hwtimer__lock(t, t->mutex);
-    err = hwtimer__in_own_callback(t) ? HWTIMER_EWORKER : HWTIMER_OK;
-    if (err || t->stopped) {
-        hwtimer__unlock(t, t->mutex);
-        return err;
-    }
-    hwtimer__set_stopped(t);
-    if (t->worker.running) {
-        t->threads->cond_broadcast(t->worker.wake_cond);
-        hwtimer__unlock(t, t->mutex);
-        t->threads->thread_join(t->worker.thread);
-        hwtimer__lock(t, t->mutex);
-        hwtimer__store_int(&t->worker.running, 0);
-    }
-    while (t->pass.on) hwtimer__wait(t, t->done_cond, t->mutex, &t->waiters);
-    n = hwtimer__cancel_all(t, out);
-    hwtimer__unlock(t, t->mutex);
-    hwtimer__hand_back(out, unprocessed, ctx);
-    return (int64_t)n;
+    return hwtimer__stop(t, unprocessed, ctx);
 }
 
 HWTIMER_DEF const char *hwtimer_strerror(int err) {
