@@ -966,7 +966,7 @@ extern "C" {
 #define HWTIMER__HOT inline
 #endif
 
-/* Bit scans and inlining hints: GCC and Clang, MSVC, or neither (plain C). */
+/* Bit scans and inlining hints: GCC and Clang, MSVC, or neither (portable C, slower). */
 
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
@@ -1034,8 +1034,8 @@ static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1))
 #define HWTIMER__LOAD_RELAXED_BODY(type, p) return __atomic_load_n((p), __ATOMIC_RELAXED)
 #if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_8) || UINTPTR_MAX > 0xFFFFFFFFu
 #define HWTIMER__WHOLE64 1
-#define HWTIMER__LOAD64_BODY(p) return __atomic_load_n((p), __ATOMIC_RELAXED)
-#define HWTIMER__STORE64_BODY(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define HWTIMER__LOAD64_BODY(p) HWTIMER__LOAD_RELAXED_BODY(uint64_t, p)
+#define HWTIMER__STORE64_BODY(p, v) HWTIMER__STORE_RELAXED_BODY(uint64_t, p, v)
 #else
 #define HWTIMER__WHOLE64 0
 #endif
@@ -1185,7 +1185,7 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
 /* hwtimer_timeout.where: 0 so a zero-filled node is nowhere. */
 enum {
     HWTIMER__WHERE_NONE = 0,
-    HWTIMER__WHERE_LIST = 1, /* `due` or `ready`: a plain list, no bit tree */
+    HWTIMER__WHERE_LIST = 1, /* `due`, `ready` or `left`: a list outside the slots */
     HWTIMER__WHERE_WHEEL = 2 /* + (level << bits) + slot: a slot of the wheel */
 };
 
