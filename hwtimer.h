@@ -3954,8 +3954,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__reschedule(hwtimer *t, hwtimer_timeout *to, 
     hwtimer__wheel *w;
     if (!t || !to) return HWTIMER_EINVAL;
     if (t->threads) return hwtimer__reschedule_general(t, to, when, form);
-    w = hwtimer__only_wheel(t);
     if (form == HWTIMER__DELAY) when = hwtimer__add_sat(t->delay_clock(t->clock_ctx), when);
+    w = hwtimer__only_wheel(t); /* after the clock's call: nothing is kept across it */
     return to->wheel == w && hwtimer__wheel_push_later(w, to, when)
                ? HWTIMER_OK
                : hwtimer__reschedule_unthreaded(t, to, when);
