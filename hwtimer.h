@@ -744,7 +744,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    before the pass sets any wheel's run.node under that wheel's lock, and a cancel reads it
    only after it has seen run.node name its node under the same lock: the lock orders the
    two. Everything else a thread reads without a lock is fixed once hwtimer_create returns
-   (the config, the geometry, the hooks), or is its own (the thread-locals, the worker's
+   (the config, the geometry, the hooks; arms_inline too, which changes only without
+   threads, where one thread makes every call), or is its own (the thread-locals, the worker's
    log.quiet_until).
 
    Waking. The loop (or the worker) was last told a time, the earliest next work of every
