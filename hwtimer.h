@@ -2250,7 +2250,10 @@ static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
 /* ====================
    [hwtimer:locking] Locking, and which wheel a node is in
 
-   The lock order and who takes which: "Locks" in THE DESIGN.
+   The lock order and who takes which lock: "Locks" in THE DESIGN. Without threads
+   (t->threads NULL) the lock functions do nothing. Which wheel a node is in is asked both
+   under that wheel's lock and without it ("Reads without a lock" in THE DESIGN): an
+   answer read without it only tells the caller which lock to take and ask again under.
    ==================== */
 
 HWTIMER__ALWAYS_INLINE void hwtimer__lock(const hwtimer *t, void *mutex) {
@@ -2260,13 +2263,18 @@ HWTIMER__ALWAYS_INLINE void hwtimer__unlock(const hwtimer *t, void *mutex) {
     if (t->threads) t->threads->mutex_unlock(mutex);
 }
 
-/* A wheel's lock for a thread that holds the timer's: nothing to take with one wheel. */
+/* Takes a wheel's lock, for a thread that holds the timer's (the lock order). With one
+   wheel, the wheel's lock is the timer's itself (hwtimer__carve points s->mutex at it),
+   which the caller already holds: there is nothing to take, nor to release in
+   hwtimer__unlock_wheel. */
 static void hwtimer__lock_wheel(const hwtimer *t, hwtimer__shard *s) {
     if (s->mutex != t->mutex) hwtimer__lock(t, s->mutex);
 }
 static void hwtimer__unlock_wheel(const hwtimer *t, hwtimer__shard *s) {
     if (s->mutex != t->mutex) hwtimer__unlock(t, s->mutex);
 }
+/* Every wheel's lock, in index order (the lock order), the timer's held; released in
+   reverse. */
 static void hwtimer__lock_wheels(const hwtimer *t) {
     unsigned i;
     for (i = 0; i < t->shards; i++) hwtimer__lock_wheel(t, hwtimer__shard_at(t, i));
@@ -2286,8 +2294,12 @@ static void hwtimer__unlock_all(const hwtimer *t) {
     hwtimer__unlock(t, t->mutex);
 }
 
-/* Waits on `cond` (its mutex held) until a pass ends (a cancel waits for a callback in
-   hwtimer__wait_for_callback). */
+/* Waits on `cond`, `mutex` held, until another thread signals it; the caller tests its
+   condition again in a loop. hwtimer_advance_max and hwtimer__stop wait so for a pass
+   under way to end (t->done_cond). `waiters` counts the threads waiting, so that
+   hwtimer__signal broadcasts only when one does: passes end and callbacks return far more
+   often than anyone waits for them. A cancel waits for a callback in
+   hwtimer__wait_for_callback instead, which may wake to tell log_fn. */
 static void hwtimer__wait(const hwtimer *t, void *cond, void *mutex, unsigned *waiters) {
     ++*waiters;
     t->threads->cond_wait(cond, mutex, UINT64_MAX);
@@ -2297,7 +2309,11 @@ static void hwtimer__signal(const hwtimer *t, void *cond, unsigned waiters) {
     if (waiters) t->threads->cond_broadcast(cond);
 }
 
-/* Is the caller the thread running t's callbacks now (t's lock held)? */
+/* Is the caller inside a callback of t's pass under way (t's lock held)? With threads:
+   is it the thread that runs the pass, which calls into t only from its callbacks? Without
+   threads every call made during a pass comes from one of its callbacks. hwtimer__stop
+   refuses such a call, hwtimer__destroy defers its freeing, hwtimer_advance_max runs no
+   pass. */
 static int hwtimer__in_own_callback(const hwtimer *t) {
     return t->pass.on && (!t->threads || t->threads->thread_is_self(t->pass.thread));
 }
@@ -2308,42 +2324,58 @@ static int hwtimer__is_retired(const hwtimer_timeout *to) {
     return hwtimer__load_u8(&to->state) == HWTIMER_RETIRED;
 }
 
-/* Armed in the wheel it names: PENDING, or EXPIRED with a period. Read without the lock
-   (see "Reads without a lock"): a caller that acts on the answer asks again under it. */
+/* Is `to` armed in the wheel it names: PENDING, or EXPIRED with a period (a periodic node
+   stays armed, in no list, while its callback runs)? Read without the lock ("Reads without
+   a lock" in THE DESIGN): a caller that acts on the answer asks again under it. */
 static int hwtimer__is_armed(const hwtimer_timeout *to) {
     int state = hwtimer__load_u8(&to->state);
     return state == HWTIMER_PENDING || (state == HWTIMER_EXPIRED && hwtimer__load64(&to->period));
 }
 
-/* Pending in wheel w (what hwtimer_is_pending answers), or armed in another wheel. */
+/* Is `to` pending in wheel w, as hwtimer_is_pending answers (w's lock held)? */
 HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_in(const hwtimer__wheel *w,
                                                   const hwtimer_timeout *to) {
     return to->wheel == w && hwtimer__is_armed(to);
 }
+/* Is `to` armed in a wheel other than w (w's lock held)? A node keeps the wheel of t that
+   first armed it (hwtimer__shard_to_arm), so for the shard found for it this means that it
+   is armed on another timer now: hwtimer__cancel_general's HWTIMER_EINVAL. */
 HWTIMER__ALWAYS_INLINE int hwtimer__is_pending_elsewhere(const hwtimer__wheel *w,
                                                          const hwtimer_timeout *to) {
     return to->wheel != w && hwtimer__is_armed(to);
 }
 
-/* The shard of t whose wheel is w, or NULL (another timer's, or none). */
+/* The shard of t whose wheel is w, or NULL when w is no wheel of t (another timer's, or
+   NULL). A wheel is the first member of its shard, and the shards lie at a fixed stride
+   after the timer, so the test is a subtraction and a comparison: an address before
+   shard 0 wraps around to a large offset and fails it too. */
 static hwtimer__shard *hwtimer__shard_named(const hwtimer *t, const hwtimer__wheel *w) {
     uintptr_t at = (uintptr_t)w - (uintptr_t)(void *)hwtimer__shard_at(t, 0);
     if (at >= (uintptr_t)t->shards * HWTIMER__SHARD_STRIDE) return NULL;
     return hwtimer__shard_at(t, (unsigned)(at / HWTIMER__SHARD_STRIDE));
 }
 
-/* The shard of t that holds `to` or held it last, or NULL. `wheel` is read without a lock
-   ("Reads without a lock" in THE DESIGN): the caller asks again under the shard's lock. */
+/* The shard of t that holds `to` or held it last; NULL if `to` names no wheel of t.
+   `wheel` is read without a lock ("Reads without a lock" in THE DESIGN): the caller takes
+   the shard's lock and asks again under it (hwtimer__is_pending_in, _elsewhere). */
 static hwtimer__shard *hwtimer__shard_of(const hwtimer *t, const hwtimer_timeout *to) {
     return hwtimer__shard_named(t, hwtimer__load_wheel(&to->wheel));
 }
 
+/* Threads are numbered as they first arm a node on a timer with shards, across all such
+   timers: thread k claims the nodes it is the first to arm on a timer of n shards for wheel
+   k mod n (THREADS: shards), so that threads that arm at once mostly take different
+   locks. */
 static long hwtimer__threads_seen;
 static HWTIMER__THREAD_LOCAL unsigned hwtimer__thread_number; /* 0: not numbered yet */
 
-/* The shard that arms `to`: the one it names, else the calling thread's, claimed by a
-   compare-and-swap against another thread arming it. Armed on another timer: shard 0,
-   which refuses it. */
+/* The shard whose lock an arming or a retire of `to` takes. A node that names a wheel of
+   t stays in it. Otherwise the calling thread's wheel claims it with a compare-and-swap on
+   `wheel`: two threads that arm the same unclaimed node at once must agree on one wheel,
+   or each would arm it under a different lock; the thread that loses reads the winner's
+   wheel on its next round. A node armed on another timer gets shard 0, under whose lock
+   the arming refuses it (HWTIMER_EBUSY) and the retire too (HWTIMER_EINVAL). With one
+   wheel there is nothing to choose. */
 static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *to) {
     hwtimer__shard *mine;
     if (t->shards == 1) return hwtimer__shard_at(t, 0);
@@ -2360,10 +2392,15 @@ static hwtimer__shard *hwtimer__shard_to_arm(const hwtimer *t, hwtimer_timeout *
     }
 }
 
-/* The timer whose foreach visitor this thread runs (which holds its locks), or NULL. */
+/* The timer whose hwtimer_foreach visitor this thread is running, or NULL. foreach holds
+   every lock of that timer while the visitor runs, and the visitor may call
+   hwtimer_is_pending and hwtimer_timeout_due_in on it: the locks are not recursive, so
+   taking one again would deadlock. */
 static HWTIMER__THREAD_LOCAL const hwtimer *hwtimer__visiting;
 
-/* Takes s's lock unless this thread is in t's foreach visitor: 1 if it did. */
+/* Takes s's lock unless this thread runs t's foreach visitor and so holds it already:
+   1 if it took it (the caller then releases it). Without thread-locals there are no
+   threads (hwtimer_create refuses them), and taking a lock does nothing. */
 static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
     if (HWTIMER__HAVE_THREAD_LOCAL && hwtimer__visiting == t) return 0;
     hwtimer__lock(t, s->mutex);
@@ -2373,17 +2410,35 @@ static int hwtimer__lock_unless_visiting(const hwtimer *t, hwtimer__shard *s) {
 /* ====================
    [hwtimer:loop] The front end, 1: the loop's answers and wake_fn
 
-   "Waking" in THE DESIGN; the rule: "Waking the loop" at hwtimer_next_expiry.
+   What the loop or the worker was last told, and how a filing before it wakes them:
+   "Waking" in THE DESIGN; the rule the loop sees: "Waking the loop" at
+   hwtimer_next_expiry. The timer's lock guards the answer (t->loop, t->worker); each
+   wheel's lock guards the wheel's copy of it (s->answer, s->wake_by_clock), so that a
+   filing compares itself with the answer under its own wheel's lock alone.
    ==================== */
 
-/* The last tick whose filing in s may call for a wake-up (hwtimer__note_filing decides). */
+/* The last tick whose filing in s the wheel must report: the watch_upto that
+   hwtimer__wheel_watch is given (s's lock held). 0 once the answer is spent, or when
+   nobody listens; every tick when the answer was "nothing pending"; else up to the
+   answer's own tick. That bound includes the answer's tick, whose filing does not come
+   before the answer: the wheel's test stays one comparison of ticks, and
+   hwtimer__note_filing, which hears of the filing, compares times and lets it go. */
 static uint64_t hwtimer__wake_upto(const hwtimer__shard *s) {
     if (!s->answer.armed) return 0;
     return s->answer.none ? UINT64_MAX : hwtimer__due_tick(&s->wheel.geo, s->answer.time);
 }
 
-/* Wakes a sleeping worker, or calls wake_fn (no lock held). `counted`: in wakes_running, so
-   that the timer outlives the call (a callback may destroy it meanwhile). */
+/* Wakes whoever the last answer left waiting (no lock held on entry): a sleeping worker,
+   or the loop through wake_fn. Each wheel spends its copy of the answer apart, so the
+   decision is taken again under the timer's lock: the worker is broadcast to only while
+   it sleeps, and marked awake so that other wake-ups of the same sleep do not broadcast
+   again; wake_fn is called at most once per answer (wake_owed), and never during a pass,
+   after which the loop asks for a new answer anyway. wake_fn is called after the lock is
+   released, since it may call the timer's functions.
+   `counted`: the caller counted this wake-up in wakes_running before it released the
+   wheel's lock (hwtimer__unlock_and_wake). Another thread may destroy the timer before
+   this function takes the timer's lock, and hwtimer__finish_destroy frees it only once
+   wakes_running is 0. So the decrement is the last access to t: fn and ctx are copies. */
 static void hwtimer__wake(hwtimer *t, int counted) {
     void (*fn)(void *) = NULL;
     void *ctx = NULL;
@@ -2401,14 +2456,28 @@ static void hwtimer__wake(hwtimer *t, int counted) {
     if (fn) fn(ctx);
 }
 
-/* Has the clock, read as `now` (0: not read), passed the worker's wake-up? */
+/* Has the timer's clock, read as `now` (0: not read), passed the time the worker is to
+   wake at (s's lock held)? The worker measures its sleep on the monotonic clock, but the
+   timer's clock may be the user's and count time the monotonic one does not (a suspend:
+   CLOCKS). An arming that reads the timer's clock past wake_by_clock knows that the worker
+   oversleeps, whatever tick it files, and hwtimer__note_filing wakes it. wake_by_clock is
+   UINT64_MAX unless a worker sleeps on the answer. */
 HWTIMER__ALWAYS_INLINE int hwtimer__clock_past(const hwtimer__shard *s, uint64_t now) {
     return now && s->wake_by_clock != UINT64_MAX && now >= s->wake_by_clock;
 }
 
-/* A node was filed in s for `tick`, the clock read as `now` (0: not read). Before the
-   answer, or with the clock past the worker's wake-up (CLOCKS), the answer is spent: a
-   wake-up now without threads, else once unlocked. */
+/* A node was filed in s at `tick` (s's lock held) by an arming that read the clock as
+   `now` (0: not read). The filing spends the answer if the answer is armed (someone
+   listens and no filing has spent it yet), no pass is collecting the wheel, and the filing
+   comes before the answer: its tick's boundary is earlier, or the answer was "nothing
+   pending", or the timer's clock has passed the worker's wake-up (hwtimer__clock_past). A
+   filing during a pass calls for nothing: the worker asks for a new answer after each
+   pass, the loop after hwtimer_advance returns.
+   Spending the answer disarms this wheel's copy and ends the wheel's reports (watch_upto
+   0), so that later filings here go straight to their slots. The wake-up itself is made
+   at once without threads; with threads only once s's lock is released
+   (hwtimer__unlock_and_wake), since it takes the timer's lock, which comes before a
+   wheel's in the lock order. */
 static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, uint64_t now) {
     if (!s->answer.armed || s->wheel.collecting) return;
     if (!s->answer.none && !hwtimer__clock_past(s, now) &&
@@ -2421,7 +2490,12 @@ static void hwtimer__note_filing(hwtimer *t, hwtimer__shard *s, uint64_t tick, u
     else hwtimer__wake(t, 0);
 }
 
-/* Releases the lock of wheel s, then wakes what a filing under it called for. */
+/* Releases s's lock, then makes the wake-up that a filing under it called for (wake_now).
+   The wake-up is counted in wakes_running while s's lock is still held: a destroy on
+   another thread first sets `stopped`, then takes every wheel's lock to empty it, so it
+   either finds the count raised, or comes first, and then this thread's arming found the
+   timer stopped and filed nothing. hwtimer__finish_destroy frees the timer only once the
+   count is back to 0 (hwtimer__wake). */
 static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
     int wake = s->wake_now;
     if (wake) {
@@ -2432,7 +2506,15 @@ static void hwtimer__unlock_and_wake(hwtimer *t, hwtimer__shard *s) {
     if (wake) hwtimer__wake(t, 1);
 }
 
-/* Tells the loop or the worker when a pass has work next (t's lock held). */
+/* Gives the loop or the worker its answer (t's lock held) and returns it: the time at
+   which a pass next has work, UINT64_MAX if none (a coarse slot's start counts: its nodes
+   must move down). Every wheel's lock is taken at once, so that the answer is one moment
+   of the whole timer: a filing in any wheel comes either before it (and the answer
+   counts it) or after (and is compared with the new answer). Each wheel gets a copy and
+   watches the ticks up to it (hwtimer__wake_upto), so that a later filing decides under
+   its own wheel's lock alone whether it calls for a wake-up. The copy is armed only if
+   someone listens: a worker, or a loop with a wake_fn. A new answer owes the loop one
+   wake_fn call (wake_owed). */
 static uint64_t hwtimer__give_answer(hwtimer *t) {
     uint64_t next = UINT64_MAX, tick;
     int none = 1, left = 0;
@@ -2461,11 +2543,16 @@ static uint64_t hwtimer__give_answer(hwtimer *t) {
     return next;
 }
 
-/* The loop's answer (t's lock held): the next time with work, the clock's lag G added
-   (a sleep on the monotonic clock until then finds a coarse clock there: CLOCKS); with
-   timeouts left by a bounded pass, not even that (they are due now). *left: some are.
-   A coarse clock may lag by more than G for a while: an answer the monotonic clock has
-   passed is then G after it, so that a loop sleeping until it cannot spin. */
+/* The loop's answer, for hwtimer_next_expiry and hwtimer_poll_timeout_ms (t's lock held).
+   *left says whether a bounded pass left timeouts due; the answer then shows them due
+   already (a time at or before the last `now`) and is returned as it is. With a coarse
+   clock (clock_lag G) the answer has G added: the loop sleeps on the monotonic clock,
+   which the coarse clock lags by up to G, so when the monotonic clock reaches next + G the
+   coarse clock has reached next and the pass has work. Told next itself, the loop would
+   wake to a coarse clock still short of it, run nothing, and ask again and again until
+   the coarse clock got there (CLOCKS). While the coarse clock lags by more than G, so
+   that the monotonic clock has passed next + G already, the answer is G after the
+   monotonic clock's now: the loop sleeps a little rather than spinning. */
 static uint64_t hwtimer__loop_answer(hwtimer *t, int *left) {
     uint64_t next = hwtimer__give_answer(t), monotonic;
     *left = t->loop.left;
@@ -2478,16 +2565,25 @@ static uint64_t hwtimer__loop_answer(hwtimer *t, int *left) {
 /* ====================
    [hwtimer:nodes] The front end, 2: arming, moving and cancelling one node
 
-   In wheel s, its lock held (or no threads).
+   Each function here works on a node of wheel s with s's lock held (or without threads,
+   where there are no locks). A node's callback runs with no lock held (hwtimer__run_node);
+   what its own callback or another thread does to the node meanwhile is recorded in
+   s->run.fate, which the pass reads when the callback returns (hwtimer__running).
    ==================== */
 
-/* n nodes stopped pending: their places in the count all wheels share go back. */
+/* n nodes of t stopped being pending: with a shared limit (shards and max_pending), their
+   places in the one count all wheels share (shared_pending) are given back. */
 static void hwtimer__release_shared(hwtimer *t, size_t n) {
     if (t->shared_limit) HWTIMER__ATOMIC_ADD(&t->shared_pending, -(long)n);
 }
 
-/* Why a node cannot be armed in w now, or HWTIMER_OK, which (with a shared_limit) has taken
-   the node's place in the count all wheels share. */
+/* Why `to` cannot be armed in w now (w's lock held), or HWTIMER_OK, after which the node
+   holds its place under the shared limit: the caller arms it and cannot fail. `stopped`
+   is written under the timer's lock, not w's, so it is read with acquire: an arming that
+   still reads 0 is one that stop cancels when it empties w ("Reads without a lock" in THE
+   DESIGN). The shared count is raised first and compared after, so that two wheels that
+   arm at once cannot both take the last place; the one that finds it taken gives its
+   increment back. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel *w,
                                                 const hwtimer_timeout *to) {
     if (hwtimer__load_int(&t->stopped)) return HWTIMER_ESTOPPED;
@@ -2500,7 +2596,11 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_refusal(hwtimer *t, const hwtimer__wheel
     return HWTIMER_OK;
 }
 
-/* What an armed node runs, and where; it is counted apart, as it files. */
+/* Stores what an armed node runs (callback, argument, period) and the wheel it is armed
+   in. The caller counts it in w->pending and files it, each arming its own way. These
+   stores come before the filing, whose release store of the state PENDING publishes them
+   to a thread that reads the state without the lock; arg, period and wheel are read
+   without a lock themselves, so they are stored with atomics, each whole. */
 HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__wheel *w, hwtimer_timeout *to,
                                               uint64_t period, hwtimer_fn fn, void *arg) {
     to->fn = fn;
@@ -2509,18 +2609,26 @@ HWTIMER__ALWAYS_INLINE void hwtimer__arm_fill(hwtimer__wheel *w, hwtimer_timeout
     hwtimer__store_relaxed_wheel(&to->wheel, w); /* read without a lock: hwtimer__shard_of */
 }
 
-/* Gives a node pending in s a new deadline. A periodic node inside its own callback is in
-   no list yet: it is filed now, and not re-armed by its period. */
+/* Gives `to`, armed in s, a new deadline: the reschedule of a pending node. The cheapest
+   way that is right is taken: the push later that only stores the deadline
+   (hwtimer__wheel_push_later; "Pushing a deadline later" in THE DESIGN); else, for a filed
+   node whose new tick lies past notice_upto, a move to its new slot that no one need hear
+   of (hwtimer__wheel_move); else the one general filing, which may put the node in `due`
+   and report it as watched. A periodic node inside its own callback is EXPIRED and in no
+   list: it is filed by the new deadline, and its fate becomes REARMED so that the
+   callback's return does not re-arm it by its period as well. `now` is the clock as the
+   caller read it (0: not read): a move that is not watched calls for a wake-up only if
+   that clock has passed the worker's wake-up (hwtimer__clock_past). */
 HWTIMER__ALWAYS_INLINE void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s,
                                                  hwtimer_timeout *to, uint64_t now,
                                                  uint64_t deadline) {
     hwtimer__wheel *w = &s->wheel;
-    uint64_t tick = UINT64_MAX; /* a push later: only a clock past a worker's wake-up counts */
+    uint64_t tick = UINT64_MAX; /* kept by a push later, which comes before no answer */
     int noticed = 0;
     if (to == s->run.node) s->run.fate = HWTIMER__REARMED;
     if (!hwtimer__wheel_push_later(w, to, deadline)) {
         tick = to->state == HWTIMER_PENDING ? hwtimer__wheel_move(w, to, deadline) : 0;
-        if (!tick) { /* not filed, or its tick is noticed */
+        if (!tick) { /* in no list (a periodic node in its callback), or its tick noticed */
             if (to->state == HWTIMER_PENDING) hwtimer__wheel_unfile(w, to);
             noticed = hwtimer__wheel_file(w, to, deadline, &tick);
         }
@@ -2528,13 +2636,19 @@ HWTIMER__ALWAYS_INLINE void hwtimer__move_locked(hwtimer *t, hwtimer__shard *s,
     if (noticed || hwtimer__clock_past(s, now)) hwtimer__note_filing(t, s, tick, now);
 }
 
-/* Is `to` a periodic node inside its own callback in s, pending but in no list? */
+/* Is `to` a periodic node inside its own callback in s that the callback has neither
+   re-armed nor cancelled yet (fate UNTOUCHED)? Such a node is pending, counted in s, but
+   in no list until the callback returns (hwtimer__rearm_periodic). */
 static int hwtimer__running_unfiled(const hwtimer__shard *s, const hwtimer_timeout *to) {
     return to && to == s->run.node && s->run.periodic && s->run.fate == HWTIMER__UNTOUCHED;
 }
 
-/* Cancels a periodic node of s inside its own callback, or one not pending there: 1 if it
-   was pending, else 0. */
+/* The rarer half of hwtimer__cancel_locked, out of line to keep the inline cancel small:
+   `to` is not a filed PENDING node of s. A periodic node inside its own callback is still
+   pending, in no list: it is cancelled through its fate (CANCELLED: the callback's return
+   does not re-arm it) and uncounted at once, its place under max_pending freed
+   (hwtimer_pending is exact). Any other such node is not pending in s. 1 if it was
+   cancelled, else 0. */
 static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard *s,
                                                      hwtimer_timeout *to) {
     if (!hwtimer__running_unfiled(s, to)) return 0;
@@ -2544,10 +2658,11 @@ static HWTIMER__NOINLINE int hwtimer__cancel_unusual(hwtimer *t, hwtimer__shard 
     return 1;
 }
 
-/* Cancels a node if it is pending in s (s's lock held): 1, else 0. A filed node, the usual
-   case, is cancelled inline; its fields are read without atomics, since a node of s changes
-   only under s's lock. A filed node whose callback runs was re-armed by it (its fate is
-   REARMED and stays so): the callback's return then neither re-arms nor reads it. */
+/* Cancels `to` if it is pending in s (s's lock held): 1, else 0. A filed node, the usual
+   case, is cancelled inline (hwtimer__wheel_cancel), its fields read plainly, since a node
+   of s changes only under s's lock. A filed node whose callback is running was re-armed
+   by that callback; its fate stays REARMED, so the callback's return does not re-arm it
+   by its period. */
 HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
                                                   hwtimer_timeout *to) {
     if (hwtimer__wheel_cancel(&s->wheel, to)) {
@@ -2557,8 +2672,25 @@ HWTIMER__ALWAYS_INLINE int hwtimer__cancel_locked(hwtimer *t, hwtimer__shard *s,
     return hwtimer__cancel_unusual(t, s, to);
 }
 
-/* The callback of `to` armed it again and returned: a waiting cancel cancels that arming
-   now (else a callback that keeps re-arming could outrun the waiter for ever). */
+/* The callback of `to` armed its node again and has returned (s's lock held again, in
+   hwtimer__run_node). If a cancel waits for that callback, the new arming is cancelled
+   here, for the waiter, which then returns 1 (`hit`). The waiter could not do it in time
+   itself: a filing made during a pass waits for the next pass, but a worker begins that
+   pass at once and, while work is due, releases the timer's lock (with one wheel, the
+   wheel's too) only to run callbacks:
+
+       CPU0: hwtimer_cancel(t, to)          CPU1: the worker
+       lock; run.node == to: wait on        fn(to): hwtimer_schedule(t, to, 0, ...)
+         done_cond (lock released)          lock; run.node = NULL; broadcast
+                                            the pass ends; the answer is due: a pass
+                                            run.node = to; unlock; fn(to) again
+       wakes with the lock: run.node == to,
+         waits again ...
+
+   A callback that always re-arms itself would keep CPU0 waiting for ever. Cancelled here,
+   under the lock held since the callback returned, the node runs again only if another
+   thread arms it, and the waiter finds the callback done. Only a listed waiter's node is
+   read: a callback that re-armed and then cancelled its node may have freed it. */
 static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to) {
     hwtimer__cancel_wait *waiter;
     for (waiter = s->cancel_waits; waiter; waiter = waiter->next) {
@@ -2569,8 +2701,8 @@ static void hwtimer__cancel_for_waiter(hwtimer *t, hwtimer__shard *s, hwtimer_ti
     }
 }
 
-/* When a node pending in s will run: its tick's boundary; for a periodic node inside its
-   own callback, that of its next period. */
+/* When a node pending in s will run (s's lock held): its tick's boundary, its leeway
+   applied; for a periodic node inside its own callback, that of its next period. */
 static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) {
     uint64_t deadline = to->deadline;
     if (hwtimer__running_unfiled(s, to)) {
@@ -2581,16 +2713,29 @@ static uint64_t hwtimer__run_time(hwtimer__shard *s, const hwtimer_timeout *to) 
 
 /* ====================
    [hwtimer:pass] The front end, 3: the pass, and the callbacks it runs
+
+   A pass holds the timer's lock throughout, except while a callback runs, and runs the
+   wheels' steps in order of B across wheels ("Locks" in THE DESIGN). With shards it takes
+   a wheel's lock for one step of that wheel at a time, so that an arming or a cancel waits
+   for a step at most, never for the whole pass. While a callback runs with no lock held,
+   t->pass.on keeps other passes out, the wheels still collect (a filing at a tick up to
+   the target waits in `due` for a later pass), and s->run names the running node.
    ==================== */
 
-/* A periodic node's next period (during a pass: nothing to tell the loop). */
+/* Files a periodic node whose callback returned without re-arming or cancelling it, for
+   its first period after `now` (fixed rate: hwtimer__next_period); s's lock held. During
+   a pass hwtimer__note_filing lets the filing go (the wheel is collecting); outside one,
+   from hwtimer__abandon_pass, it is heard as any filing. */
 static void hwtimer__rearm_periodic(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                     uint64_t now) {
     uint64_t tick, deadline = hwtimer__next_period(to->deadline, to->period, now);
     if (hwtimer__wheel_file(&s->wheel, to, deadline, &tick)) hwtimer__note_filing(t, s, tick, 0);
 }
 
-/* A callback started at `started` returned (no lock held): log_fn hears if it ran long. */
+/* A callback that started at `started` (the timer's clock) has returned; no lock is held.
+   If it ran longer than log.slow_ns, log_fn hears of it, at most once per
+   HWTIMER__SLOW_REPORT_EVERY_NS. Only a worker's callbacks are timed (log.slow_ns is set
+   in worker mode), so only the worker's thread touches log.quiet_until. */
 static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     uint64_t ended = t->clock_fn(t->clock_ctx);
     hwtimer__sentence msg;
@@ -2606,8 +2751,11 @@ static void hwtimer__time_callback(hwtimer *t, uint64_t started) {
     t->log.fn(t->log.ctx, msg.text);
 }
 
-/* A node runs at `now` (hwtimer_stats' lateness): the leeway is read only for a run more
-   than a tick late. A node runs only once its boundary B <= now, and D <= B. */
+/* Counts a node's run at `now` in hwtimer_stats' lateness: late_max_ns, and late_runs for
+   a run more than a tick and the node's leeway after D. The leeway is worked out only for
+   a run more than a tick late, since it costs a loop of multiplications and most runs are
+   within a tick. now - D does not wrap: a node runs only once its boundary B <= now, and
+   D <= B. */
 HWTIMER__ALWAYS_INLINE void hwtimer__count_late(hwtimer *t, const hwtimer__wheel *w,
                                                 const hwtimer_timeout *to, uint64_t now) {
     uint64_t late = now - to->deadline;
@@ -2616,7 +2764,24 @@ HWTIMER__ALWAYS_INLINE void hwtimer__count_late(hwtimer *t, const hwtimer__wheel
     if (late > w->geo.tick_ns && late - w->geo.tick_ns > hwtimer__leeway(to)) t->stats.late_runs++;
 }
 
-/* Runs a due node's callback (hwtimer__running). */
+/* Runs the callback of `to`, a node of s due in this pass and taken out of its list (t's
+   and s's locks held; released while the callback runs, held again on return). The node
+   becomes EXPIRED. A one-shot stops being pending at once (uncounted, its shared place
+   given back); a periodic node stays pending, in no list, until its callback returns. fn,
+   arg and the period are read first: once the callback runs, another thread may arm the
+   node again, and a one-shot's callback may free it.
+   The callback runs with no lock held, so that it may call the timer's functions and take
+   locks of the user's that other threads hold while they call the timer (THREADS), and so
+   that other threads arm and cancel meanwhile. What holds the pass together meanwhile:
+   pass.on (no other pass begins), the wheels still collecting (a filing up to the target
+   waits in `due`), and s->run, which names the node (hwtimer__running): an arming of it
+   sets run.fate to REARMED, a cancel of it while periodic to CANCELLED, and a cancel on
+   another thread waits on done_cond, which is signalled once run.node is cleared.
+   On return, by the fate: REARMED, the node is filed again and a cancel waiting for the
+   callback cancels that arming (hwtimer__cancel_for_waiter); UNTOUCHED and periodic, it
+   is re-armed by its period from run.now; else the node is not read again. A periodic
+   node's period counts from the clock read as its callback started when a worker runs it,
+   else from the pass's `now` (hwtimer_schedule_periodic). */
 HWTIMER__ALWAYS_INLINE void hwtimer__run_node(hwtimer *t, hwtimer__shard *s, hwtimer_timeout *to,
                                             uint64_t now) {
     hwtimer_fn fn = to->fn;
@@ -2650,7 +2815,16 @@ HWTIMER__ALWAYS_INLINE void hwtimer__run_node(hwtimer *t, hwtimer__shard *s, hwt
     hwtimer__signal(t, s->done_cond, s->waiters);
 }
 
-/* Runs the step of s just found (its lock held since): `limit` callbacks at most (>= 1). */
+/* Runs the step of s that hwtimer__next_step has just found, with s's lock held since
+   then, so that the step is still what the wheel holds; at most `limit` callbacks
+   (limit >= 1), and returns how many ran. A slot step empties the slot first
+   (hwtimer__wheel_collect): a level-0 slot's nodes go to `ready`, a coarse slot's move
+   down a level or to `ready`. A level-0 slot's only node is returned to run at once,
+   which spares it a trip through `ready`: the usual case of a sparse wheel. A `ready`
+   step runs only the nodes due at its tick, so that with shards another wheel's step at a
+   tick before the next ready node's runs first (order of B across wheels).
+   `stopped` is read again after every callback, which ran with no lock held: a stop or a
+   destroy, from that callback or from another thread, ends the pass. */
 static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__step *step,
                                 uint64_t now, size_t limit) {
     hwtimer__wheel *w = &s->wheel;
@@ -2669,7 +2843,9 @@ static size_t hwtimer__run_step(hwtimer *t, hwtimer__shard *s, const hwtimer__st
     return ran;
 }
 
-/* The next step of wheel s, or 0 and its pass ends (none left, or the timer stopped). */
+/* Finds the next step of wheel s in the pass (t's and s's locks held): 1, *step set; or
+   0, and the pass ends in s (hwtimer__wheel_end): at its target when no step is left, or
+   where it stands when the timer stopped, since its nodes are then cancelled, not run. */
 static int hwtimer__next_step(hwtimer *t, hwtimer__shard *s, hwtimer__step *step) {
     int stopped = hwtimer__load_int(&t->stopped);
     if (!stopped && hwtimer__wheel_next_step(&s->wheel, step)) return 1;
@@ -2677,7 +2853,8 @@ static int hwtimer__next_step(hwtimer *t, hwtimer__shard *s, hwtimer__step *step
     return 0;
 }
 
-/* The wheel whose next step comes first. */
+/* The index of the wheel in `on` (bit i: wheel i) whose step comes first, ties to the
+   lowest index (the timeouts of one boundary run in any order); n if `on` is empty. */
 static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsigned n) {
     unsigned i, first = n;
     for (i = 0; i < n; i++) {
@@ -2686,14 +2863,19 @@ static unsigned hwtimer__earliest(const hwtimer__step *step, uint64_t on, unsign
     return first;
 }
 
-/* The timer's time (S at create), its tick and ticks_room. */
+/* Sets the timer's time to `now`: S at create, then each pass's `now`. last_now is read
+   without a lock (hwtimer__ticks_ahead: "Reads without a lock" in THE DESIGN), so it is
+   stored whole; last_tick and ticks_room serve only the inline arming, which runs without
+   threads. ticks_room is the most ticks a count may add to `now` without passing
+   UINT64_MAX. */
 static void hwtimer__set_time(hwtimer *t, const hwtimer__geometry *g, uint64_t now) {
     hwtimer__store64(&t->pass.last_now, now); /* read without a lock: hwtimer__ticks_ahead */
     t->pass.last_tick = hwtimer__due_tick(g, now);
     t->pass.ticks_room = hwtimer__div_tick(g, UINT64_MAX - now);
 }
 
-/* Does a wheel of t hold timeouts a bounded pass left (t's lock held)? */
+/* Does a wheel of t hold timeouts a bounded pass left (t's lock held)? pass.left may say
+   so after other threads cancelled all of them; this asks the lists. */
 static int hwtimer__any_left(const hwtimer *t) {
     unsigned i;
     int left = 0;
@@ -2706,7 +2888,13 @@ static int hwtimer__any_left(const hwtimer *t) {
     return left;
 }
 
-/* Begins a pass up to `now`: 0 if none runs (`now` went back, or the timer stopped). */
+/* Begins a pass up to `now` (t's lock held, no pass under way): 0 if none runs, because
+   `now` is before the timer's time (a clock that stepped back, or an older cached time:
+   the timer's time and the wheels never go back) or because the timer stopped. Else it
+   sets the timer's time, the target (the last tick whose boundary is at or before
+   `now`) and pass.on, and records the pass's thread, which a cancel compares with its own
+   to tell whether it is called from one of the pass's callbacks ("Reads without a lock"
+   in THE DESIGN). */
 static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     const hwtimer__geometry *g = &hwtimer__shard_at(t, 0)->wheel.geo;
     if (now < t->pass.last_now || hwtimer__load_int(&t->stopped)) return 0;
@@ -2719,13 +2907,15 @@ static int hwtimer__pass_begin(hwtimer *t, uint64_t now, uint64_t *target) {
     return 1;
 }
 
-/* Where a `left` list's first node comes in the order they run: its generation, then its
-   tick (in order of B across wheels, as a pass runs them). */
+/* The place of a `left` list's first node in the order they run: its generation (the
+   bounded pass that set it aside), then its tick, so that the nodes of one generation run
+   in order of B across wheels, as a pass runs them ("Bounded passes" in THE DESIGN). */
 typedef struct hwtimer__left_key {
     uint32_t gen;
     uint64_t tick;
 } hwtimer__left_key;
 
+/* The key of the first node of w's `left` list (w's lock held, the list not empty). */
 static hwtimer__left_key hwtimer__left_head(hwtimer__wheel *w) {
     hwtimer__left_key key;
     key.gen = hwtimer__left_gen_of(w, hwtimer__node(w->left.next));
@@ -2738,7 +2928,9 @@ static int hwtimer__left_before(hwtimer__left_key a, hwtimer__left_key b) {
 }
 
 /* The wheel whose `left` list's first node runs first, and that node's key; NULL when
-   every such list is empty. */
+   every such list is empty. t's lock held; each wheel's is taken in turn, so the answer
+   may be stale once it is released: hwtimer__run_left checks it again under the wheel's
+   lock. */
 static hwtimer__shard *hwtimer__first_left(hwtimer *t, hwtimer__left_key *key) {
     hwtimer__shard *first = NULL;
     unsigned i;
@@ -2757,15 +2949,16 @@ static hwtimer__shard *hwtimer__first_left(hwtimer *t, hwtimer__left_key *key) {
     return first;
 }
 
-/* Runs the first node of w's `left` list; one pushed past the pass's target since it was
-   set aside (a push later leaves it there, as in a coarse slot) is filed by its deadline
-   instead, as a re-filing. 1 if a callback ran. */
+/* Takes the first node of s's `left` list and runs it (t's and s's locks held): 1 if a
+   callback ran. A node pushed past the pass's target since it was set aside (a push later
+   leaves a node of `left` in place, as in a coarse slot) is not due: it is filed by its
+   deadline instead and counted as a re-filing, as a coarse slot's node would be. */
 static int hwtimer__run_left_head(hwtimer *t, hwtimer__shard *s, uint64_t now) {
     hwtimer__wheel *w = &s->wheel;
     hwtimer_timeout *to = hwtimer__wheel_take(w, &w->left);
     uint64_t tick;
     if (hwtimer__node_tick(w, to, to->deadline) > w->due_upto) {
-        hwtimer__wheel_file(w, to, to->deadline, &tick); /* (in a pass: nothing to tell) */
+        hwtimer__wheel_file(w, to, to->deadline, &tick); /* in a pass: no wake-up to make */
         w->cascaded++;
         w->refiled++;
         return 0;
@@ -2774,9 +2967,14 @@ static int hwtimer__run_left_head(hwtimer *t, hwtimer__shard *s, uint64_t now) {
     return 1;
 }
 
-/* Runs what bounded passes left, first and in order, `limit` callbacks at most: how many.
-   Their callbacks' filings wait in `due` (the pass has begun): they run in a later call.
-   A node runs only if it is still first in its wheel: another thread may cancel it. */
+/* Runs what bounded passes left, first and in order, at most `limit` callbacks (t's lock
+   held, the pass begun in every wheel); returns how many ran. Since the pass has begun,
+   what these callbacks arm up to the target waits in `due` and runs in a later call. With
+   one wheel, its `left` list is in run order already and its lock is the timer's. With
+   shards the lists are merged by key: the first node is found with each wheel's lock in
+   turn, then run only if it is still the first of its wheel under that wheel's lock,
+   since another thread may have cancelled or moved it meanwhile. Once all are empty, the
+   generations count from the first again. */
 static HWTIMER__NOINLINE size_t hwtimer__run_left(hwtimer *t, uint64_t now, size_t limit) {
     size_t ran = 0;
     if (t->shards == 1) { /* one list: its order is the order they run in */
@@ -2808,10 +3006,12 @@ static HWTIMER__NOINLINE size_t hwtimer__run_left(hwtimer *t, uint64_t now, size
     return ran;
 }
 
-/* A bounded pass reached its limit: the wheels in `on` (still in the pass) set aside what
-   it would still run as the next generation, or end where they are if the timer stopped.
-   (Past UINT32_MAX generations, which only a `left` never emptied reaches, the last ones
-   share one and run in order of B across wheels.) */
+/* A bounded pass has run its limit (t's lock held): each wheel in `on`, still in the
+   pass, sets aside what the pass would still run there, up to its target, as the next
+   generation (hwtimer__wheel_set_aside), and ends at the target; if the timer stopped, it
+   ends where it stands instead. A generation's number is used up only if some wheel set
+   something aside. Past UINT32_MAX generations, which only a `left` list that is never
+   emptied reaches, the last ones share a number and run in order of B across wheels. */
 static HWTIMER__NOINLINE void hwtimer__pass_cut(hwtimer *t, uint64_t on) {
     unsigned i;
     int set_aside = 0;
@@ -2834,10 +3034,14 @@ static HWTIMER__NOINLINE void hwtimer__pass_cut(hwtimer *t, uint64_t on) {
     }
 }
 
-/* The steps of the wheels in `on` (bit i: wheel i's is step[i]), in order of B across them,
-   until `limit` callbacks ran (*ran counts them): the wheels still in the pass. Another
-   thread may change a wheel between steps: a step is found again under the wheel's lock,
-   and runs only if it is still the one found. */
+/* Runs the steps of the wheels in `on` (bit i: wheel i, whose step is step[i]) in order of
+   B across them, until `limit` callbacks ran (*ran counts them); returns the wheels still
+   in the pass. t's lock held; a wheel's lock is taken for one step, so that armings and
+   cancels in the other wheels go on meanwhile. A wheel's step was found under its lock,
+   released since, and another thread may have cancelled the nodes it named: the step is
+   found again under the lock and runs only if it is still at the tick chosen. Else it
+   lies later (a filing during a pass never makes a step earlier: up to the target it
+   waits in `due`), another wheel's step may come first, and the choice is made again. */
 static uint64_t hwtimer__run_wheels(hwtimer *t, hwtimer__step *step, uint64_t on, uint64_t now,
                                     size_t limit, size_t *ran) {
     while (on && *ran < limit) {
@@ -2847,7 +3051,7 @@ static uint64_t hwtimer__run_wheels(hwtimer *t, hwtimer__step *step, uint64_t on
         hwtimer__lock_wheel(t, s);
         if (!hwtimer__next_step(t, s, &step[i])) {
             on &= ~((uint64_t)1 << i);
-        } else if (step[i].tick == found) { /* else an earlier step: found next */
+        } else if (step[i].tick == found) { /* else it moved later: choose again */
             *ran += hwtimer__run_step(t, s, &step[i], now, limit - *ran);
             if (*ran < limit && !hwtimer__next_step(t, s, &step[i])) on &= ~((uint64_t)1 << i);
         }
@@ -2856,8 +3060,10 @@ static uint64_t hwtimer__run_wheels(hwtimer *t, hwtimer__step *step, uint64_t on
     return on;
 }
 
-/* Begins the pass in every wheel, then finds each one's first step (none if `limit` ran
-   already): the wheels that have one. */
+/* Begins the pass at `target` in every wheel (t's lock held, each wheel's in turn) and, if
+   `find`, finds each wheel's first step: returns the wheels that have one (bit i: wheel
+   i). hwtimer__pass_bounded begins every wheel before `left` runs, so that what those
+   callbacks arm waits in `due`, and finds the steps after it. */
 static uint64_t hwtimer__begin_wheels(hwtimer *t, hwtimer__step *step, uint64_t target,
                                       int find) {
     uint64_t on = 0;
@@ -2872,14 +3078,18 @@ static uint64_t hwtimer__begin_wheels(hwtimer *t, hwtimer__step *step, uint64_t 
     return on;
 }
 
-/* The pass ends (the timer's lock held). */
+/* Ends the pass (t's lock held) and wakes the threads waiting for it to end
+   (hwtimer_advance_max, hwtimer__stop). */
 static void hwtimer__pass_end(hwtimer *t) {
     t->pass.on = 0;
     hwtimer__signal(t, t->done_cond, t->waiters);
 }
 
-/* One pass up to `now` that runs everything due, none left by a bounded one (the timer's
-   lock held): the callbacks it ran. hwtimer_advance's and the worker's. */
+/* One pass up to `now` that runs everything due (t's lock held; no timeouts left by a
+   bounded pass, else hwtimer__pass_bounded runs); returns how many callbacks ran. The pass
+   of hwtimer_advance and of the worker, which never bounds its passes. With one wheel the
+   steps run in a plain loop: there is no order across wheels to keep, and the wheel's
+   lock is the timer's. */
 static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     hwtimer__step step[HWTIMER__MAX_SHARDS];
     uint64_t target;
@@ -2899,8 +3109,12 @@ static size_t hwtimer__pass(hwtimer *t, uint64_t now) {
     return ran;
 }
 
-/* A pass that runs `limit` callbacks at most, what bounded passes left first ("Bounded
-   passes" in THE DESIGN); with some left, a `now` that went back is the last one. */
+/* A pass that runs at most `limit` callbacks, what bounded passes left first ("Bounded
+   passes" in THE DESIGN); t's lock held. While some are left, a `now` before the timer's
+   time counts as the timer's time, so that they still run (hwtimer_advance_max). Every
+   wheel begins the pass before `left` runs; the steps are found after it, since those
+   callbacks may change the wheels, and a limit spent on `left` needs none. The wheels
+   still in the pass at the limit set aside the rest (hwtimer__pass_cut). */
 static HWTIMER__NOINLINE size_t hwtimer__pass_bounded(hwtimer *t, uint64_t now, size_t limit) {
     hwtimer__step step[HWTIMER__MAX_SHARDS];
     uint64_t on, target;
@@ -2926,8 +3140,13 @@ static HWTIMER__NOINLINE size_t hwtimer__pass_bounded(hwtimer *t, uint64_t now, 
     return ran;
 }
 
-/* The child's pass ran on a thread it does not have: its callback is done
-   (hwtimer_fork_child); `ready` runs in the next pass. */
+/* In a child after fork(): a pass was under way on a thread the child does not have
+   (hwtimer_fork_child; every lock held). That thread held no lock of t at the fork, since
+   the fork handlers had taken them all, so it was running a callback (the pass holds the
+   timer's lock at every other moment). That callback counts as done: its node is
+   forgotten, a periodic one its callback left untouched is re-armed for its next period,
+   and the wheels stop collecting short of the target. What `ready` still holds runs first
+   in the next pass. */
 static void hwtimer__abandon_pass(hwtimer *t) {
     unsigned i;
     for (i = 0; i < t->shards; i++) {
@@ -2973,9 +3192,10 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 #define HWTIMER__HAVE_DEFAULT_CLOCK 0
 #endif
 
-/* cfg.coarse_clock: Linux's CLOCK_MONOTONIC_COARSE (the last tick's time, read without a
-   system call), which lags CLOCK_MONOTONIC by up to its resolution G; elsewhere the
-   default clock, G = 0. A delay counts from the coarse reading plus G (ctx: &G). */
+/* cfg.coarse_clock: Linux's CLOCK_MONOTONIC_COARSE (the kernel tick's time, read without
+   a system call), which lags CLOCK_MONOTONIC by up to its resolution G; elsewhere the
+   default clock, and G = 0. A delay counts from hwtimer__coarse_clock_ahead, the coarse
+   reading plus G (its ctx points at G), so that no deadline is early on CLOCK_MONOTONIC. */
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK) && !defined(_WIN32) && defined(CLOCK_MONOTONIC_COARSE)
 static uint64_t hwtimer__coarse_clock(void *ctx) {
     struct timespec ts;
@@ -2999,8 +3219,9 @@ static uint64_t hwtimer__coarse_lag(void) { return 0; }
 #define HWTIMER__COARSE_CLOCK_AHEAD HWTIMER__DEFAULT_CLOCK
 #endif
 
-/* A backend's thread: its handle, and the entry point its trampoline calls (native thread
-   functions have three signatures). */
+/* A backend's thread: its handle, and the entry point its trampoline calls. The three
+   native thread APIs want entry points of three signatures, so each backend's trampoline
+   adapts them to the one the timer uses. */
 #define HWTIMER__THREAD_RECORD(native) \
     struct {                           \
         native handle;                 \
@@ -3017,11 +3238,13 @@ static void hwtimer__timespec_add(struct timespec *ts, uint64_t ns) {
     ts->tv_nsec = (long)(nsec % 1000000000u);
 }
 
-/* HWTIMER_LOCK_SPINS tries, pausing 1, 2, 4 ... 64 times between (a try takes the line the
-   holder needs to unlock): a lock is held briefly, a sleep costs two kernel round trips.
-   1 if it got the lock. */
+/* Tries to take m up to HWTIMER_LOCK_SPINS times before the caller blocks on it: 1 if it
+   got the lock. The timer's locks are held briefly, and blocking costs two kernel round
+   trips (the sleep and the wake-up), so a few tries usually pay. Between tries it pauses
+   1, 2, 4, ... 64 times: each try takes the lock's cache line, which the holder needs back
+   to unlock, so the tries back off. */
 static int hwtimer__lock_spinning(void *m, int (*try_lock)(void *)) {
-    unsigned i, j, n = HWTIMER_LOCK_SPINS; /* i < 0: gcc warns */
+    unsigned i, j, n = HWTIMER_LOCK_SPINS; /* with LOCK_SPINS 0, `i < 0` would warn */
     for (i = 0; i < n; i++) {
         if (try_lock(m)) return 1;
         for (j = 0; j < 1u << (i < 6 ? i : 6); j++) {
@@ -3071,8 +3294,10 @@ static void hwtimer__pt_cond_wait(void *c, void *m, uint64_t timeout_ns) {
         pthread_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m);
         return;
     }
-    if (timeout_ns > ((uint64_t)1 << 52)) timeout_ns = (uint64_t)1 << 52; /* ~52 days */
-#if defined(__APPLE__)
+    /* at most 2^52 ns (~52 days), so that tv_sec cannot overflow even a 32-bit time_t; the
+       worker waits again after a wait cut short */
+    if (timeout_ns > ((uint64_t)1 << 52)) timeout_ns = (uint64_t)1 << 52;
+#if defined(__APPLE__) /* no pthread_condattr_setclock: a relative wait, free of the wall clock */
     memset(&ts, 0, sizeof ts);
     hwtimer__timespec_add(&ts, timeout_ns);
     pthread_cond_timedwait_relative_np((pthread_cond_t *)c, (pthread_mutex_t *)m, &ts);
@@ -3115,8 +3340,12 @@ static const hwtimer_threads hwtimer__pthread_table = {
 #define HWTIMER__PTHREAD_TABLE NULL
 #endif /* HWTIMER__PTHREAD */
 
-/* fork() and the worker: pthread_atfork takes the locks of every timer with a worker, so
-   that no child inherits a wheel half changed (the states: hwtimer_fork_child). */
+/* fork() and the worker. A worker may be inside any of the timer's functions when another
+   thread forks, so pthread_atfork's handlers have the forking thread take every lock of
+   every timer with a worker before the fork, and release them after it, in the parent and
+   in the child alike: no child inherits a wheel half changed. Timers without a worker are
+   not listed: the rules at hwtimer_fork_child keep other threads out of them at the fork.
+   hwtimer_fork_child then makes the child's locks and worker. */
 #if defined(HWTIMER__PTHREAD) && !defined(_WIN32)
 static pthread_mutex_t hwtimer__fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t hwtimer__fork_once = PTHREAD_ONCE_INIT;
@@ -3147,7 +3376,7 @@ static void hwtimer__fork_list_add(hwtimer *t) {
     pthread_mutex_unlock(&hwtimer__fork_mutex);
 }
 
-/* (t is on the list: hwtimer_create put it there) */
+/* Takes t off the list, where hwtimer_create put every timer with a worker. */
 static void hwtimer__fork_list_remove(hwtimer *t) {
     hwtimer **p;
     if (!t->worker.mode) return;
@@ -3184,6 +3413,8 @@ static void hwtimer__c11_cond_wait(void *c, void *m, uint64_t timeout_ns) {
         cnd_wait((cnd_t *)c, (mtx_t *)m);
         return;
     }
+    /* C11 waits on TIME_UTC, the wall clock: a cap bounds how far a step of it back can
+       delay a wake-up (the worker waits again after a wait cut short) */
     if (timeout_ns > (uint64_t)HWTIMER_C11_MAX_WAIT_NS) timeout_ns = HWTIMER_C11_MAX_WAIT_NS;
     timespec_get(&ts, TIME_UTC);
     hwtimer__timespec_add(&ts, timeout_ns);
@@ -3250,6 +3481,8 @@ static void hwtimer__w32_cond_broadcast(void *c) {
 static void hwtimer__w32_cond_wait(void *c, void *m, uint64_t timeout_ns) {
     DWORD ms = INFINITE;
     if (timeout_ns != UINT64_MAX) {
+        /* rounded up, so that a wait never ends before its time and then spins; kept
+           below INFINITE, which would mean for ever */
         uint64_t rounded = timeout_ns / 1000000u + (timeout_ns % 1000000u != 0);
         ms = rounded >= (uint64_t)INFINITE ? INFINITE - 1 : (DWORD)rounded;
     }
@@ -3273,6 +3506,7 @@ static void hwtimer__w32_thread_join(void *p) {
     CloseHandle(th->handle);
 }
 static void hwtimer__w32_thread_detach(void *p) { CloseHandle(((hwtimer__w32thread *)p)->handle); }
+/* By id: GetCurrentThread returns a pseudo-handle that names whichever thread uses it. */
 static void hwtimer__w32_thread_self(void *p) {
     ((hwtimer__w32thread *)p)->id = GetCurrentThreadId();
 }
@@ -3296,7 +3530,8 @@ static const hwtimer_threads hwtimer__win32_table = {
    [hwtimer:lifecycle] Creating a timer: its config checked, its block laid out, its clock
    ==================== */
 
-/* Tells cfg->log_fn, if set, "hwtimer_create: " what [value] rule. */
+/* Tells cfg->log_fn, if set, why hwtimer_create refuses: "hwtimer_create: ", `what`, the
+   number *value if `value` is not NULL, then `rule`. */
 static void hwtimer__tell_refusal(const hwtimer_config *cfg, const char *what,
                                   const uint64_t *value, const char *rule) {
     hwtimer__sentence msg = {"", 0};
@@ -3470,7 +3705,7 @@ static void hwtimer__count_worker(hwtimer *t) {
 
 /* The free_fn of a timer without one. */
 static void hwtimer__free(void *block, void *ctx) {
-    (void)ctx; /* (HWTIMER_FREE may not use it) */
+    (void)ctx; /* HWTIMER_FREE may ignore its ctx */
     HWTIMER_FREE(ctx, block);
 }
 
@@ -3563,7 +3798,8 @@ static int hwtimer__create(hwtimer **out, const hwtimer_config *cfg) {
     return HWTIMER_OK;
 }
 
-/* Visits every node pending in s (foreach; the locks held). */
+/* Visits every node pending in s, for hwtimer_foreach (every lock held): the filed ones,
+   then a periodic node inside its own callback, pending but in no list. */
 static void hwtimer__visit_shard(hwtimer__shard *s, hwtimer__nodes_walk *walk) {
     size_t before = walk->visited;
     hwtimer__wheel_walk(&s->wheel, walk);
@@ -3578,8 +3814,9 @@ static void hwtimer__visit_shard(hwtimer__shard *s, hwtimer__nodes_walk *walk) {
    Stop: no arming is let in once `stopped` is set (the arming's refusal reads it under the
    wheel's lock); the worker is joined, a pass under way is waited for, every node is
    cancelled and handed back. Destroy: stop, then free the block once no wake-up that
-   another thread began still runs (wakes_running). From a callback both are deferred to the
-   pass's end.
+   another thread began still runs (wakes_running). From one of the timer's callbacks stop
+   is refused (HWTIMER_EWORKER), and destroy stops and empties the timer at once but leaves
+   the freeing to the end of the pass.
    ==================== */
 
 /* Marks t stopped (t's lock held): every later arming takes the general way, which refuses
@@ -3591,8 +3828,12 @@ static void hwtimer__set_stopped(hwtimer *t) {
     if (!t->threads) t->arms_inline = 0;
 }
 
-/* Cancels every node of t, the filed ones into `out`: how many those were. t's lock held;
-   each wheel's in turn (two locks at most: an arming in a wheel emptied finds t stopped). */
+/* Cancels every pending node of t and puts the filed ones on `out`, to be handed back with
+   no lock held; returns how many those were (t's lock held, t stopped). The wheels' locks
+   are taken one at a time: `stopped` was set first, so an arming that takes a wheel's lock
+   after this emptied the wheel is refused, and one that came before is cancelled here. A
+   periodic node inside its own callback (only when a callback destroys the timer) is
+   cancelled by its fate, neither handed back nor counted: its callback is running. */
 static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
     size_t n = 0, k;
     unsigned i;
@@ -3609,7 +3850,11 @@ static size_t hwtimer__cancel_all(hwtimer *t, struct hwtimer__link *out) {
     return n;
 }
 
-/* Frees a stopped timer with no worker or pass, once no wake-up is under way. */
+/* Frees a stopped timer that no worker or pass uses any more, once no wake-up that
+   another thread began still runs: such a thread counted itself in wakes_running under a
+   wheel's lock, before stop emptied that wheel, and may not have taken the timer's lock
+   yet (hwtimer__unlock_and_wake). While the count is not 0 this takes and releases the
+   timer's lock, so that it sleeps while the wake-up holds the lock instead of spinning. */
 static void hwtimer__finish_destroy(hwtimer *t) {
     hwtimer__fork_list_remove(t);
     while (HWTIMER__ATOMIC_ADD_SYNC(&t->loop.wakes_running, 0) != 0) {
@@ -3621,10 +3866,12 @@ static void hwtimer__finish_destroy(hwtimer *t) {
     t->free_fn(t->block, t->alloc_ctx);
 }
 
-/* hwtimer_stop (its rules at its declaration). A worker is joined first, so that no pass
-   starts after it; then a pass under way (a caller-driven one on another thread) is waited
-   for; then every node is cancelled, each wheel under its lock, and handed back with no lock
-   held, so that `unprocessed` may schedule on another timer or free the node. */
+/* hwtimer_stop (its rules at its declaration). `stopped` is set first, under t's lock, so
+   that no pass begins and no arming is let in from then on. A worker is woken and joined
+   with t's lock released, since it needs that lock to end its pass and leave its loop;
+   then a pass under way on another thread (caller-driven) is waited for; then every node
+   is cancelled, each wheel under its lock, and handed back with no lock held, so that
+   `unprocessed` may schedule the node on another timer or free it. */
 static int64_t hwtimer__stop(hwtimer *t, hwtimer_fn unprocessed, void *ctx) {
     struct hwtimer__link out[HWTIMER_SLOT_LISTS];
     size_t n;
@@ -3672,10 +3919,12 @@ static void hwtimer__destroy(hwtimer *t) {
    [hwtimer:worker] The worker thread
    ==================== */
 
-/* How long to wait on the monotonic clock until the timer's clock, read as `now`, reads
-   `next` (> now). A coarse clock (clock_lag G) reads it at most G after the monotonic
-   clock does: the wait ends then, one wait and not a spin of short ones, and at least G
-   from now where the coarse clock lags more. */
+/* How long the worker waits on the monotonic clock for the timer's clock, read as `now`,
+   to reach `next` (> now). Without a lag, next - now. A coarse clock (clock_lag G)
+   reaches `next` at most G after the monotonic clock does, so the wait ends when the
+   monotonic clock reaches next + G: one wait, rather than a spin of short ones while the
+   coarse clock catches up. While the coarse clock lags by more than G, so that next + G
+   has passed already on the monotonic clock, the wait is G. */
 static uint64_t hwtimer__wait_ns(const hwtimer *t, uint64_t next, uint64_t now) {
     uint64_t until, monotonic;
     if (!t->clock_lag) return next - now;
@@ -3684,17 +3933,26 @@ static uint64_t hwtimer__wait_ns(const hwtimer *t, uint64_t next, uint64_t now) 
     return until > monotonic ? until - monotonic : t->clock_lag;
 }
 
-/* Sleeps until the next boundary with work; woken early by an earlier filing, or by stop.
-   It runs everything due: it never leaves timeouts in `left`. */
+/* The worker's loop, which holds t's lock except while it sleeps or a callback runs: it
+   gives itself an answer, runs a pass if the answer is due, else sleeps until the
+   answer's time, or until a filing before it (hwtimer__wake) or stop wakes it. Its passes
+   are not bounded, so it never leaves timeouts in `left`. If one of its callbacks
+   destroyed the timer, the worker frees it as it leaves, after detaching its own thread,
+   which no one will join. */
 static void hwtimer__worker_main(void *arg) {
     hwtimer *t = (hwtimer *)arg;
     int destroy;
     hwtimer__lock(t, t->mutex);
     while (!t->stopped) {
-        /* the clock read after the answer, which takes every wheel's lock */
+        /* The clock is read after the answer, not before: the answer takes every wheel's
+           lock and may wait for it, and a `now` read before that wait would have the
+           worker sleep next - now from after it, past `next`; no filing would wake it,
+           and the timeout due at `next` would run late by the wait. */
         uint64_t next = hwtimer__give_answer(t);
         uint64_t now = t->clock_fn(t->clock_ctx);
-        if (now < t->pass.last_now) now = t->pass.last_now; /* a clock that stepped back */
+        /* A clock that stepped back: a pass at the timer's time runs what is due by then,
+           where hwtimer__pass_begin would refuse `now` and the worker would spin. */
+        if (now < t->pass.last_now) now = t->pass.last_now;
         if (next <= now) {
             hwtimer__pass(t, now);
             continue;
@@ -3713,7 +3971,9 @@ static void hwtimer__worker_main(void *arg) {
     }
 }
 
-/* Starts the worker (t's lock held): 0, or -1 if its thread could not start. */
+/* Starts the worker thread unless it runs (t's lock held): 0, or -1 if the thread could
+   not start. `running` is stored with release: hwtimer__start_worker reads it without the
+   lock. */
 static int hwtimer__start_worker_locked(hwtimer *t) {
     if (t->worker.running) return 0;
     if (t->threads->thread_start(t->worker.thread, hwtimer__worker_main, t)) return -1;
@@ -3721,7 +3981,13 @@ static int hwtimer__start_worker_locked(hwtimer *t) {
     return 0;
 }
 
-/* Starts the worker in worker mode if it does not run yet: 0 after stop too. */
+/* Starts the worker, in worker mode, if it does not run yet: for every arming the general
+   way, before it takes its wheel's lock (this takes the timer's, which comes first in the
+   lock order), and for hwtimer_start. `running` is read without the lock first, so that
+   the usual call, the worker running, takes no lock; a stale 0 only sends the caller to
+   the lock, under which it reads `running` again. After stop it starts nothing and returns
+   HWTIMER_OK: the arming is then refused under its wheel's lock, and hwtimer_start tests
+   `stopped` itself. */
 HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
     int err = HWTIMER_OK;
     if (!t->worker.mode || hwtimer__load_int(&t->worker.running)) return HWTIMER_OK;
@@ -3734,38 +4000,43 @@ HWTIMER__ALWAYS_INLINE int hwtimer__start_worker(hwtimer *t) {
 /* ====================
    [hwtimer:entries] The entry points' paths: schedule, reschedule, cancel
 
-   Inline without threads (one wheel, no lock); out of line with threads: the clock read
-   once, the wheel chosen, lock, body, unlock and wake.
+   Without threads the usual schedule, reschedule and cancel run inline in the caller and
+   take no lock ("The fast path" in THE DESIGN). Everything else takes the general way,
+   out of line: the clock read once, before any lock; the node's shard chosen and its lock
+   taken; the body; the lock released, then the wake-up a filing called for made.
    ==================== */
 
 /* How an arming's `when` counts: a deadline (the _at forms), a delay from the clock (the
    forms without a suffix), or a number of ticks from the timer's time (_ticks). */
 typedef enum hwtimer__form { HWTIMER__DEADLINE, HWTIMER__DELAY, HWTIMER__TICKS } hwtimer__form;
 
-/* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks), read without a
-   lock ("Reads without a lock" in THE DESIGN). */
+/* The deadline `ticks` ticks after the timer's time (hwtimer_schedule_ticks), UINT64_MAX
+   if that does not fit; the timer's time is read without a lock ("Reads without a lock"
+   in THE DESIGN). */
 static uint64_t hwtimer__ticks_ahead(const hwtimer *t, uint64_t ticks) {
     uint64_t tick_ns = hwtimer__shard_at(t, 0)->wheel.geo.tick_ns;
     if (ticks > UINT64_MAX / tick_ns) return UINT64_MAX;
     return hwtimer__add_sat(hwtimer__load64(&t->pass.last_now), ticks * tick_ns);
 }
 
-/* The general way, with threads or for what the inline way leaves, takes the node's wheel's
-   lock. Where it stands once it holds it: the wheel, the clock as read (0 if not read) and
-   the deadline. */
+/* An arming the general way once it holds the lock of the node's shard
+   (hwtimer__lock_to_arm): that shard, the clock as read before the lock (0 if not read),
+   and the deadline. */
 typedef struct hwtimer__locked_arming {
     hwtimer__shard *s;
     uint64_t now;
     uint64_t deadline;
 } hwtimer__locked_arming;
 
-/* Begins an arming the general way: reads the clock if the form is a delay (a delay counts
-   from clock_lag after it: CLOCKS), or if a worker waits on another clock than the user's
-   (hwtimer__note_filing compares the two); turns `when` into a deadline; starts the worker
-   if it is not running yet; takes the lock of the shard that arms `to`. HWTIMER_OK with
-   that lock held, else the error with no lock held: a retired node is refused before the
-   lock (a terminal state), and again under it, since the lock orders a retire and an
-   arming that race. */
+/* Begins an arming the general way: HWTIMER_OK with the lock of the shard that arms `to`
+   held, else the error with no lock held. Before the lock, to keep its hold short: the
+   clock is read if the form is a delay (which counts from clock_lag after the reading:
+   CLOCKS), or if a worker sleeps on another clock than the timer's, the user's
+   (hwtimer__clock_past); `when` becomes a deadline; and the worker is started if it does
+   not run yet, which takes the timer's lock, not to be taken while a wheel's is held. A
+   retired node is refused before the lock, since RETIRED is left only by
+   hwtimer_timeout_init ("Reads without a lock" in THE DESIGN), and again under it, since
+   the lock orders a retire and an arming that race. */
 HWTIMER__ALWAYS_INLINE int hwtimer__lock_to_arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                 hwtimer__form form, hwtimer__locked_arming *a) {
     int read_clock = form == HWTIMER__DELAY || (t->worker.mode && t->own_clock);
@@ -3784,9 +4055,11 @@ HWTIMER__ALWAYS_INLINE int hwtimer__lock_to_arm(hwtimer *t, hwtimer_timeout *to,
     return HWTIMER_ERETIRED;
 }
 
-/* Arms `to` in the locked wheel with a callback, an argument and a period, unless
-   hwtimer__arm_refusal refuses (its error). A callback that arms its own node makes its fate
-   REARMED, so that its return does not re-arm it by its period. */
+/* Arms `to` in the locked shard a->s with a callback, an argument and a period, unless
+   hwtimer__arm_refusal refuses (its error). When `to` is the node whose callback is
+   running, its fate becomes REARMED: the callback's return then does not re-arm it by its
+   period, and lets a waiting cancel cancel this arming (hwtimer__cancel_for_waiter). A
+   watched filing, or a clock past the worker's wake-up, goes to hwtimer__note_filing. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, const hwtimer__locked_arming *a,
                                                hwtimer_timeout *to, uint64_t period,
                                                hwtimer_fn fn, void *arg) {
@@ -3803,7 +4076,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_locked(hwtimer *t, const hwtimer__locked
     return HWTIMER_OK;
 }
 
-/* A schedule the general way. */
+/* A schedule the general way: the shard's lock taken, the node armed, the lock released
+   and the wake-up made that the filing called for. */
 static HWTIMER__NOINLINE int hwtimer__arm_general(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                   hwtimer__form form, uint64_t period,
                                                   hwtimer_fn fn, void *arg) {
@@ -3842,8 +4116,10 @@ HWTIMER__ALWAYS_INLINE hwtimer__wheel *hwtimer__only_wheel(const hwtimer *t) {
     return &hwtimer__shard_at(t, 0)->wheel;
 }
 
-/* A reschedule without threads that the inline push later could not do: a move within the
-   wheel, or the general way for a node that is not pending in it. */
+/* A reschedule without threads that the inline push later could not do. A node pending in
+   the wheel is moved (hwtimer__move_locked, with no clock: without threads there is no
+   worker to wake by it); any other takes the general way, which arms it again with its
+   own callback or refuses it. */
 static HWTIMER__NOINLINE int hwtimer__reschedule_unthreaded(hwtimer *t, hwtimer_timeout *to,
                                                             uint64_t deadline) {
     hwtimer__shard *s = hwtimer__shard_at(t, 0);
@@ -3892,8 +4168,13 @@ HWTIMER__ALWAYS_INLINE int hwtimer__node_arms_inline(const hwtimer_timeout *to, 
 
 /* The inline arming, both halves of the permission given, with the node's leeway key (0:
    no leeway, else the wheel's memo holds its grid). Its tick must lie past notice_upto
-   (see the wheel's contract in THE DESIGN), else it takes the general way. Without threads
-   no cancel waits for a callback, so a callback's own node armed here needs no fate. */
+   (see the wheel's contract in THE DESIGN), else it takes the general way, with `when`
+   made a deadline so that the clock is not read twice. For a count of ticks the tick is
+   the timer's tick plus the count, no division; hwtimer__timer_arms_inline saw that it
+   fits. No fate is written: a callback's own node comes here only once the callback
+   cancelled it (a running node is EXPIRED), and its fate CANCELLED already keeps the
+   return from re-arming it; REARMED would add only hwtimer__cancel_for_waiter, which has
+   no waiter to serve without threads. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                hwtimer__form form, uint64_t period,
                                                hwtimer_fn fn, void *arg, uint32_t key) {
@@ -3912,13 +4193,16 @@ HWTIMER__ALWAYS_INLINE int hwtimer__arm_inline(hwtimer *t, hwtimer_timeout *to, 
     }
     hwtimer__arm_fill(w, to, period, fn, arg);
     w->pending++;
-    /* last, so that the slot's marking, when the slot was empty, ends the call */
+    /* last: when the slot was empty the filing ends with its marking (hwtimer__mark_slot),
+       so nothing here is kept alive across that call */
     hwtimer__wheel_file_past(w, to, when, e, HWTIMER__ONE_STORE, key);
     return HWTIMER_OK;
 }
 
-/* What the inline arming leaves: a node with a leeway that is not the memo's (the memo is
-   made its, then inline), and everything the permission refuses (the general way). */
+/* The armings hwtimer__arm does not make inline. A node whose leeway is not the memo's
+   makes the memo its own, then is armed inline: the wheel keeps the grid of one leeway,
+   the last seen, since working out a grid costs a division. Everything the fast path's
+   permission refuses takes the general way. */
 static HWTIMER__NOINLINE int hwtimer__arm_other(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                                 hwtimer__form form, uint64_t period,
                                                 hwtimer_fn fn, void *arg) {
@@ -3929,8 +4213,9 @@ static HWTIMER__NOINLINE int hwtimer__arm_other(hwtimer *t, hwtimer_timeout *to,
     return hwtimer__arm_general(t, to, when, form, period, fn, arg);
 }
 
-/* The schedule forms. Without threads the usual armings call nothing but the clock: a node
-   with no leeway (one test of its word), then one with the leeway the wheel saw last. */
+/* The schedule forms. Without threads the usual armings are inline and call nothing but
+   the clock: a node with no leeway (one test of its state word), then one with the leeway
+   the wheel saw last (its grid in the memo). The rest goes to hwtimer__arm_other. */
 HWTIMER__ALWAYS_INLINE int hwtimer__arm(hwtimer *t, hwtimer_timeout *to, uint64_t when,
                                         hwtimer__form form, uint64_t period, hwtimer_fn fn,
                                         void *arg) {
@@ -3969,7 +4254,9 @@ typedef enum hwtimer__cancel_kind {
     HWTIMER__CANCEL_RETIRE /* hwtimer_retire: retires the node, then waits */
 } hwtimer__cancel_kind;
 
-/* Is the callback of `to` running on another thread than the caller's (s's lock held)? */
+/* Is the callback of `to` running on another thread than the caller's (s's lock held)?
+   pass.thread is read under s's lock, after run.node, which the pass set under it after
+   writing pass.thread: the lock orders the two ("Reads without a lock" in THE DESIGN). */
 static int hwtimer__runs_elsewhere(const hwtimer *t, const hwtimer__shard *s,
                                    const hwtimer_timeout *to) {
     return s->run.node == to && t->threads && !t->threads->thread_is_self(t->pass.thread);
@@ -4017,11 +4304,20 @@ static void hwtimer__unlist_wait(hwtimer__shard *s, hwtimer__cancel_wait *me) {
     s->waiters--;
 }
 
-/* Cancel the general way, of each kind: with threads, and without them what hwtimer_cancel
-   does not do inline. While it waits for the callback, an arming the callback makes is
-   cancelled as it returns (hwtimer__cancel_for_waiter) or here. A retire finds its shard as
-   an arming does (the node may never have been armed on t), then retires the node before it
-   waits, so that the callback cannot arm it again. */
+/* A cancel the general way, of each kind: with threads, and without them whatever
+   hwtimer_cancel does not cancel inline. The shard is found without a lock and checked
+   under it: a node that names no wheel of t is pending on another timer (HWTIMER_EINVAL)
+   or not at all (0), and one that names another wheel once the lock is held was armed on
+   another timer meanwhile. A retire finds its shard as an arming does (the node may never
+   have been armed on t), so that a retire and an arming that race take the same lock.
+   A cancel that finds the callback of `to` running on another thread waits for it on
+   done_cond, since hwtimer_cancel is synchronous: once it returns, the callback has
+   returned and the node may be freed. The cancel is listed in s->cancel_waits meanwhile,
+   so that an arming the callback makes is cancelled as it returns
+   (hwtimer__cancel_for_waiter, which sets `me.hit`). Each wake-up cancels and looks
+   again, since another thread may have armed the node and a pass run it again meanwhile.
+   A retire marks the node RETIRED before it waits, so that the callback cannot arm it
+   again. hwtimer_try_cancel waits for nothing: HWTIMER_ERUNNING. */
 static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout *to,
                                                      hwtimer__cancel_kind kind) {
     hwtimer__shard *s = kind == HWTIMER__CANCEL_RETIRE ? hwtimer__shard_to_arm(t, to)
@@ -4031,7 +4327,7 @@ static HWTIMER__NOINLINE int hwtimer__cancel_general(hwtimer *t, hwtimer_timeout
     int cancelled = 0, waiting = 0, told = 0;
     if (!s) return hwtimer__is_armed(to) ? HWTIMER_EINVAL : 0; /* another timer's, or none */
     hwtimer__lock(t, s->mutex);
-    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* re-armed meanwhile */
+    if (hwtimer__is_pending_elsewhere(&s->wheel, to)) { /* armed on another timer meanwhile */
         hwtimer__unlock(t, s->mutex);
         return HWTIMER_EINVAL;
     }
