@@ -957,8 +957,10 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
 extern "C" {
 #endif
 
-/* OPTIONS' HWTIMER_STATIC inline hint; none with external linkage (C++ would want the
-   definition in every file; clang warns at C99's extern inline). */
+/* HWTIMER__HOT: the inline hint on the hot entry points (schedule, reschedule, cancel),
+   given only under OPTIONS' HWTIMER_STATIC, where every function is local to its file.
+   With external linkage it is empty: C++ would then want an inline function's definition
+   in every file that calls it, and clang warns at C99's extern inline. */
 #if !defined(HWTIMER_STATIC)
 #define HWTIMER__HOT
 #elif defined(_MSC_VER) && !defined(__cplusplus)
@@ -967,7 +969,11 @@ extern "C" {
 #define HWTIMER__HOT inline
 #endif
 
-/* Bit scans and inlining hints: GCC and Clang, MSVC, or neither (portable C, slower). */
+/* Bit scans and inlining hints: GCC's and Clang's builtins, MSVC's intrinsics, or else
+   portable C (slower scans, no hints). hwtimer__ctz64 is the index of x's lowest set bit,
+   hwtimer__msb64 that of its highest; x must not be 0, for which neither is defined.
+   HWTIMER__PREFETCH_NODE asks for the lines of a node's first and last bytes: a node that
+   does not start a cache line may span two, and a walk's visit may read both. */
 
 #if defined(__GNUC__) || defined(__clang__)
 static unsigned hwtimer__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
@@ -1099,12 +1105,15 @@ static unsigned hwtimer__ctz64(uint64_t x) { return hwtimer__msb64(x & (~x + 1))
 #define HWTIMER__STORE_RELAXED_BODY(type, p, v) *(p) = (v)
 #define HWTIMER__LOAD_RELAXED_BODY(type, p) return *(p)
 #endif
-#if !HWTIMER__WHOLE64 /* then threads are refused: one thread reads what it wrote */
+#if !HWTIMER__WHOLE64 /* threads are refused: no other thread reads these, plain is enough */
 #define HWTIMER__LOAD64_BODY(p) return *(p)
 #define HWTIMER__STORE64_BODY(p, v) *(p) = (v)
 #endif
-/* hwtimer__load_T (acquire), hwtimer__store_T (release) and hwtimer__store_relaxed_T, for
-   each type that is read without a lock and as it is used. */
+/* The functions, defined only for the types read without a lock and only in the orders
+   used: hwtimer__load_T (acquire) and hwtimer__store_T (release) for a node's state (u8),
+   the timer's `stopped` and the worker's `running` (int); for a node's wheel, an acquire
+   load and a relaxed store (its first claim is CAS_PTR's). hwtimer__wheel_ptr names the
+   pointer type so that the bodies' qualifiers and casts apply to the pointer itself. */
 #define HWTIMER__ACQUIRE_LOAD(name, type)                                               \
     HWTIMER__ALWAYS_INLINE type hwtimer__load_##name(type const *p) {                   \
         HWTIMER__LOAD_BODY(type, p);                                                    \
@@ -1126,8 +1135,10 @@ HWTIMER__ALWAYS_INLINE void hwtimer__store_relaxed_wheel(hwtimer__wheel_ptr *p,
 #undef HWTIMER__ACQUIRE_LOAD
 #undef HWTIMER__RELEASE_STORE
 
-/* The 64-bit ones take a pointer to an 8-byte aligned uint64_t (hwtimer__u64): a compiler
-   that knows only a uint64_t's 4-byte alignment (i386) would call a library function. */
+/* hwtimer__load64 and hwtimer__store64 (relaxed): a node's deadline and period, the
+   timer's time. They take an 8-byte aligned uint64_t (hwtimer__u64): on i386, where a
+   uint64_t may be aligned to 4 bytes only, an atomic access to it is a call into the
+   atomics library instead of one instruction. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__load64(const hwtimer__u64 *p) {
     HWTIMER__LOAD64_BODY(p);
 }
@@ -1135,8 +1146,8 @@ HWTIMER__ALWAYS_INLINE void hwtimer__store64(hwtimer__u64 *p, uint64_t v) {
     HWTIMER__STORE64_BODY(p, v);
 }
 
-/* A node's arg: read by hwtimer_timeout_arg without a lock, relaxed (a pointer is whole
-   on every target). */
+/* A node's arg, read without a lock by hwtimer_timeout_arg, which only returns it:
+   relaxed order is enough, and a pointer is one access on every target. */
 typedef void *hwtimer__ptr;
 HWTIMER__ALWAYS_INLINE void *hwtimer__load_arg(hwtimer__ptr const *p) {
     HWTIMER__LOAD_RELAXED_BODY(hwtimer__ptr, p);
@@ -1145,19 +1156,26 @@ HWTIMER__ALWAYS_INLINE void hwtimer__store_arg(hwtimer__ptr *p, void *v) {
     HWTIMER__STORE_RELAXED_BODY(hwtimer__ptr, p, v);
 }
 
-/* x >> n and x << n for n in 0..127: levels * bits may reach or pass 64. */
+/* x >> n and x << n for any n below 128, 0 once n >= 64 (every bit shifted out), where a
+   shift in C by 64 or more is undefined. hwtimer__slot_start needs them: on the top level,
+   the position of the digit above a level's, level * bits + bits, may reach or pass 64. */
 static uint64_t hwtimer__shr(uint64_t x, unsigned n) { return n < 64 ? x >> n : 0; }
 static uint64_t hwtimer__shl(uint64_t x, unsigned n) { return n < 64 ? x << n : 0; }
 
+/* a + b, or UINT64_MAX if that overflows: a deadline past the end of uint64_t time stays at
+   its end. */
 static uint64_t hwtimer__add_sat(uint64_t a, uint64_t b) {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* Stores a node's state with release order: a thread that reads the state without the
+   lock then also reads the fields stored before it ("Reads without a lock" in THE DESIGN). */
 static void hwtimer__set_state(hwtimer_timeout *to, int state) {
     hwtimer__store_u8(&to->state, (uint8_t)state);
 }
 
-/* A sentence for cfg.log_fn, built without stdio, cut at its size. */
+/* A message for cfg.log_fn, built without stdio; what does not fit in `text` is dropped,
+   and the text stays NUL-terminated. */
 typedef struct hwtimer__sentence {
     char text[256];
     size_t len;
@@ -1183,62 +1201,78 @@ static void hwtimer__say_number(hwtimer__sentence *msg, uint64_t v) {
    [hwtimer:data] Data: a node's place, the geometry, a wheel, its shard, the timer
    ==================== */
 
-/* hwtimer_timeout.where: 0 so a zero-filled node is nowhere. */
+/* The values of hwtimer_timeout.where, which says which list holds a pending node. NONE is
+   0, so that a zero-filled node is in no list. */
 enum {
     HWTIMER__WHERE_NONE = 0,
-    HWTIMER__WHERE_LIST = 1, /* `due`, `ready` or `left`: a list outside the slots */
-    HWTIMER__WHERE_WHEEL = 2 /* + (level << bits) + slot: a slot of the wheel */
+    HWTIMER__WHERE_LIST = 1, /* `due`, `ready`, or `left` in the wheel's last generation */
+    HWTIMER__WHERE_WHEEL = 2 /* slot s of level l is WHERE_WHEEL + (l << bits) + s; the
+                                values past the last slot's number generations of `left` */
 };
 
-#define HWTIMER__MAX_BIT_LAYERS 6 /* 64^5 = 2^30 slots */
+#define HWTIMER__MAX_BIT_LAYERS 6 /* a level of 2^30 slots, the most, needs 5: 64^5 = 2^30 */
 #define HWTIMER__MAX_SHARDS 64    /* a bit each in a pass's mask of wheels */
 #define HWTIMER__LINE 64          /* each part of a timer's block starts a cache line */
 
-/* The slow worker callback that cfg.log_fn hears of, and how often. */
+/* With a worker and a cfg.log_fn, a callback that runs longer than SLOW_CALLBACK_NS (or a
+   tick, if that is longer) is reported, at most once per SLOW_REPORT_EVERY_NS: every
+   timeout due meanwhile runs that much late. */
 #define HWTIMER__SLOW_CALLBACK_NS 100000000u
 #define HWTIMER__SLOW_REPORT_EVERY_NS 1000000000u
 
 #ifndef HWTIMER_SLOT_LISTS
 #define HWTIMER_SLOT_LISTS 4
 #endif
-/* A power of two: choosing a list is a mask. */
+/* A power of two, so that a node's list is chosen by masking its address
+   (hwtimer__slot_append). */
 #if HWTIMER_SLOT_LISTS < 1 || (HWTIMER_SLOT_LISTS & (HWTIMER_SLOT_LISTS - 1))
 #error "hwtimer.h: HWTIMER_SLOT_LISTS must be a power of two"
-#undef HWTIMER_SLOT_LISTS /* no cascade */
+#undef HWTIMER_SLOT_LISTS /* a valid value, so that the #error is the only error */
 #define HWTIMER_SLOT_LISTS 4
 #endif
 
+/* The geometry ("The structure" in THE DESIGN): the tick and the levels, fixed at create;
+   every wheel holds a copy. */
 typedef struct hwtimer__geometry {
     uint64_t tick_ns;
-    uint64_t tick_inv; /* UINT64_MAX / tick_ns: division by multiply-high */
-    uint64_t start;    /* S: the clock at create */
-    uint64_t max_tick; /* the tick of the latest deadline, UINT64_MAX */
-    uint32_t width;    /* slots per level, a power of two >= 2 */
+    uint64_t tick_inv; /* floor(UINT64_MAX / tick_ns), to divide by multiply-high */
+    uint64_t start;    /* S: the clock at create, tick 0's boundary */
+    uint64_t max_tick; /* the tick a deadline of UINT64_MAX is due at: no tick is later */
+    uint32_t width;    /* W: slots per level, a power of two >= 2 */
     uint32_t mask;     /* width - 1 */
-    unsigned bits;     /* log2(width) */
-    unsigned levels;
-    unsigned bit_layers;  /* of a level's bit tree (hwtimer__level_bits) */
-    size_t level_words;   /* of one level's bit tree */
-    /* by the highest bit in which a tick differs from elapsed: its level's slot 0's
-       `where`, and its digit's shift (level * bits) */
+    unsigned bits;     /* b = log2(width): the bits of a tick that each level takes */
+    unsigned levels;   /* L */
+    unsigned bit_layers;  /* the layers of each level's bit tree (hwtimer__level_bits) */
+    size_t level_words;   /* the 64-bit words of one level's bit tree, all layers */
+    /* Indexed by the highest bit (0 .. 63) in which a tick differs from elapsed: the
+       `where` of slot 0 of the level the tick goes to, and the shift of that level's digit
+       in a tick (level * bits). Tables, so that a filing does no division by bits. */
     uint32_t level_where[64];
     unsigned char level_shift[64];
-    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];
-    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS];
+    uint32_t layer_words[HWTIMER__MAX_BIT_LAYERS];  /* the words in each layer of a tree */
+    uint32_t layer_offset[HWTIMER__MAX_BIT_LAYERS]; /* where each layer starts in it */
 } hwtimer__geometry;
 
-/* The last leeway a wheel turned into ticks (hwtimer__leeway_tick). */
+/* The last leeway a wheel turned into ticks (hwtimer__leeway_tick), kept because turning
+   one costs a division and a bit scan, and successive filings mostly carry the same one. */
 typedef struct hwtimer__leeway_memo {
-    uint32_t key;  /* hwtimer__leeway_key, 0: none yet */
-    uint64_t mask; /* 2^k - 1 */
+    uint32_t key;  /* that leeway's hwtimer__leeway_key; 0 (no leeway) before the first */
+    uint64_t mask; /* 2^k - 1, for the grid of 2^k ticks ("Leeway" in THE DESIGN) */
 } hwtimer__leeway_memo;
 
-/* A wheel. A pass comes to it in steps: begin (a target), collect each step, end. */
+/* A wheel ("The structure" in THE DESIGN): ticks, slots and lists, no lock, clock or
+   callback. A pass works on it in steps: hwtimer__wheel_begin with the pass's target, then
+   each step hwtimer__wheel_next_step finds (the ready nodes, or a slot to collect), then
+   hwtimer__wheel_end. */
 typedef struct hwtimer__wheel {
-    hwtimer__geometry geo; /* the timer's, copied: an offset, not a pointer, per filing */
-    struct hwtimer__link *lists; /* by `where`: lists[where * SLOT_LISTS] (first unused) */
-    uint64_t *occupied;          /* level l's bit tree: occupied[l * level_words] */
-    uint64_t elapsed; /* every slot up to this tick has been emptied */
+    hwtimer__geometry geo; /* a copy of the timer's: read at an offset, not through a
+                              pointer, by every filing */
+    struct hwtimer__link *lists; /* the heads, HWTIMER_SLOT_LISTS per `where` from
+                                    lists[where * HWTIMER_SLOT_LISTS]; those of NONE and
+                                    LIST unused */
+    uint64_t *occupied;          /* the bit trees: level l's at occupied[l * level_words] */
+    uint64_t elapsed; /* the tick up to which the wheel has been processed: every slot up to
+                         it has been emptied, and a filing finds its slot relative to it */
     /* The three limits of the wheel's contract with its front end ("The wheel and its
        front end" in THE DESIGN). A filing at a tick up to due_upto goes to `due`, not to
        a slot: it is the target of the pass under way, else elapsed; the wheel writes it.
@@ -1248,21 +1282,27 @@ typedef struct hwtimer__wheel {
     uint64_t notice_upto;
     uint64_t due_upto;
     uint64_t watch_upto;
-    size_t pending;       /* armed here: filed, or held out of the lists by the front end */
-    int collecting;       /* between hwtimer__wheel_begin and _end */
+    size_t pending;       /* nodes armed here: filed, or held out of every list by the front
+                             end (a periodic node whose callback runs) */
+    int collecting;       /* 1 from hwtimer__wheel_begin to hwtimer__wheel_end */
     hwtimer__leeway_memo memo;
-    struct hwtimer__link due;   /* sorted by due tick: filed at or before the target */
-    struct hwtimer__link ready; /* to run in the step under way, in order */
-    struct hwtimer__link left;  /* due, left by a bounded pass: they run first, in order */
-    uint32_t left_gen;          /* the generation of the nodes at its end still _LIST */
+    struct hwtimer__link due;   /* filed at a tick up to due_upto, sorted by tick: the next
+                                   pass runs them first */
+    struct hwtimer__link ready; /* the nodes of the step under way, in the order they run */
+    struct hwtimer__link left;  /* the due nodes bounded passes set aside, in the order they
+                                   run; the next pass runs them first ("Bounded passes") */
+    uint32_t left_gen;          /* the generation of the nodes at the end of `left` whose
+                                   `where` is still WHERE_LIST: the wheel's last */
     uint64_t cascaded;          /* nodes moved down a level, re-filings included */
-    uint64_t refiled;           /* ... of which re-filings after a push later */
+    uint64_t refiled;           /* of those, nodes re-filed because a push later took their
+                                   tick past the end of the slot they waited in */
 } hwtimer__wheel;
 
-/* A pass's step in one wheel: the ready nodes due at `tick`, or the slot starting there. */
+/* A pass's step in one wheel: run the ready nodes due at `tick`, or collect the slot of
+   `level` and `slot`, which starts at `tick`. */
 typedef struct hwtimer__step {
     uint64_t tick;
-    int runs_ready; /* the ready nodes, else the slot */
+    int runs_ready; /* 1: the ready nodes; 0: the slot */
     unsigned level;
     uint32_t slot;
 } hwtimer__step;
@@ -1274,18 +1314,23 @@ typedef enum hwtimer__fate {
     HWTIMER__CANCELLED
 } hwtimer__fate;
 
-/* The node whose callback runs now, no lock held, EXPIRED and in no list. On return:
-   REARMED: hwtimer__cancel_for_waiter; UNTOUCHED and periodic: re-armed for the first
-   period after `now`; else never touched again (hwtimer_cancel: it may be freed). */
+/* The node whose callback runs now in a shard: EXPIRED, in no list, and no lock held while
+   the callback runs. When it returns, the pass acts on its fate: REARMED, a cancel waiting
+   for the callback cancels the new arming (hwtimer__cancel_for_waiter); UNTOUCHED and
+   periodic, it is filed again for its first period after `now`; otherwise the pass never
+   touches the node again: once the callback has returned, the node's owner may free it
+   (after hwtimer_cancel, or a one-shot's callback itself). */
 typedef struct hwtimer__running {
     hwtimer_timeout *node; /* or NULL */
-    int periodic;          /* read without touching the node */
+    int periodic;          /* kept here so that the pass need not read a node that may be
+                              freed */
     hwtimer__fate fate;
     uint64_t now;          /* the `now` its periodic re-arm counts from */
 } hwtimer__running;
 
-/* A cancel waiting for a running callback, on its stack; `hit`: the pass cancelled the
-   node's re-arming for it. */
+/* A cancel that waits for its node's running callback to return, on the cancelling
+   thread's stack, listed in the shard's cancel_waits. `hit` is set when the pass, as the
+   callback returns, cancels for it the arming the callback made. */
 typedef struct hwtimer__cancel_wait {
     hwtimer_timeout *to;
     int hit;
@@ -1297,17 +1342,17 @@ typedef struct hwtimer__cancel_wait {
 typedef struct hwtimer__answer {
     uint64_t time;
     int none;  /* nothing was pending in any wheel */
-    int armed; /* a filing before `time` still calls for a wake-up: none has since the
-                  answer was given, and someone (a worker, a wake_fn) listens */
+    int armed; /* 1 while a filing before `time` must wake someone: a worker or a wake_fn
+                  listens, and no filing has woken it since the answer was given */
 } hwtimer__answer;
 
 typedef struct hwtimer__shard {
-    hwtimer__wheel wheel; /* first: a node's `wheel` is also its shard */
+    hwtimer__wheel wheel; /* first, so that a node's `wheel` also points to its shard */
     void *mutex;          /* the wheel's lock */
     void *done_cond;      /* cancels wait on it for a callback */
     unsigned waiters;     /* cancels listed in cancel_waits: each waits on done_cond, or is
                              about to, or tells log_fn it waits long */
-    int wake_now;         /* a filing called for a wake-up: once the lock is released */
+    int wake_now;         /* a filing called for a wake-up, made once the lock is released */
     hwtimer__running run;
     hwtimer__cancel_wait *cancel_waits;
     hwtimer__answer answer; /* the timer's last answer, as this wheel's filings see it */
@@ -1319,10 +1364,12 @@ typedef struct hwtimer__pass_state {
     int on;
     void *thread;       /* the thread that runs it and its callbacks */
     hwtimer__u64 last_now; /* the `now` of the last advance: the timer's time (S before any) */
-    uint64_t last_tick; /* ... its tick (hwtimer_schedule_ticks) */
-    uint64_t ticks_room; /* ... and the most ticks ahead that fit */
-    int left;           /* a bounded pass left nodes in its wheels' `left` lists ... */
-    uint32_t left_gen;  /* ... and the `where` of the next generation it sets aside */
+    uint64_t last_tick; /* last_now's tick, from which hwtimer_schedule_ticks counts */
+    uint64_t ticks_room; /* the most ticks hwtimer_schedule_ticks may count ahead of
+                            last_now before the deadline passes UINT64_MAX */
+    int left;           /* 1 while nodes a bounded pass set aside wait in a `left` list */
+    uint32_t left_gen;  /* the generation (a `where` past every slot's) of the next nodes a
+                           bounded pass sets aside */
 } hwtimer__pass_state;
 
 typedef struct hwtimer__worker_state {
@@ -1339,9 +1386,11 @@ typedef struct hwtimer__loop_state {
     void (*wake_fn)(void *);
     void *wake_ctx;
     int none;      /* the last answer said nothing was pending */
-    int left;      /* ... or that a bounded pass left timeouts due: the loop must not sleep */
+    int left;      /* the last answer said a bounded pass left timeouts due: the loop must
+                      advance again before it sleeps */
     int wake_owed; /* a wake_fn call is owed to the last answer: none was made since */
-    long wakes_running;     /* wake-ups under way unlocked: the timer outlives them */
+    long wakes_running;     /* wake-ups under way with no lock held: the timer is not freed
+                               while one runs */
 } hwtimer__loop_state;
 
 typedef struct hwtimer__log_state {
@@ -1360,7 +1409,7 @@ struct hwtimer {
     int own_clock;   /* clock_fn is the user's, not the clock the OS waits on */
     unsigned shards; /* max(1, cfg.shards) wheels, after the struct (hwtimer__shard_at) */
     const hwtimer_threads *threads; /* NULL: no locks */
-    void *mutex;     /* passes, answers, the worker */
+    void *mutex;     /* the timer's lock: the pass, the loop's answers, the worker */
     void *done_cond; /* advance and stop wait on it for a pass to end */
     unsigned waiters;
     size_t max_pending; /* a wheel's limit: cfg.max_pending with one wheel, else SIZE_MAX */
@@ -1369,8 +1418,8 @@ struct hwtimer {
        makes every call, so it is read and written plainly; with threads it is 0 for good. */
     int arms_inline;
 
-    long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0: none ... */
-    long shared_pending; /* ... and the nodes pending in all wheels */
+    long shared_limit;   /* with shards: cfg.max_pending (at most LONG_MAX), 0 if none */
+    long shared_pending; /* with a shared_limit: the nodes pending in all wheels (atomic) */
     int stopped;         /* atomic: read by entries under a wheel's lock */
     int destroy_deferred; /* hwtimer_destroy was called from a callback */
     hwtimer__pass_state pass;
@@ -1384,7 +1433,8 @@ struct hwtimer {
     hwtimer *fork_next; /* on hwtimer__fork_list */
 };
 
-/* The timer and its shards, each on cache lines of its own. */
+/* The timer's block: the struct, then its shards, each starting a cache line of its own,
+   so that threads working in different shards do not write to one line. */
 #define HWTIMER__ROUND_LINE(n) (((n) + HWTIMER__LINE - 1) & ~(size_t)(HWTIMER__LINE - 1))
 #define HWTIMER__SHARDS_AT HWTIMER__ROUND_LINE(sizeof(hwtimer))
 #define HWTIMER__SHARD_STRIDE HWTIMER__ROUND_LINE(sizeof(hwtimer__shard))
@@ -1411,7 +1461,14 @@ static uint64_t hwtimer__mulhi64(uint64_t a, uint64_t b) {
 }
 #endif
 
-/* n / tick_ns: q, by multiply-high, is floor(n/tick) or one less; the comparison corrects. */
+/* n / tick_ns (t below). Every filing and re-filing computes a node's tick from its
+   deadline (the node has no room to keep it: "Trade-offs" in THE DESIGN), so where there is
+   a 128-bit product it replaces the 64-bit division, which costs tens of cycles, by a
+   multiply-high, q = floor(n * tick_inv / 2^64). Why q is floor(n / t) or one less: with
+   tick_inv = floor((2^64 - 1) / t), t * tick_inv lies in [2^64 - t, 2^64), so
+   n * tick_inv / 2^64 lies in (n / t - 1, n / t] for any n < 2^64. The remainder
+   n - q * t then does not wrap (q * t <= n) and is below 2t: one comparison adds the one
+   that may be missing. Without a 128-bit type (32-bit targets, MSVC) it divides. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
 #if defined(__SIZEOF_INT128__) || defined(HWTIMER__MULHI_HALVES)
 #if defined(HWTIMER__MULHI_HALVES)
@@ -1425,17 +1482,24 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, ui
 #endif
 }
 
-/* The tick a deadline is due at: floor((m - 1) / tick) + 1 for m = deadline - S >= 1. */
+/* The tick a deadline D is due at: the first boundary at or after it, e = ceil((D - S) / t)
+   ("Time" in THE DESIGN), or 0 for a deadline at or before S. For m = D - S >= 1 the
+   ceiling is computed as floor((m - 1) / t) + 1, which is equal and, unlike
+   (m + t - 1) / t, cannot overflow when m is near UINT64_MAX. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__due_tick(const hwtimer__geometry *g, uint64_t deadline) {
     return deadline <= g->start ? 0 : hwtimer__div_tick(g, deadline - g->start - 1) + 1;
 }
 
-/* The time of a tick boundary, UINT64_MAX if it lies beyond. */
+/* The time of tick `tick`'s boundary, S + tick * t, or UINT64_MAX if that lies past the end
+   of uint64_t time. The test is exact: tick <= floor((UINT64_MAX - S) / t) exactly when
+   tick * t <= UINT64_MAX - S, so it saturates every tick that overflows and no other. */
 static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick) {
     return tick > (UINT64_MAX - g->start) / g->tick_ns ? UINT64_MAX : g->start + tick * g->tick_ns;
 }
 
-/* A node's leeway in ns: digits times a power of ten, so that round numbers stay exact. */
+/* A node's leeway in ns: leeway_digits * 10^leeway_exp, a form that keeps round numbers
+   exact in the 3 bytes beside the state. No overflow: it is at most the leeway_ns that
+   hwtimer_timeout_set_leeway was given, rounded down. */
 static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     uint64_t v = to->leeway_digits;
     unsigned e;
@@ -1443,24 +1507,32 @@ static uint64_t hwtimer__leeway(const hwtimer_timeout *to) {
     return v;
 }
 
-/* The node's state and leeway share a 4-byte word, after its `where`. */
+/* A compile-time check (a negative array size fails it): the state, leeway_exp and
+   leeway_digits form one 4-byte word right after `where`. The inline arming tests state
+   and leeway with one load of that word (hwtimer__node_arms_inline) and stores `where`,
+   state and leeway with one 8-byte store (hwtimer__pending_word). */
 typedef char hwtimer__state_and_leeway_share_a_word
     [offsetof(hwtimer_timeout, leeway_exp) == offsetof(hwtimer_timeout, state) + 1 &&
      offsetof(hwtimer_timeout, leeway_digits) == offsetof(hwtimer_timeout, state) + 2 &&
      offsetof(hwtimer_timeout, state) == offsetof(hwtimer_timeout, where) + 4 ? 1 : -1];
 
-/* Is the state its word's low byte (its first in memory)? A constant once folded. */
+/* 1 on a little-endian target, where the state, the first byte of its word in memory, is
+   the word's low byte. It is known at compile time: the tests of it cost nothing. */
 static int hwtimer__little_endian(void) {
     const uint32_t one = 1;
     return *(const unsigned char *)&one;
 }
-/* That word's bits but the state's. */
+/* The mask of that word's leeway bytes: every bit but the state's byte. */
 static uint32_t hwtimer__leeway_bits(void) {
     return hwtimer__little_endian() ? ~(uint32_t)0xFFu : ~((uint32_t)0xFFu << 24);
 }
 
-/* A node's 8 bytes from `where` on (where, state, leeway) PENDING in slot `where` with the
-   leeway `key` (hwtimer__leeway_key): the inline arming stores them at once. */
+/* The 8 bytes of a node from its `where` on (`where`, then the word of state and leeway)
+   as they read for a node PENDING in slot `where` with the leeway whose key is `key`
+   (hwtimer__leeway_key: its state byte is 0). The inline arming stores them in one store.
+   `where` comes first in memory: on a little-endian target it is the low half and the
+   state the low byte of the high half; on a big-endian one, `where` is the high half and
+   the state the top byte of the low half. */
 static uint64_t hwtimer__pending_word(uint32_t where, uint32_t key) {
     if (hwtimer__little_endian()) { /* `where` first */
         return where | (uint64_t)(key | HWTIMER_PENDING) << 32;
@@ -1468,18 +1540,25 @@ static uint64_t hwtimer__pending_word(uint32_t where, uint32_t key) {
     return (uint64_t)where << 32 | key | (uint64_t)HWTIMER_PENDING << 24;
 }
 
-/* The word of a node's state and leeway. */
+/* The 4-byte word of a node's state and leeway, read with one load. */
 static uint32_t hwtimer__state_word(const hwtimer_timeout *to) {
     uint32_t word;
     memcpy(&word, (const unsigned char *)to + offsetof(hwtimer_timeout, state), sizeof word);
     return word;
 }
-/* A leeway's key in the memo: its exponent and digits, nonzero for any leeway. Read before
-   the state is stored: a load that spans a store just made waits for it. */
+/* The key of a node's leeway, by which the wheel's memo knows it: the word with the state
+   byte cleared, so the exponent and digits. It is 0 exactly when the node has no leeway
+   (set_leeway stores digits of 0 only with an exponent of 0). Callers read it before they
+   store the node's state: a 4-byte load that overlaps a 1-byte store still in the store
+   buffer cannot take its value from that store, and waits until the store completes. */
 static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to) {
     return hwtimer__state_word(to) & hwtimer__leeway_bits();
 }
 
+/* Makes the wheel's memo that of `to`'s leeway ("Leeway" in THE DESIGN): with the leeway
+   n = floor(leeway / t) whole ticks, the mask 2^k - 1 of the largest power of two
+   2^k <= n + 1. Out of line because it is the rare case: it runs only when a node's leeway
+   is not the last one the wheel saw, and costs a division and a bit scan. */
 static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
                                                        const hwtimer_timeout *to) {
     uint64_t n = hwtimer__div_tick(&w->geo, hwtimer__leeway(to));
@@ -1488,20 +1567,28 @@ static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
     w->memo.key = hwtimer__leeway_key(to);
 }
 
-/* The tick due at e on the memo's leeway grid ("Leeway" in THE DESIGN), max_tick at most. */
+/* The tick a node due at tick e runs at with the memo's leeway: e rounded up to a multiple
+   of 2^k, (e + 2^k - 1) & ~(2^k - 1) ("Leeway" in THE DESIGN). If the rounding wraps or
+   passes max_tick, the result is max_tick: the latest tick a deadline can have, which the
+   levels are sized for (hwtimer__geometry_init). */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_grid(const hwtimer__wheel *w, uint64_t e) {
     uint64_t up = e + w->memo.mask;
     if (up < e || (up & ~w->memo.mask) > w->geo.max_tick) return w->geo.max_tick;
     return up & ~w->memo.mask;
 }
 
-/* The same for a node's leeway, the memo made its. */
+/* The same for `to`'s own leeway: if the memo holds another, it is made `to`'s first. It
+   writes the memo, so the wheel's lock is held (or there are no threads). */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                      uint64_t e) {
     if (hwtimer__leeway_key(to) != w->memo.key) hwtimer__set_leeway_memo(w, to);
     return hwtimer__leeway_grid(w, e);
 }
 
+/* The tick a node with this deadline runs at: its due tick, moved onto its leeway's grid
+   if it has a leeway (a node without one, the common case, costs one test of its key). It
+   is computed again at every filing and re-filing: the node has no room to keep it
+   ("Trade-offs" in THE DESIGN). May write the wheel's memo: the wheel's lock is held. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwtimer_timeout *to,
                                                    uint64_t deadline) {
     uint64_t e = hwtimer__due_tick(&w->geo, deadline);
@@ -1509,13 +1596,22 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__node_tick(hwtimer__wheel *w, const hwti
     return e;
 }
 
-/* Fixed rate: the first d + k*p (k >= 1) strictly after now, UINT64_MAX past the end. */
+/* A periodic node's next deadline, at a fixed rate: the first d + k * p, k >= 1, strictly
+   after `now`. The deadlines stay on the grid of the first, however late a callback runs,
+   and periods missed while the timer was late are skipped, not run in a burst. UINT64_MAX
+   if that deadline lies past the end of uint64_t time. p > 0. */
 static uint64_t hwtimer__next_period(uint64_t d, uint64_t p, uint64_t now) {
     uint64_t k = now >= d ? (now - d) / p + 1 : 1;
     return k > (UINT64_MAX - d) / p ? UINT64_MAX : d + k * p;
 }
 
-/* The `where` of a tick after elapsed (THE DESIGN); level * bits <= bit <= 63: a safe shift. */
+/* The `where` of the slot a node due at `tick` is filed in, for tick > elapsed (see THE
+   DESIGN). bit is the highest bit in which tick and elapsed differ; the level is
+   bit / bits, and the slot is tick's digit at that level. Its shift, level * bits, is at
+   most bit <= 63, so it is defined. Above bit the two ticks agree, and at bit tick has the
+   1: tick's digit there is greater than elapsed's, so the slot lies after elapsed's
+   position in its level, in the current rotation. That keeps the slots at or behind the
+   position empty, which hwtimer__bits_next relies on. */
 HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick) {
     const hwtimer__geometry *g = &w->geo;
     unsigned bit = hwtimer__msb64(tick ^ w->elapsed);
@@ -1524,7 +1620,11 @@ HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, ui
     return g->level_where[bit] + slot;
 }
 
-/* The start of slot `slot` after elapsed's position, on the level whose digit is at `shift`. */
+/* The first tick of slot `slot` of the level whose digit is at `shift`, in the current
+   rotation: elapsed's bits above the digit, the slot as the digit, zeros below. `slot`
+   lies after elapsed's position in the level (hwtimer__wheel_where). On the top level
+   shift + bits may reach 64, where hwtimer__shr and _shl give 0: one rotation spans every
+   tick. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, unsigned shift,
                                                     uint32_t slot) {
     unsigned up = shift + w->geo.bits;
@@ -1542,12 +1642,17 @@ static uint32_t hwtimer__left_where(const hwtimer__geometry *g) {
     return hwtimer__slot_where(g, g->levels, 0);
 }
 
-/* b of THE DESIGN: log2 W. */
+/* b of THE DESIGN: log2 of ticks_per_wheel rounded up to a power of two, and at least 1,
+   so that W >= 2. */
 static unsigned hwtimer__wheel_bits(uint64_t ticks_per_wheel) {
     return ticks_per_wheel <= 2 ? 1 : hwtimer__msb64(ticks_per_wheel - 1) + 1;
 }
 
-/* Levels enough for the latest deadline's tick, and each level's bit tree. */
+/* Fills the geometry of a tick of tick_ns and S = start. The levels are just enough for
+   every tick up to max_tick to have a digit in one: ceil((msb(max_tick) + 1) / bits) (the
+   | 1 keeps msb's argument nonzero), so that (levels - 1) * bits <= msb(max_tick) < 64.
+   The tables by bit cover all 64 bits. A level's bit tree is a layer of a bit per slot,
+   then layers of a bit per word of the layer below, up to a layer of one word. */
 static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
                                    uint32_t ticks_per_wheel, uint64_t start) {
     unsigned layer;
@@ -1579,10 +1684,12 @@ static void hwtimer__geometry_init(hwtimer__geometry *g, uint64_t tick_ns,
 /* ====================
    [hwtimer:wheel] The wheel: lists, the bit tree, filing, a pass's steps, walks
 
-   Functions of a wheel, never of a timer, run with its lock held (or no threads).
+   Functions of a wheel, never of a timer; they run with the wheel's lock held (or with no
+   threads).
    ==================== */
 
-/* Circular lists with a sentinel head. */
+/* Circular doubly linked lists with a sentinel head: an empty list's head links to itself,
+   so no operation tests for NULL. */
 static void hwtimer__list_init(struct hwtimer__link *head) { head->next = head->prev = head; }
 static int hwtimer__list_empty(const struct hwtimer__link *head) { return head->next == head; }
 /* Appends n at the end of the list whose head is given (appending after a known head reads
@@ -1613,14 +1720,19 @@ static void hwtimer__list_splice(struct hwtimer__link *to, struct hwtimer__link 
     to->prev = from->prev;
     hwtimer__list_init(from);
 }
+/* A link is its node's first field, so it converts to its node. */
 static hwtimer_timeout *hwtimer__node(struct hwtimer__link *l) { return (hwtimer_timeout *)l; }
 
-/* A level's bit tree: a bit per slot, and in each layer above a bit per nonzero word. */
+/* Level `level`'s bit tree. Layer 0 has a bit per slot, set while the slot is occupied; each
+   layer above has a bit per word of the layer below, set while that word is nonzero, so a
+   search passes 64 empty words with one test. */
 static uint64_t *hwtimer__level_bits(const hwtimer__wheel *w, unsigned level) {
     return w->occupied + (size_t)level * w->geo.level_words;
 }
 
-/* Sets (on) or clears slot pos's bit, climbing only while a word was or becomes empty. */
+/* Sets (on) or clears slot pos's bit, and the bits above it that change with it. Setting a
+   bit in a word that was nonzero, or clearing one in a word that stays nonzero, leaves the
+   layer above as it was, so the climb stops there, usually at layer 0. */
 HWTIMER__ALWAYS_INLINE void hwtimer__bits_set(const hwtimer__geometry *g, uint64_t *bits,
                                               uint64_t pos, int on) {
     unsigned layer;
@@ -1632,7 +1744,12 @@ HWTIMER__ALWAYS_INLINE void hwtimer__bits_set(const hwtimer__geometry *g, uint64
     }
 }
 
-/* The first occupied slot at index >= from, or width (no wrap: those behind are empty). */
+/* The first occupied slot at index `from` or after, or width if there is none (`from` may
+   be width). It tests the bits from `from` on in their layer-0 word; if none is set, it
+   climbs a layer to find the next nonzero word after that one, and so on, then descends
+   through the lowest set bit of each word below. It does not wrap around to the slots
+   before `from`: callers start one past elapsed's position in the level, and the slots at
+   or behind it are empty (a filing goes after it: hwtimer__wheel_where), or start at 0. */
 static uint32_t hwtimer__bits_next(const hwtimer__geometry *g, const uint64_t *bits,
                                    uint32_t from) {
     unsigned layer = 0;
@@ -1659,7 +1776,8 @@ HWTIMER__ALWAYS_INLINE struct hwtimer__link *hwtimer__slot_lists(const hwtimer__
     return &w->lists[(size_t)where * HWTIMER_SLOT_LISTS];
 }
 
-/* Are a slot's lists from `first` on empty? One branch: one per list mispredicts. */
+/* 1 if the slot's lists from index `first` on are all empty. The tests are or-ed into one
+   branch: a branch per list would mispredict as the lists in use vary from slot to slot. */
 HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *lists,
                                                     unsigned first) {
     unsigned k;
@@ -1668,14 +1786,19 @@ HWTIMER__ALWAYS_INLINE int hwtimer__slot_empty_from(const struct hwtimer__link *
     return !occupied;
 }
 
-/* Walks visit lists in step ("Each slot" in THE DESIGN). */
+/* Walks visit a slot's lists in turn, a node from each end of each list at a time, so that
+   the cache misses of up to 2 * HWTIMER_SLOT_LISTS chains of nodes overlap ("Each slot" in
+   THE DESIGN). A visit may unlink, re-link or free the node it is given. */
 typedef void (*hwtimer__visit_fn)(void *ctx, hwtimer_timeout *to);
 
 /* One list being walked: the next nodes to visit from each end; front is NULL once done. */
 typedef struct hwtimer__walk { struct hwtimer__link *front, *back; } hwtimer__walk;
 
-/* Visits a walk's next one or two nodes; 0 once done. The neighbours are read (and
-   prefetched) before a visit, which may re-link or free its node. */
+/* Visits the walk's next node from each end (one node if the ends meet); returns 0 if the
+   walk was already done. Both neighbours are read before the visits, because a visit may
+   re-link or free its node, after which its links mean nothing; they are prefetched then,
+   so that their misses overlap the visits. The walk is done when front and back were one
+   node, or adjacent: every node has then been visited once. */
 HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_fn visit,
                                               void *ctx) {
     struct hwtimer__link *front = w->front, *back = w->back, *next, *prev;
@@ -1691,7 +1814,8 @@ HWTIMER__ALWAYS_INLINE int hwtimer__walk_step(hwtimer__walk *w, hwtimer__visit_f
     return 1;
 }
 
-/* Visits every node of lists[0 .. n), leaving the heads for the caller to empty or splice. */
+/* Visits every node of lists[0 .. n), in turn (hwtimer__walk_step). The heads are left as
+   they were, stale once a visit re-links a node: the caller empties or splices them. */
 HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, unsigned n,
                                                 hwtimer__visit_fn visit, void *ctx) {
     hwtimer__walk walk[HWTIMER_SLOT_LISTS];
@@ -1703,7 +1827,7 @@ HWTIMER__ALWAYS_INLINE void hwtimer__walk_lists(struct hwtimer__link *lists, uns
         walk[walks].back = lists[k].prev;
         walks++;
     }
-    if (walks == 1) { /* one list, the usual case: its walk as a local, not in the array */
+    if (walks == 1) { /* one list, the usual case: a loop of its own, no turn over walks */
         hwtimer__walk one = walk[0];
         while (hwtimer__walk_step(&one, visit, ctx)) continue;
         return;
@@ -1727,9 +1851,15 @@ static HWTIMER__NOINLINE void hwtimer__mark_slot(hwtimer__wheel *w, struct hwtim
     hwtimer__slot_bit(w, (uint32_t)((size_t)(head - w->lists) / HWTIMER_SLOT_LISTS), 1);
 }
 
-/* Links a node into the lists of slot `where` ("Each slot" in THE DESIGN); its `where` is
-   the caller's to store. A slot may be occupied with its first list empty: marking twice
-   is harmless. */
+/* Links a node into a list of the slot at `where` ("Each slot" in THE DESIGN); the caller
+   stores the node's `where`. While the slot's first list is empty the node goes there, so
+   a slot of one node has it in the first list, where hwtimer__wheel_collect looks for a
+   lone node. Otherwise the list is chosen by the MiB of the node's address (its bits from
+   HWTIMER__LIST_RUN_BITS up): nodes allocated near one another share a list, so a node's
+   neighbours in its list are mostly its neighbours in memory, and a cancel's writes to
+   their links mostly hit lines already cached. A slot may be occupied with its first list
+   empty (its node there was cancelled): the node filed there then marks the slot again,
+   which is harmless. */
 #define HWTIMER__LIST_RUN_BITS 20
 HWTIMER__ALWAYS_INLINE void hwtimer__slot_append(hwtimer__wheel *w, hwtimer_timeout *to,
                                                  uint32_t where) {
@@ -1740,14 +1870,14 @@ HWTIMER__ALWAYS_INLINE void hwtimer__slot_append(hwtimer__wheel *w, hwtimer_time
     if (first) hwtimer__mark_slot(w, head);
 }
 
-/* Files a node in slot `where`. */
+/* Files a node in slot `where` and stores its `where`; its state is the caller's. */
 HWTIMER__ALWAYS_INLINE void hwtimer__file_in_slot(hwtimer__wheel *w, hwtimer_timeout *to,
                                                   uint32_t where) {
     to->where = where;
     hwtimer__slot_append(w, to, where);
 }
 
-/* The tick a node in a list runs at. */
+/* The tick a listed node runs at, computed from its deadline and leeway. */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct hwtimer__link *l) {
     return hwtimer__node_tick(w, hwtimer__node(l), hwtimer__node(l)->deadline);
 }
@@ -1761,7 +1891,7 @@ typedef enum hwtimer__place_store { HWTIMER__FIELD_BY_FIELD, HWTIMER__ONE_STORE 
 /* Makes a node in no list PENDING at `deadline`, in the slot of its tick e, which lies past
    notice_upto (so nothing need be noticed: see the wheel's contract in THE DESIGN). With
    HWTIMER__ONE_STORE, `key` is the node's leeway key (hwtimer__leeway_key), stored back
-   unchanged. */
+   unchanged. The caller counts the node in `pending`. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline, uint64_t e,
                                                      hwtimer__place_store how, uint32_t key) {
@@ -1779,9 +1909,10 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_file_past(hwtimer__wheel *w, hwtimer_
 }
 
 /* The same for a tick at or before notice_upto, out of line since it is the rarer case: a
-   tick after due_upto still goes to its slot; one at or before it goes to `due`, in tick
-   order, searched from the tail (new deadlines are mostly the latest). Returns 1 if the
-   tick is watched, so that the front end may wake whoever sleeps past it. */
+   tick after due_upto still goes to its slot; one at or before it goes to `due`, after the
+   last node due no later (so nodes of one tick keep their filing order), found from the
+   tail, since new deadlines are mostly the latest. Returns 1 if the tick is watched, so
+   that the front end may wake whoever sleeps past it. */
 static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    uint64_t deadline, uint64_t tick) {
     hwtimer__store64(&to->deadline, deadline);
@@ -1797,10 +1928,11 @@ static HWTIMER__NOINLINE int hwtimer__file_noticed(hwtimer__wheel *w, hwtimer_ti
     return tick <= w->watch_upto;
 }
 
-/* Files a node that is in no list, PENDING at `deadline`: the one filing of the wheel,
-   which chooses between the two above. The node's tick, with its leeway, goes to *tick; it
-   is computed first, because it reads the leeway from the word the state is then stored
-   in. Returns 1 if the tick is watched (see hwtimer__file_noticed). */
+/* Files a node that is in no list, PENDING at `deadline`, by one of the two above, and
+   puts its tick (with its leeway) in *tick. Returns 1 if the tick is watched (see
+   hwtimer__file_noticed). The tick is computed before the state is stored, because it
+   reads the leeway from the word the state is stored in (hwtimer__leeway_key). The caller
+   counts the node in `pending`. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeout *to,
                                                uint64_t deadline, uint64_t *tick) {
     *tick = hwtimer__node_tick(w, to, deadline);
@@ -1809,9 +1941,10 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_file(hwtimer__wheel *w, hwtimer_timeou
     return 0;
 }
 
-/* A node that was alone in its list left it: the slot's bit is cleared if all its lists
-   are empty now. Out of line because it is the rarer end of a cancel, whose common end is
-   two pointer stores. */
+/* A node that was alone in its list left it. If that list was a slot's (not `due`,
+   `ready` or `left`, whose `where` is WHERE_LIST or a generation past every slot's) and
+   all the slot's lists are empty now, the slot's bit is cleared. Out of line because it is
+   the rarer end of a cancel, whose common end is two pointer stores. */
 static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32_t where) {
     if (where >= HWTIMER__WHERE_WHEEL && where < hwtimer__left_where(&w->geo) &&
         hwtimer__slot_empty_from(hwtimer__slot_lists(w, where), 0)) {
@@ -1819,17 +1952,19 @@ static HWTIMER__NOINLINE void hwtimer__unmark_if_empty(hwtimer__wheel *w, uint32
     }
 }
 
-/* Takes a filed node out of its list (its slot may empty only if it was alone there);
-   `where` left stale, read only while pending. The neighbours' lines, which the unlink
-   writes, are asked for first ("Trade-offs", THE DESIGN). */
+/* Takes a filed node out of its list; its slot can become empty only if the node was
+   alone in its list. The node's `where` is left as it was: it is read only while the node
+   is PENDING, and every filing stores it. The neighbours' lines, which the unlink writes,
+   are asked for first, so that their misses overlap ("Trade-offs" in THE DESIGN). */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_unfile(hwtimer__wheel *w, hwtimer_timeout *to) {
     HWTIMER__PREFETCH_WRITE(to->link.next);
     HWTIMER__PREFETCH_WRITE(to->link.prev);
     if (hwtimer__list_unlink(&to->link)) hwtimer__unmark_if_empty(w, to->where);
 }
 
-/* A node pending in w is CANCELLED, uncounted, unfiled if filed (last: the call that may
-   clear a bit ends it). */
+/* Makes a node pending in w CANCELLED and uncounts it; if it is `filed`, takes it out of
+   its list too. The unfiling comes last, so that its rare out-of-line end
+   (hwtimer__unmark_if_empty) is the last thing done. */
 HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_timeout *to,
                                                    int filed) {
     HWTIMER_ASSERT(w->pending > 0);
@@ -1839,14 +1974,24 @@ HWTIMER__ALWAYS_INLINE void hwtimer__wheel_uncount(hwtimer__wheel *w, hwtimer_ti
 }
 
 /* Cancels `to` if it is filed and PENDING in w: 1, else 0 (nothing changed). The usual
-   cancel, inline both in hwtimer_cancel without threads and under a wheel's lock. */
+   cancel, inline both in hwtimer_cancel without threads and under a wheel's lock. A node
+   PENDING in w is filed: the one pending node held out of the lists, a periodic node whose
+   callback runs, is EXPIRED. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_cancel(hwtimer__wheel *w, hwtimer_timeout *to) {
     if (to->wheel != w || to->state != HWTIMER_PENDING) return 0;
     hwtimer__wheel_uncount(w, to, 1);
     return 1;
 }
 
-/* A push later that leaves the node in its slot ("Pushing" in THE DESIGN): 1 if it may. */
+/* A push later that leaves the node where it is ("Pushing a deadline later" in THE
+   DESIGN): it stores the new deadline and returns 1 if the node is PENDING in a coarse
+   slot or in a numbered generation of `left` (every such `where` is at least WHERE_WHEEL +
+   width), the deadline does not move earlier, and no pass is under way. The node's slot
+   then starts at or before its new tick, and whatever takes it out files it by its
+   deadline (hwtimer__visit_refile, hwtimer__run_left_head), so it runs neither early nor
+   late. A node in level 0 must move: a level-0 slot runs its nodes without reading their
+   deadlines. During a pass every move files at once, so that a tick up to the pass's
+   target waits in `due` for the next pass. 0: nothing changed, the caller moves it. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hwtimer_timeout *to,
                                                      uint64_t deadline) {
     int may = to->state == HWTIMER_PENDING && to->where >= HWTIMER__WHERE_WHEEL + w->geo.width &&
@@ -1855,8 +2000,11 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_push_later(const hwtimer__wheel *w, hw
     return may;
 }
 
-/* A filed node's new deadline: to its tick's slot, and the tick, if past notice_upto; else
-   0, nothing changed. */
+/* Gives a filed PENDING node a new deadline if its new tick lies past notice_upto: stores
+   the deadline, moves the node to the tick's slot if that is another, and returns the tick
+   (nonzero, being past notice_upto). Returns 0 and changes nothing if the tick is at or
+   before notice_upto: the caller then unfiles the node and files it again, so that the
+   filing takes the noticed way (hwtimer__wheel_file). */
 HWTIMER__ALWAYS_INLINE uint64_t hwtimer__wheel_move(hwtimer__wheel *w, hwtimer_timeout *to,
                                                     uint64_t deadline) {
     uint64_t tick = hwtimer__node_tick(w, to, deadline);
@@ -1871,13 +2019,16 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__wheel_move(hwtimer__wheel *w, hwtimer_t
     return tick;
 }
 
-/* Sets the ticks the front end watches, and the filings that take the noticed way. */
+/* Sets watch_upto, the last tick whose filing the front end must hear of, and with it
+   notice_upto, the greater of watch_upto and due_upto: up to it a filing takes the noticed
+   way (hwtimer__file_noticed). */
 static void hwtimer__wheel_watch(hwtimer__wheel *w, uint64_t upto) {
     w->watch_upto = upto;
     w->notice_upto = upto > w->due_upto ? upto : w->due_upto;
 }
 
-/* A step to the slot at `level`, `slot`, starting at `tick`: 1 if that is by `upto`. */
+/* Makes *step the slot `slot` of level `level`, which starts at `tick`; returns 1 if that
+   tick is at or before `upto` (the pass's target), so that the pass takes the step. */
 HWTIMER__ALWAYS_INLINE int hwtimer__slot_step(hwtimer__step *step, unsigned level,
                                               uint32_t slot, uint64_t tick, uint64_t upto) {
     step->runs_ready = 0;
@@ -1887,8 +2038,11 @@ HWTIMER__ALWAYS_INLINE int hwtimer__slot_step(hwtimer__step *step, unsigned leve
     return tick <= upto;
 }
 
-/* The slot THE DESIGN's advance empties next, and its start: 1 if it starts by `upto`.
-   The bit trees' climb, out of line (hwtimer__next_slot). */
+/* Finds the slot THE DESIGN's advance empties next: the first occupied slot after
+   elapsed's position in the lowest level that has one. That is the earliest, since a
+   lower level's occupied slots all start before a higher level's. Makes *step that slot
+   and returns 1 if it starts at or before `upto`; 0 if it starts later or every level is
+   empty. Out of line: hwtimer__next_slot handles the usual cases without it. */
 static HWTIMER__NOINLINE int hwtimer__climb_to_slot(const hwtimer__wheel *w, hwtimer__step *step,
                                                     uint64_t upto) {
     const hwtimer__geometry *g = &w->geo;
@@ -1904,9 +2058,14 @@ static HWTIMER__NOINLINE int hwtimer__climb_to_slot(const hwtimer__wheel *w, hwt
     return 0;
 }
 
-/* The same, a pass's usual cases inline: the slot in level 0's word of bits after elapsed
-   (those words open the bit trees), or nothing by `upto` when that word is empty and
-   `upto` lies in it, in the same rotation (an idle tick). */
+/* The same, with a pass's usual cases inline. `word` is the layer-0 word of level 0's bits
+   that holds the slot after elapsed's position, with the bits before that slot cleared
+   (level 0's tree is first in `occupied`, and its layer 0 first in the tree); it reads as
+   empty if elapsed is at the rotation's last slot. If it has a bit, that slot is the next:
+   level 0 comes first. If it has none and `upto` lies in the current rotation no further
+   than the word's last slot (the idle tick of a loop that advances often), no slot starts
+   by `upto`: the slots up to it are in this empty word, and every occupied slot of a
+   higher level starts after the rotation. Else the bit trees are climbed. */
 HWTIMER__ALWAYS_INLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__step *step,
                                               uint64_t upto) {
     uint32_t from = ((uint32_t)w->elapsed & w->geo.mask) + 1, slot;
@@ -1922,7 +2081,12 @@ HWTIMER__ALWAYS_INLINE int hwtimer__next_slot(const hwtimer__wheel *w, hwtimer__
     return hwtimer__slot_step(step, 0, slot, (w->elapsed & ~(uint64_t)w->geo.mask) | slot, upto);
 }
 
-/* The tick of the wheel's next work (a slot's may only move nodes down): 0 if none. */
+/* Puts in *tick the tick of the wheel's next work and returns 1, or returns 0 if there is
+   none: elapsed if nodes wait in `ready` or `left` (they are due), else the tick of the
+   first node of `due` (sorted, and filed up to due_upto, which is elapsed between passes),
+   else the start of the next occupied slot. That slot may be a coarse one whose nodes only
+   move down, so the tick may be early, never late: a pass then moves them and runs
+   nothing. */
 static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
     hwtimer__step step;
     if (!hwtimer__list_empty(&w->ready) || !hwtimer__list_empty(&w->left)) *tick = w->elapsed;
@@ -1932,7 +2096,10 @@ static int hwtimer__wheel_next_tick(hwtimer__wheel *w, uint64_t *tick) {
     return 1;
 }
 
-/* A pass to `target` begins: filings up to it wait in `due`; what was due runs first. */
+/* A pass to tick `target` begins. due_upto becomes the target, and notice_upto with it, so
+   that a filing during the pass at a tick up to the target waits in `due` for the next
+   pass (the pass may already be past its slot). The nodes that were in `due` move to
+   `ready`, to run first. */
 static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
     w->collecting = 1;
     w->due_upto = target;
@@ -1940,8 +2107,9 @@ static void hwtimer__wheel_begin(hwtimer__wheel *w, uint64_t target) {
     hwtimer__list_splice(&w->ready, &w->due);
 }
 
-/* The pass's next step here: the ready nodes, else the next occupied slot up to the target;
-   0 if none. */
+/* Finds the pass's next step here and returns 1: the ready nodes if there are any (due at
+   or before elapsed, so before any slot), else the next occupied slot that starts at or
+   before the target. 0 if there is none. */
 HWTIMER__ALWAYS_INLINE int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__step *step) {
     if (!hwtimer__list_empty(&w->ready)) {
         step->runs_ready = 1;
@@ -1951,24 +2119,30 @@ HWTIMER__ALWAYS_INLINE int hwtimer__wheel_next_step(hwtimer__wheel *w, hwtimer__
     return hwtimer__next_slot(w, step, w->due_upto);
 }
 
-/* The pass ends here: at its target, or where it was if a stop or destroy cut it short
-   (its nodes may still wait before the target). */
+/* The pass ends here. If it reached its target (`reached`), elapsed moves to the target:
+   every slot up to it has been emptied. If a stop or destroy cut the pass short, elapsed
+   stays at the last slot emptied, since slots before the target may still hold nodes. */
 static void hwtimer__wheel_end(hwtimer__wheel *w, int reached) {
     if (reached) w->elapsed = w->due_upto;
     w->collecting = 0;
 }
 
-/* Emptying a slot at elapsed, and how many ticks a coarse one spans. */
+/* What the visits of a slot being emptied need: the wheel, and how many ticks the slot
+   spans (for a coarse one, to tell a re-filing from a move down). */
 typedef struct hwtimer__collect { hwtimer__wheel *w; uint64_t span; } hwtimer__collect;
 
-/* A node of a level-0 slot is due at its tick (none waits there pushed later): it runs. */
+/* Visits a node of a level-0 slot: it goes to `ready` without its tick being computed,
+   since it is due at the slot's tick (no node waits in level 0 pushed later:
+   hwtimer__wheel_push_later). Also the due case of hwtimer__visit_refile. */
 static void hwtimer__visit_to_ready(void *ctx, hwtimer_timeout *to) {
     to->where = HWTIMER__WHERE_LIST;
     hwtimer__list_append(&((hwtimer__collect *)ctx)->w->ready, &to->link);
 }
 
-/* A node of a coarse slot: to `ready`, or to a later slot by its deadline, counted as a move
-   down, and as a re-filing if its tick lies past the slot's end. */
+/* Visits a node of a coarse slot, elapsed now at the slot's start: if its tick is at or
+   before elapsed it goes to `ready`; else it is filed by its tick, in a lower level, or
+   past this slot if a push later took its tick there. It counts as a move down, and as a
+   re-filing if its tick lies past the slot's end. */
 HWTIMER__ALWAYS_INLINE void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to) {
     hwtimer__collect *c = (hwtimer__collect *)ctx;
     hwtimer__wheel *w = c->w;
@@ -1982,9 +2156,12 @@ HWTIMER__ALWAYS_INLINE void hwtimer__visit_refile(void *ctx, hwtimer_timeout *to
     w->cascaded++;
 }
 
-/* A slot step: elapsed to the slot's start, its nodes to `ready` or later slots, never back
-   to this one: the walk never meets a node it re-filed. A level-0 slot's only node is
-   returned instead, in no list, to run at once; else NULL. */
+/* Takes a slot step: elapsed moves to the slot's start, and each of the slot's nodes goes
+   to `ready` or, from a coarse slot, to a lower level or a later slot. None goes back to
+   this slot, which now starts at elapsed, where no filing goes: the walk never meets a
+   node it re-filed. Then the slot's lists are emptied and its bit cleared. The walk covers
+   only the first list if the others are empty. A level-0 slot's only node is returned
+   instead, in no list, to run at once without a trip through `ready`; else NULL. */
 HWTIMER__ALWAYS_INLINE hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w,
                                                                const hwtimer__step *step) {
     const hwtimer__geometry *g = &w->geo;
@@ -1998,7 +2175,7 @@ HWTIMER__ALWAYS_INLINE hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w
     c.w = w;
     used = hwtimer__slot_empty_from(lists, 1) ? 1 : HWTIMER_SLOT_LISTS;
     if (step->level > 0) {
-        c.span = (uint64_t)1 << (step->level * g->bits); /* < 64: at most the top tick's bit */
+        c.span = (uint64_t)1 << (step->level * g->bits); /* level * bits <= msb(max_tick) */
         hwtimer__walk_lists(lists, used, hwtimer__visit_refile, &c);
     } else if (used == 1 && lists[0].next == lists[0].prev) {
         alone = hwtimer__node(lists[0].next);
@@ -2010,7 +2187,8 @@ HWTIMER__ALWAYS_INLINE hwtimer_timeout *hwtimer__wheel_collect(hwtimer__wheel *w
     return alone;
 }
 
-/* The first node of `ready` or `left`, out of its list. */
+/* Takes the first node of `ready` or `left` (not empty) out of its list, and returns it.
+   Its `where` is left as it was: the node is about to run, or to be filed again. */
 static hwtimer_timeout *hwtimer__wheel_take(hwtimer__wheel *w, struct hwtimer__link *list) {
     hwtimer_timeout *to = hwtimer__node(list->next);
     HWTIMER_ASSERT(to->wheel == w && to->state == HWTIMER_PENDING &&
@@ -2024,7 +2202,8 @@ static hwtimer_timeout *hwtimer__wheel_take_ready(hwtimer__wheel *w) {
     return hwtimer__wheel_take(w, &w->ready);
 }
 
-/* The generation of a node in `left`: its `where`, or the wheel's last if still _LIST. */
+/* The generation of a node in `left`: its `where`, or the wheel's last (left_gen) if its
+   `where` is still WHERE_LIST. */
 static uint32_t hwtimer__left_gen_of(const hwtimer__wheel *w, const hwtimer_timeout *to) {
     return to->where == HWTIMER__WHERE_LIST ? w->left_gen : to->where;
 }
@@ -2032,8 +2211,9 @@ static uint32_t hwtimer__left_gen_of(const hwtimer__wheel *w, const hwtimer_time
 /* A bounded pass stops here ("Bounded passes" in THE DESIGN): what it would still run, up
    to its target, goes to `left` in the order it would run (the ready nodes, then each
    slot's, as the steps would empty them) as generation `gen`, and the pass ends at its
-   target. The nodes of the wheel's last generation get theirs in `where` first, and only
-   then: a pass that adds nothing touches none. */
+   target. Before the new generation is appended, the nodes of the wheel's last one (still
+   WHERE_LIST) get its number in `where`; only then, so that a pass that sets nothing aside
+   walks none of them. */
 static HWTIMER__NOINLINE void hwtimer__wheel_set_aside(hwtimer__wheel *w, uint32_t gen) {
     hwtimer__step step;
     struct hwtimer__link *l;
@@ -2058,7 +2238,9 @@ static HWTIMER__NOINLINE void hwtimer__wheel_set_aside(hwtimer__wheel *w, uint32
     hwtimer__wheel_end(w, 1);
 }
 
-/* A wheel's list heads (SLOT_LISTS per `where`) and bit-tree words. */
+/* The number of list heads a wheel needs (HWTIMER_SLOT_LISTS per `where` up to the last
+   slot's, those of NONE and LIST included), and of words in its bit trees: the sizes
+   hwtimer_create allocates. */
 static uint64_t hwtimer__wheel_heads(const hwtimer__geometry *g) {
     return ((uint64_t)g->levels * g->width + HWTIMER__WHERE_WHEEL) * HWTIMER_SLOT_LISTS;
 }
@@ -2066,8 +2248,11 @@ static uint64_t hwtimer__wheel_words(const hwtimer__geometry *g) {
     return (uint64_t)g->levels * g->level_words;
 }
 
-/* A walk over a wheel's nodes: each handed to fn, or with `out` cancelled, and the lists
-   moved to out (a slot's list k to out[k]). */
+/* A walk over every node of a wheel (hwtimer__wheel_walk). Without `out`, each node is
+   handed to fn (hwtimer_foreach). With `out` (stop), each is made CANCELLED and the lists
+   are moved onto out's HWTIMER_SLOT_LISTS lists, a slot's list k onto out[k] and `due`,
+   `ready` and `left` onto out[0], to be handed back once no lock is held. `visited` counts
+   the nodes. */
 typedef struct hwtimer__nodes_walk {
     hwtimer_fn fn;
     void *ctx;
@@ -2082,7 +2267,8 @@ static void hwtimer__visit_node(void *ctx, hwtimer_timeout *to) {
     walk->visited++;
 }
 
-/* Walks every filed node: `due`, `ready`, `left`, then each occupied slot. */
+/* Walks every filed node: `due`, `ready`, `left`, then each occupied slot. A list is
+   spliced into `out` only after its walk, which reads its links. */
 static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
     const hwtimer__geometry *g = &w->geo;
     struct hwtimer__link *out = walk->out;
@@ -2107,7 +2293,9 @@ static void hwtimer__wheel_walk(hwtimer__wheel *w, hwtimer__nodes_walk *walk) {
     }
 }
 
-/* Cancels every filed node into `out` (none held out, no pass under way): how many. */
+/* Cancels every node of the wheel into `out` and returns how many. No pass is under way and
+   no pending node is held out of the lists: every pending node is filed, as the count
+   asserts. The slots are all empty then, so the bit trees are cleared at once. */
 static size_t hwtimer__wheel_cancel_all(hwtimer__wheel *w, struct hwtimer__link *out) {
     hwtimer__nodes_walk walk = {NULL, NULL, 0, out};
     hwtimer__wheel_walk(w, &walk);
@@ -2128,7 +2316,8 @@ static void hwtimer__hand_back(struct hwtimer__link *out, hwtimer_fn fn, void *c
     if (fn) hwtimer__walk_lists(out, HWTIMER_SLOT_LISTS, hwtimer__visit_node, &walk);
 }
 
-/* An empty wheel on `lists` (hwtimer__wheel_heads of them) and `occupied`. */
+/* An empty wheel on `lists` (hwtimer__wheel_heads of them) and `occupied`
+   (hwtimer__wheel_words). The heads of NONE and LIST are never used and left as they are. */
 static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
                                 struct hwtimer__link *lists, uint64_t *occupied) {
     size_t i, heads = (size_t)hwtimer__wheel_heads(g);
@@ -2151,8 +2340,10 @@ static void hwtimer__wheel_init(hwtimer__wheel *w, const hwtimer__geometry *g,
    Run on each wheel, its lock held; it changes nothing but the leeway memo.
    ==================== */
 
-/* 0 if a node due at `tick` may wait in slot `slot_where` (its own, or pushed later a coarse
-   one that starts no later). */
+/* 0 if a node due at `tick` may wait in the slot at `slot_where`, else 1. It may if that is
+   its tick's slot, or a coarse slot that starts at or before its tick, where a push later
+   leaves it. A tick at or before elapsed may wait in no slot: it would be behind every
+   step. */
 static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uint64_t tick) {
     const hwtimer__geometry *g = &w->geo;
     uint32_t id = slot_where - HWTIMER__WHERE_WHEEL;
@@ -2161,22 +2352,28 @@ static int hwtimer__check_slot(const hwtimer__wheel *w, uint32_t slot_where, uin
     return id < g->width || hwtimer__slot_start(w, (id >> g->bits) * g->bits, id & g->mask) > tick;
 }
 
-/* Is a node's `where` right for the list it is in (`slot_where`: its slot's, or _LIST;
-   the `left` list: a generation before the wheel's last, none before the one of the node
-   before it, or _LIST, the last one, from there to its end)? */
+/* 1 if a node's `where` is right for the list at `head`. Outside `left` it must be
+   `slot_where`: the slot's `where`, or WHERE_LIST for `due` and `ready`. In `left` the
+   generations run in order: a node has WHERE_LIST (the wheel's last generation, so every
+   node after it has WHERE_LIST too), or a generation below the wheel's last, no smaller
+   than the node's before it, which must not be WHERE_LIST. */
 static int hwtimer__check_where(const hwtimer__wheel *w, const struct hwtimer__link *head,
                                 uint32_t slot_where, const hwtimer_timeout *to) {
     const struct hwtimer__link *prev = to->link.prev;
     uint32_t before;
     if (head != &w->left) return to->where == slot_where;
     if (to->where == HWTIMER__WHERE_LIST) return 1; /* the last generation, then only it */
-    /* (a NULL link is the link test's to report: this one must not follow it) */
+    /* (a NULL link is hwtimer__check_list's to report: this test must not follow it) */
     before = prev == head || !prev ? 0 : ((const hwtimer_timeout *)(const void *)prev)->where;
     return to->where >= hwtimer__left_where(&w->geo) && before != HWTIMER__WHERE_LIST &&
            to->where >= before && to->where < w->left_gen;
 }
 
-/* Checks a list's links and nodes, counted into *n; `slot_where`: its slot's, or _LIST. */
+/* Checks one list: each node PENDING in w with a `where` right for the list (else
+   HWTIMER_CHECK_NODE), links that agree and no more nodes than w->pending, so that a list
+   corrupted into a cycle ends the walk (LINKS), a slot's nodes allowed in it (SLOT), `due`
+   sorted by tick (ORDER). Adds the nodes to *n; returns 0 or the first failure's code.
+   `slot_where`: the slot's `where`, or WHERE_LIST. */
 static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *head,
                                uint32_t slot_where, size_t *n) {
     const struct hwtimer__link *l;
@@ -2206,7 +2403,10 @@ static int hwtimer__check_list(hwtimer__wheel *w, const struct hwtimer__link *he
     return 0;
 }
 
-/* Level l's bit tree, then its occupied slots (one with nodes but no bit fails the count). */
+/* Checks level l: each bit of an upper layer set exactly when its word below is nonzero
+   (BITMAP), no occupied slot at or behind elapsed's position (BEHIND), a node in each
+   marked slot (BITMAP), and each marked slot's lists. Only marked slots are walked, so a
+   slot with nodes but no bit fails the count in hwtimer__wheel_check. */
 static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     const hwtimer__geometry *g = &w->geo;
     const uint64_t *bits = hwtimer__level_bits(w, l);
@@ -2233,7 +2433,9 @@ static int hwtimer__check_level(hwtimer__wheel *w, unsigned l, size_t *n) {
     return 0;
 }
 
-/* Every invariant of one wheel; n: its pending nodes held out of the lists. */
+/* Checks every invariant of one wheel (its lock held): 0, or the first failure's code (one
+   of hwtimer_check's). n: its pending nodes held out of the lists (a periodic node whose
+   callback runs), which the count includes. */
 static int hwtimer__wheel_check(hwtimer__wheel *w, size_t n) {
     unsigned l;
     int err = hwtimer__check_list(w, &w->due, HWTIMER__WHERE_LIST, &n);
