@@ -300,13 +300,13 @@ double bench_per_op(uint64_t from, uint64_t to, size_t ops);
 /* ns per timeout of hwtimer_stop with n pending (scenario 1's delays), each handed back
    (peer_hwtimer.c). Exits if one is lost. */
 double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
-/* ns per unlink of n nodes laid out and linked as hwtimer links scenario 1's
-   (floors.c), bare and with a cancel's two other stores: the floor under a cancel. */
+/* The floors under scenario 1's cancel and schedule (floors.c): hwtimer's own wheel with
+   no timer around it. Cancel: ns per node to take n nodes filed as hwtimer files them out
+   of their lists, bare and with the node's state and the pending count too. Schedule: ns
+   per node to file them, from a delay in ticks storing what timeout.c's add stores, from
+   nanoseconds turned into ticks as hwtimer does, and storing also the node's fields a
+   schedule keeps under hwtimer's contract. */
 void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *with_state);
-/* ns per node to file scenario 1's nodes as hwtimer files them, with no timer, no checks and
-   no call (floors.c): from delays in ticks storing what timeout.c's add stores, from
-   nanoseconds divided into ticks as hwtimer does, and storing also the node's fields a
-   schedule keeps under hwtimer's contract: the floor under a schedule. */
 void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *ticks, double *divides,
                              double *full);
 /* ns per schedule and per cancel of n timeouts with the given leeway, as scenario 1
@@ -333,9 +333,9 @@ static inline void bench_hwtimer_config(hwtimer_config *cfg, const hwtimer_threa
     cfg->clock_ctx = clock_ctx;
 }
 
-/* A timer of that config, made by the hwtimer the including file calls: peer_hwtimer.c has
-   its own, static (HWTIMER_STATIC), the other scenarios share hwtimer_impl.c's. Exits on
-   failure. */
+/* A timer of that config, made by the hwtimer the including file calls: peer_hwtimer.c and
+   floors.c have their own, static (HWTIMER_STATIC), the other scenarios share
+   hwtimer_impl.c's. Exits on failure. */
 static inline hwtimer *bench_hwtimer_create(const hwtimer_config *cfg) {
     hwtimer *t = NULL;
     int err = hwtimer_create(&t, cfg);

@@ -82,18 +82,20 @@ static void floors_and_stop(const bench_options *o, const uint32_t *d, size_t n)
         bench_record(SCENARIO_NO_TABLE, "floor", n, floor_metrics[k], floor_ns[k], "ns/op");
     }
     bench_note(SCENARIO_SCHEDULE_CANCEL,
-               "Floor under cancel at N = %zu: unlinking the same nodes, in the same order, "
-               "from lists built as hwtimer builds them, with no timer: %.1f ns per node "
-               "bare, %.1f ns with the node's state and a pending count written too, as a "
-               "cancel must (floors.c)", n, bare_ns, state_ns);
+               "Floor under cancel at N = %zu: taking the same nodes, in the same order, "
+               "out of the lists hwtimer's own wheel filed them in, with no timer around "
+               "it: %.1f ns per node with its unlink alone, %.1f ns with the node's state "
+               "and the pending count written too, as a cancel must (floors.c)",
+               n, bare_ns, state_ns);
     bench_note(SCENARIO_SCHEDULE_CANCEL,
-               "Floor under schedule at N = %zu: filing the same nodes as hwtimer files them, "
-               "written out inline with no checks, call or clock, storing what timeout.c's "
-               "add stores (deadline, owner, list): %.1f ns per node from a delay in ticks, "
-               "as timeout.c and hwtimer_schedule_ticks take it; %.1f ns from nanoseconds "
-               "divided into ticks, as hwtimer_schedule_at takes them; %.1f ns storing also "
-               "the callback, argument, period, state and pending count that a schedule "
-               "keeps here (floors.c). Schedule + cancel floor under this contract: %.1f ns",
+               "Floor under schedule at N = %zu: filing the same nodes with hwtimer's own "
+               "wheel functions, inline, with no checks, call or clock, storing what "
+               "timeout.c's add stores (deadline, owner, list): %.1f ns per node from a "
+               "delay in ticks, as timeout.c and hwtimer_schedule_ticks take it; %.1f ns "
+               "from nanoseconds divided into ticks, as hwtimer_schedule_at takes them; "
+               "%.1f ns storing also the callback, argument, period, state and pending "
+               "count that a schedule keeps here (floors.c). Schedule + cancel floor under "
+               "this contract: %.1f ns",
                n, file_ticks_ns, file_div_ns, file_ns, file_ns + state_ns);
     if (bench_selected(o, "hwtimer")) {
         double stop_ns = bench_hwtimer_stop_ns(d, n);
