@@ -1,5 +1,5 @@
 // NettyBench.java - Netty's io.netty.util.HashedWheelTimer in the scenarios of
-// hwtimer_bench (bench/bench_main.c), with the same seeded delays (splitmix64).
+// hwtimer_bench (bench/main.c), with the same seeded delays (splitmix64).
 //
 // Run by hwtimer_bench, which reads the lines "R,<scenario>,<n>,<metric>,<value>,<unit>"
 // and "N,<scenario>,<text>" from stdout. Every timer has a 1 ms tick and 512 buckets.
@@ -33,7 +33,7 @@ public final class NettyBench {
     static final int RESCHEDULES = 10;
     static final TimerTask NOOP = t -> { };
 
-    // splitmix64, as bench_rand_next in bench_util.c.
+    // splitmix64, as bench_rand_next in util.c.
     static long state;
 
     static long next() {
@@ -53,7 +53,7 @@ public final class NettyBench {
         return d;
     }
 
-    // A random permutation of 0 .. n-1, as bench_permutation in bench_util.c.
+    // A random permutation of 0 .. n-1, as bench_permutation in util.c.
     static int[] permutation(int n, long seed) {
         state = seed;
         int[] order = new int[n];

@@ -1,5 +1,5 @@
-/* bench.h - what the benchmark's files share: clocks, the seeded delays, the peer
-   interface of the caller-driven scenarios, and the result table.
+/* bench.h - what the benchmark's files share: the scenarios and their numbers, clocks,
+   the seeded delays, the peer interface of the caller-driven scenarios, and the results.
 
    Every peer is measured the same way: a scenario calls one batch function per phase
    (schedule all, cancel all, ...) and times the call; the loop over the nodes runs
@@ -10,6 +10,26 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* ---- the scenarios ---- */
+
+/* Each scenario's number: its table's ("### 4. ...") and the CSV's scenario column, as
+   NettyBench.java prints them too. main.c lists them with their names (--scenarios takes
+   either; options.c's mask has a bit per number); each has a file of its name. */
+enum {
+    SCENARIO_NO_TABLE = 0,           /* rows no table shows: facts notes and summary use */
+    SCENARIO_SCHEDULE_CANCEL = 1,    /* RPC timeouts: schedule N, cancel all */
+    SCENARIO_EXPIRY = 2,             /* schedule N, expire all */
+    SCENARIO_RESCHEDULE = 3,         /* each timer pushed later 10 times */
+    SCENARIO_LONG_TIMERS = 4,        /* 1 s - 1 h timers, an hour of 1 ms ticks */
+    SCENARIO_PRODUCERS = 5,          /* producer threads against the worker */
+    SCENARIO_ACCURACY = 6,           /* the worker's lateness */
+    SCENARIO_IDLE_WAKEUPS = 7,       /* the worker's wake-ups with nothing due */
+    SCENARIO_MEMORY = 8,             /* bytes per pending timeout */
+    SCENARIO_LEEWAY = 9,             /* what a leeway saves and costs */
+    SCENARIO_KEEPALIVE = 10,         /* idle timeouts pushed back on every read */
+    SCENARIO_BURSTS_AND_CLOCKS = 11  /* a burst's longest call; the coarse clock */
+};
 
 /* ---- clocks and randomness ---- */
 
@@ -32,6 +52,10 @@ void bench_prefault(void *p, size_t bytes);
 /* Every fake time scenarios 1-3 use stays below this (72 s at most). libuv and libevent
    map fake time onto their real clocks (see their files), which holds up to this limit. */
 #define BENCH_MAX_FAKE_MS 100000u
+/* Scenario 1's delays, which main.c draws once (from BENCH_SEED) for every scenario that
+   takes delay_ms: 1 s .. 61 s. */
+#define BENCH_RPC_MIN_MS 1000u
+#define BENCH_RPC_MAX_MS 61000u
 
 /* ---- caller-driven peers (scenarios 1-4, 8 and 10) ---- */
 
@@ -56,6 +80,8 @@ typedef struct bench_keepalive {
     uint64_t refiled; /* hwtimer: timeouts re-filed in the timed span (hwtimer_stats) */
     uint64_t wakeups; /* hwtimer's worker: its wake-ups in the timed span */
 } bench_keepalive;
+
+#define BENCH_IDLE_MS 30000u /* scenario 10's idle timeout, which every read pushes back */
 
 /* The loop of scenario 10, written out in each peer's file so that the push is inlined as
    every peer's batch loop is: ADVANCE runs with `now_ms` set, PUSH with `i`, the connection
@@ -136,7 +162,7 @@ extern const bench_peer bench_peer_timeout;
 const char *bench_timeout_version(void); /* timeout.c's vendor and version */
 #endif
 
-/* ---- results ---- */
+/* ---- results (report.c) ---- */
 
 /* Column order of every table; the first one present in a scenario is its baseline
    unless the baseline key is present. */
@@ -156,7 +182,13 @@ void bench_print_table(int scenario, const char *heading, const char *baseline);
 int bench_write_csv(const char *path);
 int bench_write_svg(const char *path);
 
-/* ---- the parts outside the caller-driven peers ---- */
+/* ---- options (options.c) ---- */
+
+#ifndef BENCH_RESULTS_DIR /* meson's: results/ in the build directory */
+#define BENCH_RESULTS_DIR "bench-results"
+#endif
+
+#define BENCH_MAX_SIZES 16 /* N values --sizes takes */
 
 typedef struct bench_options {
     const uint64_t *sizes; /* N values of scenarios 1-3 */
@@ -176,26 +208,111 @@ typedef struct bench_options {
     uint64_t keepalive_warm_ms, keepalive_span_ms;
     int java;
     int smoke;
+    unsigned scenarios;  /* bit k: scenario k runs */
+    const char *peers;   /* --peers: comma-separated keys, NULL for all */
+    const char *out;     /* the CSV's path (the SVG's: next to it) */
+    uint64_t given_sizes[BENCH_MAX_SIZES]; /* --sizes: sizes and keepalive_sizes then */
 } bench_options;
 
-/* Scenarios 5-7 for hwtimer's worker mode (scenario_threads.c). Return the number of
-   correctness failures (early firings, lost callbacks). */
-int bench_threads_producers(const bench_options *o);
-int bench_threads_accuracy(const bench_options *o);
-int bench_threads_idle(const bench_options *o);
+/* A scenario: `run` measures it, records its rows and prints its table; it returns the
+   number of correctness failures it saw (lost or extra callbacks, early firings).
+   delay_ms: scenario 1's delays (1-61 s, BENCH_SEED), enough for every N it is given. */
+typedef int (*bench_scenario_fn)(const bench_options *o, const uint32_t *delay_ms);
+typedef struct bench_scenario {
+    const char *name; /* --scenarios takes it, or the number; the file measuring it: NAME.c */
+    int number;       /* SCENARIO_* */
+    bench_scenario_fn run;
+    const char *description; /* a line of --help */
+} bench_scenario;
+
+/* Fills o from the command line, the scenarios by name or number from the table; returns
+   -1 to run, or the exit status after --help (0) or a bad argument (2). */
+int bench_parse_options(bench_options *o, int argc, char **argv,
+                        const bench_scenario *scenarios, size_t count);
+/* Whether --peers lets a peer's key (a column) in. */
+int bench_selected(const bench_options *o, const char *key);
+
+/* The run's opening lines: machine, libraries, sizes (report.c). */
+void bench_print_environment(const bench_options *o);
+/* The summary against the project's targets, from the recorded rows (targets.c). */
+void bench_print_summary(const bench_options *o);
+
+/* ---- the scenarios, each in the file of its name ---- */
+
+int scenario_schedule_cancel(const bench_options *o, const uint32_t *delay_ms);
+int scenario_expiry(const bench_options *o, const uint32_t *delay_ms);
+int scenario_reschedule(const bench_options *o, const uint32_t *delay_ms);
+int scenario_long_timers(const bench_options *o, const uint32_t *delay_ms);
+int scenario_producers(const bench_options *o, const uint32_t *delay_ms);
+int scenario_accuracy(const bench_options *o, const uint32_t *delay_ms);
+int scenario_idle_wakeups(const bench_options *o, const uint32_t *delay_ms);
+int scenario_memory(const bench_options *o, const uint32_t *delay_ms);
+int scenario_leeway(const bench_options *o, const uint32_t *delay_ms);
+int scenario_keepalive(const bench_options *o, const uint32_t *delay_ms);
+int scenario_bursts_and_clocks(const bench_options *o, const uint32_t *delay_ms);
+
+/* ---- timing the caller-driven peers (caller.c) ---- */
+
+extern const bench_peer *const bench_caller_peers[]; /* the columns' order */
+extern const size_t bench_ncaller_peers;
+
+/* One run of a peer: a fresh timer (ctx) of n nodes, scenario 1's delays, and a random
+   order of the nodes (scenario 1's cancel in random order); t0 .. t2: the clock around
+   the phases. */
+typedef struct bench_run {
+    const bench_peer *peer;
+    void *ctx;
+    const uint32_t *delay_ms;
+    const uint32_t *order; /* a random permutation of 0 .. n-1, or NULL */
+    size_t n;
+    uint64_t t0, t1, t2;
+    int failures; /* lost or extra callbacks */
+} bench_run;
+
+/* Runs body(r) where the peer's cached clock is valid (bench_peer.in_loop). */
+void bench_run_in_loop(bench_run *r, bench_body_fn body);
+
+/* What one kind of run measures (fills ns[], in ns per operation), and the rows it fills. */
+typedef void (*bench_measure_fn)(bench_run *r, double ns[2]);
+typedef struct bench_measure {
+    int scenario;
+    bench_measure_fn fn;
+    const char *metrics[2]; /* ns[0], ns[1] (NULL: not recorded) */
+    const char *unit;
+    /* The peers that take part (NULL: all); with `noted`, each other one is noted n/a
+       in the scenario's table, with its skip_reason. */
+    int (*can)(const bench_peer *p);
+    int noted;
+} bench_measure;
+
+/* For each N of the options, the selected peers' runs of m in turn, on fresh timers: 3
+   rounds for N <= 10^6 (1 above, or with --smoke), each peer keeping its best, recorded.
+   orders[i]: the random order for sizes[i] (NULL: none). Returns the failures. */
+int bench_caller_measure(const bench_options *o, const bench_measure *m,
+                         const uint32_t *delay_ms, const uint32_t *const *orders);
+/* 1 (and a FAIL line) if a peer ran `fired` callbacks where `expected` were due. */
+int bench_check_fired(int scenario, const bench_peer *p, size_t expected, size_t fired);
+/* ns per operation from two clock readings. */
+double bench_per_op(uint64_t from, uint64_t to, size_t ops);
+
+/* ---- hwtimer outside the caller-driven peers ---- */
 
 /* ns per timeout of hwtimer_stop with n pending (scenario 1's delays), each handed back
    (peer_hwtimer.c). Exits if one is lost. */
 double bench_hwtimer_stop_ns(const uint32_t *delay_ms, size_t n);
-/* ns per unlink of n nodes laid out and linked as hwtimer links scenario 1's
-   (floors.c), bare and with a cancel's two other stores: the floor under a cancel. */
+/* The floors under scenario 1's cancel and schedule (floors.c): hwtimer's own wheel with
+   no timer around it. Cancel: ns per node to take n nodes filed as hwtimer files them out
+   of their lists, bare and with the node's state and the pending count too. Schedule: ns
+   per node to file them, from a delay in ticks storing what timeout.c's add stores, from
+   nanoseconds turned into ticks as hwtimer does, and storing also the node's fields a
+   schedule keeps under hwtimer's contract. */
 void bench_cancel_floor_ns(const uint32_t *delay_ms, size_t n, double *bare, double *with_state);
-/* ns per node to file scenario 1's nodes as hwtimer files them, with no timer, no checks and
-   no call (floors.c): from delays in ticks storing what timeout.c's add stores, from
-   nanoseconds divided into ticks as hwtimer does, and storing also the node's fields a
-   schedule keeps under hwtimer's contract: the floor under a schedule. */
 void bench_schedule_floor_ns(const uint32_t *delay_ms, size_t n, double *ticks, double *divides,
                              double *full);
+/* ns per schedule and per cancel of n timeouts with the given leeway, as scenario 1
+   measures hwtimer (peer_hwtimer.c). */
+void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,
+                               double *schedule_ns, double *cancel_ns);
 
 #ifdef HWTIMER_H_INCLUDED
 #include <stdio.h>
@@ -216,9 +333,9 @@ static inline void bench_hwtimer_config(hwtimer_config *cfg, const hwtimer_threa
     cfg->clock_ctx = clock_ctx;
 }
 
-/* A timer of that config, made by the hwtimer the including file calls: peer_hwtimer.c has
-   its own, static (HWTIMER_STATIC), the scenarios with threads share hwtimer_impl.c's.
-   Exits on failure. */
+/* A timer of that config, made by the hwtimer the including file calls: peer_hwtimer.c and
+   floors.c have their own, static (HWTIMER_STATIC), the other scenarios share
+   hwtimer_impl.c's. Exits on failure. */
 static inline hwtimer *bench_hwtimer_create(const hwtimer_config *cfg) {
     hwtimer *t = NULL;
     int err = hwtimer_create(&t, cfg);
@@ -237,24 +354,17 @@ static inline hwtimer *bench_hwtimer_make(const hwtimer_threads *threads, int wo
     bench_hwtimer_config(&cfg, threads, worker, clock_fn, clock_ctx, slots, shards);
     return bench_hwtimer_create(&cfg);
 }
+
+/* The callback of timeouts that are cancelled before they are due. */
+static inline void bench_hwtimer_never_called(hwtimer_timeout *to, void *arg) {
+    (void)to;
+    (void)arg;
+}
 #endif
 
-/* Scenario 9 (scenario_leeway.c): what a leeway saves in passes and wake-ups, and what it
-   costs schedule and cancel. Returns the number of correctness failures. */
-int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n);
-/* ns per schedule and per cancel of n timeouts with the given leeway, as scenario 1
-   measures hwtimer (peer_hwtimer.c). */
-void bench_hwtimer_leeway_cost(const uint32_t *delay_ms, size_t n, uint64_t leeway_ns,
-                               double *schedule_ns, double *cancel_ns);
+/* ---- Netty (peer_netty.c) ---- */
 
-/* Scenario 11 (scenario_expiry.c): a loop's longest call when a burst expires, with and
-   without hwtimer_advance_max's bound; schedule and the worker's pair with the default
-   and the coarse clock; the worker's lateness beside hwtimer_stats' counters; an idle
-   minute's wake-ups, callbacks and CPU time for the worker and a poll loop with each
-   clock. Returns the number of correctness failures. */
-int bench_expiry(const bench_options *o, const uint32_t *delay_ms);
-
-/* Netty's HashedWheelTimer through NettyBench.java (peer_netty.c). */
+/* Netty's HashedWheelTimer through NettyBench.java: its rows of every scenario it runs. */
 void bench_netty_run(const bench_options *o);
 /* Scenario 4 for a rounds wheel like Netty's: the bucket visits it would make. */
 uint64_t bench_netty_simulated_visits(const uint32_t *delay_ms, size_t n, uint32_t wheel);

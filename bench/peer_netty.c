@@ -19,7 +19,7 @@
 
 static void skip_netty(const char *why) {
     printf("Netty HashedWheelTimer: skipped (%s).\n", why);
-    for (int s = 1; s <= 8; s++) {
+    for (int s = SCENARIO_SCHEDULE_CANCEL; s <= SCENARIO_MEMORY; s++) { /* NettyBench.java's */
         bench_note(s, "Netty HWT: skipped (%s)", why);
     }
 }

@@ -1,4 +1,4 @@
-/* bench_util.c - clocks, sleeping, the seeded random delays, checked allocation. */
+/* util.c - clocks, sleeping, the seeded random delays, checked allocation. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 

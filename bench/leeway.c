@@ -1,4 +1,4 @@
-/* scenario_leeway.c - scenario 9, hwtimer_timeout_set_leeway: N timeouts with random
+/* leeway.c - scenario 9, hwtimer_timeout_set_leeway: N timeouts with random
    deadlines over a span (10^4 over 10 s by default), 1 ms tick, leeway 0, 10 ms and
    100 ms.
 
@@ -24,6 +24,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+
+/* A row of this scenario. */
+static void record(const char *peer, uint64_t n, const char *metric, double value,
+                   const char *unit) {
+    bench_record(SCENARIO_LEEWAY, peer, n, metric, value, unit);
+}
 
 static const uint64_t leeways_ms[] = {0, 10, 100};
 #define NLEEWAYS (sizeof leeways_ms / sizeof leeways_ms[0])
@@ -119,10 +125,10 @@ static int stepped(const bench_options *o, const uint64_t *offset_ns, size_t n) 
             passes += hwtimer_advance(lt->timer, lt->fake_now_ns) > 0;
         }
         failed += check_callbacks("caller-driven", lt, n);
-        bench_record(9, "hwtimer", n, metric_for("", k), (double)passes, "count");
+        record("hwtimer", n, metric_for("", k), (double)passes, "count");
         if (leeways_ms[k] > 0) {
             uint64_t bound = 2 * o->leeway_span_ms / leeways_ms[k] + 1;
-            bench_record(9, "bound", n, metric_for("", k), (double)bound, "count");
+            record("bound", n, metric_for("", k), (double)bound, "count");
             if (passes > bound) {
                 fprintf(stderr, "FAIL scenario 9, leeway %llu ms: %zu passes ran callbacks, "
                                 "more than %llu\n", (unsigned long long)leeways_ms[k], passes,
@@ -161,7 +167,7 @@ static int with_worker(const bench_options *o, const uint64_t *offset_ns, size_t
         wakeups[k] = wakeups_of(lts[k].timer) - wakeups[k];
         hwtimer_stop(lts[k].timer, NULL, NULL); /* joins the worker: its counts are final */
         failed += check_callbacks("worker", &lts[k], n);
-        bench_record(9, "hwtimer_worker", n, metric_for("", k), (double)wakeups[k], "count");
+        record("hwtimer_worker", n, metric_for("", k), (double)wakeups[k], "count");
     }
     leeway_timers_free(lts);
     return failed;
@@ -200,21 +206,21 @@ static void schedule_cancel_cost(const uint32_t *delay_ms, size_t n, int smoke) 
         }
     }
     for (size_t k = 0; k < NLEEWAYS; k++) {
-        bench_record(9, "hwtimer", n, metric_for("schedule", k), median_of(schedule[k], rounds),
-                     "ns/op");
+        record("hwtimer", n, metric_for("schedule", k), median_of(schedule[k], rounds),
+               "ns/op");
     }
     for (size_t k = 0; k < NLEEWAYS; k++) {
-        bench_record(9, "hwtimer", n, metric_for("cancel", k), median_of(cancel[k], rounds),
-                     "ns/op");
+        record("hwtimer", n, metric_for("cancel", k), median_of(cancel[k], rounds),
+               "ns/op");
     }
     for (size_t k = 1; k < NLEEWAYS; k++) {
         char metric[64];
         snprintf(metric, sizeof metric, "%s vs none", metric_for("schedule", k));
-        bench_record(9, "hwtimer", n, metric, median_of(more[k], rounds), "% more");
+        record("hwtimer", n, metric, median_of(more[k], rounds), "% more");
     }
 }
 
-int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n_cost) {
+static int measure_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n_cost) {
     size_t n = o->leeway_timers;
     uint64_t seed = BENCH_SEED + 9, span_ns = o->leeway_span_ms * BENCH_MS;
     uint64_t *offset_ns = (uint64_t *)bench_xcalloc(n, sizeof *offset_ns);
@@ -230,22 +236,33 @@ int bench_leeway(const bench_options *o, const uint32_t *delay_ms, size_t n_cost
                 (unsigned long long)o->leeway_span_ms);
         failed += with_worker(o, offset_ns, n);
     } else {
-        bench_note(9, "hwtimer worker: skipped, this build has no POSIX threads backend");
+        bench_note(SCENARIO_LEEWAY,
+                   "hwtimer worker: skipped, this build has no POSIX threads backend");
     }
     fprintf(stderr, "  scenario 9: schedule and cancel, N = %zu\n", n_cost);
     schedule_cancel_cost(delay_ms, n_cost, o->smoke);
     free(offset_ns);
-    bench_note(9, "%zu timeouts, deadlines uniform over %llu ms at ns resolution, 1 ms tick. "
-                  "hwtimer: caller-driven on a fake clock advanced one tick at a time, the "
-                  "passes that ran at least one callback (each callback checked: not before "
-                  "its deadline, not after its window). hwtimer worker: hwtimer_stats.wakeups "
-                  "on the real clock, the three leeways at once. bound: 2 x span / leeway + 1.",
+    bench_note(SCENARIO_LEEWAY,
+               "%zu timeouts, deadlines uniform over %llu ms at ns resolution, 1 ms tick. "
+               "hwtimer: caller-driven on a fake clock advanced one tick at a time, the "
+               "passes that ran at least one callback (each callback checked: not before "
+               "its deadline, not after its window). hwtimer worker: hwtimer_stats.wakeups "
+               "on the real clock, the three leeways at once. bound: 2 x span / leeway + 1.",
                n, (unsigned long long)o->leeway_span_ms);
-    bench_note(9, "schedule and cancel: scenario 1's delays (1-61 s), caller-driven, no locks, "
-                  "median of %u rounds, each of which measures the three leeways in turn (vs "
-                  "none: the median of each round's ratio). Every row sets each node's leeway "
-                  "(0 too) before the clock starts, which scenario 1 does not: compare these "
-                  "rows with each other.",
+    bench_note(SCENARIO_LEEWAY,
+               "schedule and cancel: scenario 1's delays (1-61 s), caller-driven, no locks, "
+               "median of %u rounds, each of which measures the three leeways in turn (vs "
+               "none: the median of each round's ratio). Every row sets each node's leeway "
+               "(0 too) before the clock starts, which scenario 1 does not: compare these "
+               "rows with each other.",
                o->smoke ? 1u : (unsigned)COST_ROUNDS);
     return failed;
+}
+
+int scenario_leeway(const bench_options *o, const uint32_t *delay_ms) {
+    int failures = measure_leeway(o, delay_ms, o->leeway_cost_timers);
+    bench_print_table(SCENARIO_LEEWAY, "Leeway: passes that ran callbacks (caller-driven), "
+                                       "worker wake-ups, and the cost of schedule and cancel",
+                      BENCH_BASELINE);
+    return failures;
 }

@@ -1,6 +1,7 @@
-/* bench_report.c - keeps every measured number and writes them out three ways: a
-   markdown table per scenario (peers side by side, with the ratio to the baseline), a
-   CSV file, and an SVG chart of ns/op against N for scenarios 1 and 2. */
+/* report.c - the run's report: its opening lines (the machine, the libraries, the sizes),
+   and every measured number, kept and written out three ways: a markdown table per
+   scenario (peers side by side, with the ratio to the baseline), a CSV file, and an SVG
+   chart of ns/op against N for scenarios 1 and 2. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
@@ -9,6 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifdef BENCH_HAVE_LIBUV
+#include <uv.h>
+#endif
+#ifdef BENCH_HAVE_LIBEVENT
+#include <event2/event.h>
+#endif
 
 typedef struct result {
     int scenario;
@@ -108,6 +117,56 @@ void bench_note(int scenario, const char *fmt, ...) {
     vsnprintf(notes[nnotes].text, sizeof notes[nnotes].text, fmt, ap);
     va_end(ap);
     nnotes++;
+}
+
+/* ---- the opening lines ---- */
+
+void bench_print_environment(const bench_options *o) {
+    char line[256], cpu[256] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
+            cpu[strcspn(cpu, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    printf("# hwtimer benchmarks\n\n");
+    printf("%s, %ld CPUs online; compiler %s; 1 ms tick everywhere; seed %#llx.\n", cpu,
+           sysconf(_SC_NPROCESSORS_ONLN), __VERSION__, (unsigned long long)BENCH_SEED);
+#ifdef BENCH_HAVE_LIBUV
+    printf("libuv %s. ", uv_version_string());
+#else
+    printf("libuv: not built (meson found no libuv), its column is skipped. ");
+#endif
+#ifdef BENCH_HAVE_LIBEVENT
+    printf("libevent %s.\n", event_get_version());
+#else
+    printf("libevent: not built (meson found no libevent), its column is skipped.\n");
+#endif
+#ifdef BENCH_HAVE_TIMEOUT_C
+    printf("timeout.c: %s, built from %s.\n", bench_timeout_version(), BENCH_TIMEOUT_SRC);
+#else
+    printf("timeout.c: skipped (point bench/run at a checkout: bench/run --timeout-src DIR, "
+           "or meson -Dtimeout_src=DIR).\n");
+#endif
+    f = fopen("/proc/loadavg", "r");
+    if (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        printf("Load average at start: %s (other work on the machine skews the numbers).\n",
+               line);
+    }
+    if (f) {
+        fclose(f);
+    }
+    printf("Scenarios 1-3: N = ");
+    for (size_t i = 0; i < o->nsizes; i++) {
+        printf("%s%llu", i ? ", " : "", (unsigned long long)o->sizes[i]);
+    }
+    printf("; best of 3 runs for N <= 10^6, one run above.\n");
 }
 
 /* ---- markdown ---- */
@@ -278,7 +337,7 @@ static const panel chart_panels[] = {
     {1, "cancel", "1. cancel (RPC timeouts)"},
     {2, "schedule+expire", "2. schedule + expire"},
 };
-/* one colour per declared peer (bench_main.c declares ten), so no two lines share one */
+/* one colour per declared peer (main.c declares ten), so no two lines share one */
 static const char *const palette[] = {"#d62728", "#ff7f0e", "#bcbd22", "#1f77b4", "#2ca02c",
                                       "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"};
 

@@ -1,4 +1,4 @@
-/* scenario_expiry.c - scenario 11: what a loop pays when timeouts expire, and what the
+/* bursts_and_clocks.c - scenario 11: what a loop pays when timeouts expire, and what the
    clock costs.
 
    - A burst: N timeouts (10^5 by default) due at the same tick on a caller-driven timer
@@ -31,6 +31,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A row of this scenario. */
+static void record(const char *peer, uint64_t n, const char *metric, double value,
+                   const char *unit) {
+    bench_record(SCENARIO_BURSTS_AND_CLOCKS, peer, n, metric, value, unit);
+}
 
 /* ---- the burst ---- */
 
@@ -101,28 +107,23 @@ static void burst_measure(size_t n) {
         } else {
             snprintf(metric, sizeof metric, "burst: longest call, advance_max %zu", bounds[k]);
         }
-        bench_record(11, "hwtimer", n, metric, (double)best_longest / 1e3, "µs");
+        record("hwtimer", n, metric, (double)best_longest / 1e3, "µs");
         if (bounds[k] != 0) {
             snprintf(metric, sizeof metric, "burst: calls of advance_max %zu", bounds[k]);
-            bench_record(11, "hwtimer", n, metric, (double)calls, "count");
+            record("hwtimer", n, metric, (double)calls, "count");
         }
         if (bounds[k] == 0) {
             snprintf(metric, sizeof metric, "burst: all calls, hwtimer_advance");
         } else {
             snprintf(metric, sizeof metric, "burst: all calls, advance_max %zu", bounds[k]);
         }
-        bench_record(11, "hwtimer", n, metric, (double)best_total / 1e3, "µs");
+        record("hwtimer", n, metric, (double)best_total / 1e3, "µs");
     }
     free(b.nodes);
     free(b.seen);
 }
 
 /* ---- the clock ---- */
-
-static void never_called(hwtimer_timeout *to, void *arg) {
-    (void)to;
-    (void)arg;
-}
 
 static hwtimer *clock_timer(const hwtimer_threads *threads, int worker, int coarse) {
     hwtimer_config cfg;
@@ -137,7 +138,8 @@ static double schedule_ns(int coarse, hwtimer_timeout *nodes, const uint32_t *de
     hwtimer *t = clock_timer(NULL, 0, coarse);
     uint64_t t0 = bench_wall_ns();
     for (size_t i = 0; i < n; i++) {
-        hwtimer_schedule(t, &nodes[i], delay_ms[i] * BENCH_MS, never_called, NULL);
+        hwtimer_schedule(t, &nodes[i], delay_ms[i] * BENCH_MS, bench_hwtimer_never_called,
+                         NULL);
     }
     uint64_t took = bench_wall_ns() - t0;
     for (size_t i = 0; i < n; i++) hwtimer_cancel(t, &nodes[i]);
@@ -157,7 +159,8 @@ static double pair_ns(int coarse, hwtimer_timeout *nodes, const uint32_t *delay_
     uint64_t t0 = bench_wall_ns();
     for (size_t r = 0; r < rounds; r++) {
         for (size_t i = 0; i < window; i++) {
-            hwtimer_schedule(t, &nodes[i], delay_ms[i] * BENCH_MS, never_called, NULL);
+            hwtimer_schedule(t, &nodes[i], delay_ms[i] * BENCH_MS, bench_hwtimer_never_called,
+                         NULL);
         }
         for (size_t i = 0; i < window; i++) hwtimer_cancel(t, &nodes[i]);
     }
@@ -197,19 +200,20 @@ static void clock_measure(const uint32_t *delay_ms, size_t n, size_t pairs) {
     for (int c = 0; c < 2; c++) {
         char metric[96];
         snprintf(metric, sizeof metric, "hwtimer_schedule, %s", clocks[c]);
-        bench_record(11, "hwtimer", n, metric, median_of(sched[c], CLOCK_ROUNDS), "ns/op");
+        record("hwtimer", n, metric, median_of(sched[c], CLOCK_ROUNDS), "ns/op");
         if (!threads) continue;
         snprintf(metric, sizeof metric, "schedule+cancel pair, %s", clocks[c]);
-        bench_record(11, "hwtimer_worker", n, metric, median_of(pair[c], CLOCK_ROUNDS),
-                     "ns/pair");
+        record("hwtimer_worker", n, metric, median_of(pair[c], CLOCK_ROUNDS),
+               "ns/pair");
     }
     { /* Netty's pair beside them, from scenario 5 of the same run (one producer; its
          worker reads its own clock, System.nanoTime) */
         double netty_mpairs;
-        if (threads && bench_lookup(5, "netty", 0, "1 producer thread", &netty_mpairs) &&
+        if (threads &&
+            bench_lookup(SCENARIO_PRODUCERS, "netty", 0, "1 producer thread", &netty_mpairs) &&
             netty_mpairs > 0) {
-            bench_record(11, "netty", n, "schedule+cancel pair, default clock",
-                         1e3 / netty_mpairs, "ns/pair");
+            record("netty", n, "schedule+cancel pair, default clock",
+                   1e3 / netty_mpairs, "ns/pair");
         }
     }
     free(nodes);
@@ -267,14 +271,14 @@ static int lateness_measure(size_t n, uint32_t max_ms) {
             qsort(l.late_ns, n, sizeof *l.late_ns, compare_i64);
             failures += l.late_ns[0] < 0;
             snprintf(metric, sizeof metric, "lateness max (callbacks' clock), %s", clocks[coarse]);
-            bench_record(11, "hwtimer_worker", n, metric, (double)l.late_ns[n - 1] / 1e3, "µs");
+            record("hwtimer_worker", n, metric, (double)l.late_ns[n - 1] / 1e3, "µs");
             snprintf(metric, sizeof metric, "lateness p99 (callbacks' clock), %s", clocks[coarse]);
-            bench_record(11, "hwtimer_worker", n, metric,
-                         (double)l.late_ns[n * 99 / 100] / 1e3, "µs");
+            record("hwtimer_worker", n, metric,
+                   (double)l.late_ns[n * 99 / 100] / 1e3, "µs");
             snprintf(metric, sizeof metric, "stats.late_max_ns, %s", clocks[coarse]);
-            bench_record(11, "hwtimer_worker", n, metric, (double)stats.late_max_ns / 1e3, "µs");
+            record("hwtimer_worker", n, metric, (double)stats.late_max_ns / 1e3, "µs");
             snprintf(metric, sizeof metric, "stats.late_runs, %s", clocks[coarse]);
-            bench_record(11, "hwtimer_worker", n, metric, (double)stats.late_runs, "count");
+            record("hwtimer_worker", n, metric, (double)stats.late_runs, "count");
         }
         free(l.nodes);
         free(l.late_ns);
@@ -389,22 +393,22 @@ static int idle_measure(int smoke) {
             double per_minute = (double)IDLE_MINUTE_NS / (double)span_ns;
             snprintf(metric, sizeof metric, "idle (%.3g s as 1 min): wake-ups, %s",
                      (double)window / 1e9, clocks[coarse]);
-            bench_record(11, peers[worker], IDLE_ONESHOTS + 1, metric,
-                         (double)wakeups * per_minute, "count");
+            record(peers[worker], IDLE_ONESHOTS + 1, metric,
+                   (double)wakeups * per_minute, "count");
             snprintf(metric, sizeof metric, "idle (%.3g s as 1 min): callbacks, %s",
                      (double)window / 1e9, clocks[coarse]);
-            bench_record(11, peers[worker], IDLE_ONESHOTS + 1, metric,
-                         (double)callbacks * per_minute, "count");
+            record(peers[worker], IDLE_ONESHOTS + 1, metric,
+                   (double)callbacks * per_minute, "count");
             snprintf(metric, sizeof metric, "idle (%.3g s as 1 min): CPU time, %s",
                      (double)window / 1e9, clocks[coarse]);
-            bench_record(11, peers[worker], IDLE_ONESHOTS + 1, metric,
-                         (double)cpu_ns * per_minute / 1e6, "ms");
+            record(peers[worker], IDLE_ONESHOTS + 1, metric,
+                   (double)cpu_ns * per_minute / 1e6, "ms");
         }
     }
     return failures;
 }
 
-int bench_expiry(const bench_options *o, const uint32_t *delay_ms) {
+static int measure_all(const bench_options *o, const uint32_t *delay_ms) {
     size_t burst_n = o->smoke ? 1000 : 100000;
     size_t clock_n = o->smoke ? 1000 : 100000;
     size_t pairs = o->smoke ? 10000 : o->producer_pairs / 4;
@@ -412,21 +416,32 @@ int bench_expiry(const bench_options *o, const uint32_t *delay_ms) {
     clock_measure(delay_ms, clock_n, pairs);
     int failures = lateness_measure(o->smoke ? 1000 : 10000, o->smoke ? 50 : 200);
     failures += idle_measure(o->smoke);
-    bench_note(11, "Burst: callbacks that each write 8 bytes; the longest call is how long the "
-                   "loop goes without returning to its fds. A bounded call's longest is its "
-                   "first: that pass still empties the whole slot (a walk of every node, as "
-                   "an unbounded pass does before it runs them) and sets aside what it did "
-                   "not run; the later calls only run theirs. Clock: CLOCK_MONOTONIC_COARSE "
-                   "lags by up to its resolution G, which every deadline from a delay gets "
-                   "added (so never early); lateness with it includes up to G more. "
-                   "stats.late_runs counts runs more than tick_ns (1 ms) + leeway (0) late; "
-                   "the worker's counters measure from its clock reading when its pass "
-                   "began, the callbacks from their own reading.");
-    bench_note(11, "Idle (N = the 7 timeouts pending: one periodic every 100 ms, 6 one-shots at "
-                   "1/7 .. 6/7 of the window): each case runs alone for the real time its row "
-                   "names, its counts scaled to 60 s. hwtimer: the loop, poll(NULL, 0, "
-                   "hwtimer_poll_timeout_ms) then hwtimer_poll, a wake-up being an iteration "
-                   "(the window's end included); hwtimer worker: stats.wakeups, this thread "
-                   "asleep. CPU time: the process's (CLOCK_PROCESS_CPUTIME_ID).");
+    bench_note(SCENARIO_BURSTS_AND_CLOCKS,
+               "Burst: callbacks that each write 8 bytes; the longest call is how long the "
+               "loop goes without returning to its fds. A bounded call's longest is its "
+               "first: that pass still empties the whole slot (a walk of every node, as "
+               "an unbounded pass does before it runs them) and sets aside what it did "
+               "not run; the later calls only run theirs. Clock: CLOCK_MONOTONIC_COARSE "
+               "lags by up to its resolution G, which every deadline from a delay gets "
+               "added (so never early); lateness with it includes up to G more. "
+               "stats.late_runs counts runs more than tick_ns (1 ms) + leeway (0) late; "
+               "the worker's counters measure from its clock reading when its pass "
+               "began, the callbacks from their own reading.");
+    bench_note(SCENARIO_BURSTS_AND_CLOCKS,
+               "Idle (N = the 7 timeouts pending: one periodic every 100 ms, 6 one-shots at "
+               "1/7 .. 6/7 of the window): each case runs alone for the real time its row "
+               "names, its counts scaled to 60 s. hwtimer: the loop, poll(NULL, 0, "
+               "hwtimer_poll_timeout_ms) then hwtimer_poll, a wake-up being an iteration "
+               "(the window's end included); hwtimer worker: stats.wakeups, this thread "
+               "asleep. CPU time: the process's (CLOCK_PROCESS_CPUTIME_ID).");
+    return failures;
+}
+
+int scenario_bursts_and_clocks(const bench_options *o, const uint32_t *delay_ms) {
+    int failures = measure_all(o, delay_ms);
+    bench_print_table(SCENARIO_BURSTS_AND_CLOCKS,
+                      "Expiry and the clock: a loop's longest call in a burst, bounded or not; "
+                      "schedule and the worker's pair with each clock; lateness, measured and "
+                      "counted; an idle minute's wake-ups and CPU time", BENCH_BASELINE);
     return failures;
 }
