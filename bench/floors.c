@@ -85,7 +85,7 @@ static inline __attribute__((always_inline)) void floor_file(hwtimer__wheel *w, 
         } else {
             hwtimer__store_relaxed_wheel(&to->wheel, w); /* the owner */
         }
-        hwtimer__wheel_file_past(w, to, deadline, tick, 1, 0);
+        hwtimer__wheel_file_past(w, to, deadline, tick, HWTIMER__ONE_STORE, 0);
     }
 }
 
