@@ -371,7 +371,8 @@ static void arm(model *m, ref_node *r, uint64_t deadline) {
     w->pending++;
     m->live++;
     if (expect > w->notice_upto && pick % 2) {
-        hwtimer__wheel_file_past(w, r->to, deadline, expect, (int)(pick / 2 % 2),
+        hwtimer__wheel_file_past(w, r->to, deadline, expect,
+                                 pick / 2 % 2 ? HWTIMER__ONE_STORE : HWTIMER__FIELD_BY_FIELD,
                                  hwtimer__leeway_key(r->to));
         CHECK_EQ(r->to->deadline, deadline);
         r->tick = expect;
