@@ -20,8 +20,8 @@
    stalled by a busy machine may skip up to MAX_SKIPPED); the beats run as far past their
    period boundaries at the end as at the start (medians of the first and last 10 beats,
    within DRIFT_BOUND); a removed peer never beats after its cancel returned. */
-#include "../harness.h"
-#include "../harness_threads.h"
+#include "harness.h"
+#include "harness_threads.h"
 #include "example_util.h"
 
 #define PEERS 200

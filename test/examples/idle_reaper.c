@@ -25,8 +25,8 @@
 #define TICKS_PER_WHEEL 1024u /* a rotation of the finest wheel: 10.24 s */
 #define IDLE_LIMIT HWTIMER_MS(300)
 
-#include "../harness.h"
-#include "../harness_threads.h"
+#include "harness.h"
+#include "harness_threads.h"
 #include "example_util.h"
 #include "keepalive.h"
 

@@ -19,8 +19,8 @@
    times. Checked: every renewal and every release finds the lease not yet expired (it never
    ran out while held); each lock was renewed about held / (LEASE / 3) times, never more
    than the periods that passed; no renewal runs after release returned. */
-#include "../harness.h"
-#include "../harness_threads.h"
+#include "harness.h"
+#include "harness_threads.h"
 #include "example_util.h"
 
 #define LEASE HWTIMER_MS(150)

@@ -21,8 +21,8 @@
    every request ends exactly once; a deadline never runs before it is due; a response
    whose cancel returned before the deadline always won; the counts balance with the
    timer's own. */
-#include "../harness.h"
-#include "../harness_threads.h"
+#include "harness.h"
+#include "harness_threads.h"
 
 #include <pthread.h>
 

@@ -19,7 +19,7 @@
    retry runs exactly its backoff after the failure before it (the fake clock and a 1 ms
    tick make it exact). With the cap, the calls beyond it fail at once, and the queued ones
    keep their places through all their retries. */
-#include "../harness.h"
+#include "harness.h"
 
 #define TICK HWTIMER_MS(1)
 #define FIRST_BACKOFF HWTIMER_MS(10)

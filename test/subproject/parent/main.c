@@ -1,9 +1,10 @@
 /* main.c - a parent project's program: one timeout on hwtimer's worker thread.
 
-   Built by test/subproject/run with nothing but meson's dependency('hwtimer'), so it links
-   only if that dependency carries the threads flags worker mode needs; test/adopt/run
-   builds it (as app.c) with each of the README's build snippets. Exits 0 when the timeout
-   fired exactly once, on the worker (this thread never advances the timer). */
+   Built by test/subproject/run.sh with nothing but meson's dependency('hwtimer'), so it
+   links only if that dependency carries the threads flags worker mode needs;
+   test/adopt/run.sh builds it (as app.c) with each of the README's build snippets. Exits 0
+   when the timeout fired exactly once, on the worker (this thread never advances the
+   timer). */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #define HWTIMER_IMPLEMENTATION
 #include "hwtimer.h"

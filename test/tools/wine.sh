@@ -2,18 +2,20 @@
 # Windows: cross-compiles the tests with mingw-w64 (x86_64, the Win32 thread backend and
 # the QueryPerformanceCounter clock: harness mode 4; mode 0 for the thread-free build, which
 # is built only) and runs them under Wine, three at a time. Prints one line per test
-# program and a closing count; exits nonzero on any failure. Called by test/matrix; skips (exit 0, with a line saying why)
-# when mingw-w64 or Wine is missing (Debian: apt-get install mingw-w64 wine wine64).
+# program and a closing count; exits nonzero on any failure. Called by test/tools/matrix.sh;
+# skips (exit 0, with a line saying why) when mingw-w64 or Wine is missing (Debian: apt-get
+# install mingw-w64 wine wine64).
 #
-#   test/wine               every program below
-#   WINE_FRESH=1 test/wine  in a new Wine prefix (a temporary directory), as on a fresh
-#                           machine; by default the prefix build-hard-wine/prefix is made
-#                           once (Wine's first start takes 15 s to minutes) and reused
+#   test/tools/wine.sh               every program below
+#   WINE_FRESH=1 test/tools/wine.sh  in a new Wine prefix (a temporary directory), as on a
+#                                    fresh machine; by default the prefix
+#                                    build-hard-wine/prefix is made once (Wine's first start
+#                                    takes 15 s to minutes) and reused
 #
 # Known failures are listed with their reason and reported as "xfail"; a known failure
 # that passes is reported as "XPASS" and fails the run, so the list stays true.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit
+cd "$(dirname "$0")/../.." || exit
 out=build-hard-wine
 cc=x86_64-w64-mingw32-gcc
 wine_bin=$(command -v wine64 || command -v wine || true)
@@ -24,13 +26,14 @@ fi
 start_all=$SECONDS
 mkdir -p "$out/bin"
 
-# The warning flags and the test programs: the lists meson reads (test/warnings,
-# test/tests.list). Each program is built and run in the Win32 mode (4); the implementation
-# is built in the thread-free mode (0) too, but not run: what Windows adds (the clock, the
-# Win32 backend) the Win32 mode runs, and the thread-free code is the same as on Linux,
-# where meson's builds run it. Those tagged no-wine are left out.
-flags=(-std=c99 -O2 -Werror -D__USE_MINGW_ANSI_STDIO=1)
-mapfile -t -O "${#flags[@]}" flags < <(sed '/^#/d; /^$/d' test/warnings)
+# The warning flags and the test programs: the lists meson reads (test/warnings.list,
+# test/programs/tests.list). Each program is built and run in the Win32 mode (4); the
+# implementation is built in the thread-free mode (0) too, but not run: what Windows adds
+# (the clock, the Win32 backend) the Win32 mode runs, and the thread-free code is the same
+# as on Linux, where meson's builds run it. Those tagged no-wine are left out. The headers
+# the programs share are in test/harness/.
+flags=(-std=c99 -O2 -Werror -D__USE_MINGW_ANSI_STDIO=1 -Itest/harness)
+mapfile -t -O "${#flags[@]}" flags < <(sed '/^#/d; /^$/d' test/warnings.list)
 
 # Known failures, by program name (e.g. test_sync_win32): the failing tests, space
 # separated, and why. None at present.
@@ -42,25 +45,25 @@ while read -r src _ modes _ tags args; do
   case $src in '' | '#'*) continue ;; esac
   case ",$tags," in *,no-wine,*) continue ;; esac
   programs+=("${src}_win32|$src|4|$args")
-done <test/tests.list
+done <test/programs/tests.list
 
-# The implementation is compiled once per mode (test/impl.c), as meson does: in the Win32
-# mode for the programs to link, and in the thread-free mode only to check that it builds
-# (see above). A program that calls the implementation's private functions compiles it in
-# (own_implementation, test/programs.sh).
-. test/programs.sh
+# The implementation is compiled once per mode (test/programs/impl.c), as meson does: in the
+# Win32 mode for the programs to link, and in the thread-free mode only to check that it
+# builds (see above). A program that calls the implementation's private functions compiles
+# it in (own_implementation, test/tools/programs.sh).
+. test/tools/programs.sh
 impl_ok=1
 for mode in 4 0; do
-  "$cc" "${flags[@]}" -DHWTIMER_TEST_MODE=$mode -c test/impl.c -o "$out/bin/impl$mode.o" \
-    >"$out/impl$mode.build.log" 2>&1 || impl_ok=0
+  "$cc" "${flags[@]}" -DHWTIMER_TEST_MODE=$mode -c test/programs/impl.c \
+    -o "$out/bin/impl$mode.o" >"$out/impl$mode.build.log" 2>&1 || impl_ok=0
 done
 build() {
   local name=$1 src=$2 mode=$3 impl=()
   rm -f "$out/bin/$name.exe"
-  if ! own_implementation "test/$src.c"; then
+  if ! own_implementation "test/programs/$src.c"; then
     impl=(-DHWTIMER_TEST_NO_IMPLEMENTATION "$out/bin/impl$mode.o")
   fi
-  "$cc" "${flags[@]}" -DHWTIMER_TEST_MODE="$mode" "test/$src.c" "${impl[@]}" \
+  "$cc" "${flags[@]}" -DHWTIMER_TEST_MODE="$mode" "test/programs/$src.c" "${impl[@]}" \
     -o "$out/bin/$name.exe" -static -lwinpthread >"$out/$name.build.log" 2>&1
 }
 for p in "${programs[@]}"; do
@@ -127,7 +130,7 @@ run_program() {
   elif [ "$rc" -ne 0 ] && [ -n "$want" ] && [ "$got" = "$want" ]; then
     line="xfail  $name ($secs s): $got: $why" bad=0
   elif [ "$rc" -eq 0 ]; then
-    line="XPASS  $name ($secs s): $want passed now; drop it from test/wine's known failures"
+    line="XPASS  $name ($secs s): $want passed now; drop it from test/tools/wine.sh's known failures"
   else
     line="FAIL   $name ($secs s, exit $rc): ${got:-no FAILED line} (see $log)"
   fi

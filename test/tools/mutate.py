@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test/mutate: mutation testing of hwtimer.h.
+"""test/tools/mutate.py: mutation testing of hwtimer.h.
 
 Samples operator mutants of the core sections of hwtimer.h, applies each to a copy of the
 tree, builds it, runs a named suite on it and prints the kill rate and every survivor. A
@@ -7,11 +7,12 @@ mutant is killed when a test fails or the suite outlives its time limit; a survi
 change no test noticed: a missing test, or an equivalent mutant (the same program whatever
 the input).
 
-  test/mutate [--suite dev|gcc|model] [--seed N] [--count N] [--sections LIST]
-  test/mutate --list ...        the sampled mutants, without running them
-  test/mutate --ids 12,407 ...  those mutants (ids from --list or a run), not a sample
+  test/tools/mutate.py [--suite dev|gcc|model] [--seed N] [--count N] [--sections LIST]
+  test/tools/mutate.py --list ...        the sampled mutants, without running them
+  test/tools/mutate.py --ids 12,407 ...  those mutants (ids from --list or a run), not a
+                                         sample
 
-  --suite dev     the tests of `test/run dev`: the core and model suites, nothreads and
+  --suite dev     the tests of `test/run.sh dev`: the core and model suites, nothreads and
                   pthread modes, the model test at 200000 operations (the default)
           gcc     every meson test of a gcc build of every mode but the -m32 ones; the core
                   and model suites first, the rest only if they pass
@@ -42,11 +43,11 @@ compiled alone in each mode of the suite, without debug information: a mutant th
 compile is counted apart and excluded from the rate, and one whose objects are identical to
 the unmutated header's in every mode is the same program ("same code"), excluded too (so
 is a mutant in code gcc on Linux does not compile or folds away: the Win32 clock and
-threads, which test/wine runs, built with mingw-w64; the branch for compilers with neither
-GCC's nor MSVC's builtins, which test/matrix runs with tcc; the big-endian ways, which
-test/matrix runs on s390x under qemu-s390x; check those there by hand. No test builds the
-MSVC branch). Then
-meson test runs with --maxfail 1. The working tree is never modified.
+threads, which test/tools/wine.sh runs, built with mingw-w64; the branch for compilers with
+neither GCC's nor MSVC's builtins, which test/tools/matrix.sh runs with tcc; the big-endian
+ways, which test/tools/matrix.sh runs on s390x under qemu-s390x; check those there by hand.
+No test builds the MSVC branch). Then meson test runs with --maxfail 1. The working tree is
+never modified.
 """
 import argparse
 import hashlib
@@ -64,9 +65,9 @@ import time
 
 sys.dont_write_bytecode = True  # (no __pycache__ in test/)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sections import find_sections, select_sections  # noqa: E402 (test/sections.py)
+from sections import find_sections, select_sections  # noqa: E402 (test/tools/sections.py)
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 WORK = os.path.join(ROOT, "build", "mutate")
 HEADER = "hwtimer.h"
 
@@ -343,7 +344,7 @@ class Build:
         without debug information to a path given later."""
         out = []
         for c in self.commands():
-            if not c["file"].endswith("test/impl.c") or "m32" in c["output"]:
+            if not c["file"].endswith("test/programs/impl.c") or "m32" in c["output"]:
                 continue
             argv, skip = [], 0
             for a in shlex.split(c["command"]):
@@ -567,7 +568,7 @@ def summary(results, opt, seconds):
     for r in survivors:
         print("  survivor " + show(r))
     if survivors:
-        print("mutate: the survivors again: test/mutate --suite SUITE --ids "
+        print("mutate: the survivors again: test/tools/mutate.py --suite SUITE --ids "
               + ",".join(str(r["id"]) for r in survivors))
 
 

@@ -2,7 +2,7 @@
    This unit holds the implementation. In the HWTIMER_STATIC variant link_b.c holds its
    own private copy too, and the program only links if neither exports a symbol. */
 #define HWTIMER_IMPLEMENTATION
-#include "../hwtimer.h"
+#include "../../hwtimer.h"
 
 #include "link_common.h"
 

@@ -23,10 +23,10 @@
                  timer from the input as they run.
 
    A choice among n takes as few bytes as n needs (one for up to 256, little-endian), a
-   value of b bits takes ceil(b/8) bytes; once the input runs out, every choice is 0 and
-   the episode ends. A divergence from the model prints the report of model.h and
-   aborts, so libFuzzer saves the input; FUZZ_MODEL_VERBOSE=1 prints every operation of a
-   replayed input. Run by test/fuzz; `fuzz_model FILE...` replays inputs (suite 'fuzz'). */
+   value of b bits takes ceil(b/8) bytes; once the input runs out, every choice is 0 and the
+   episode ends. A divergence from the model prints the report of model.h and aborts, so
+   libFuzzer saves the input; FUZZ_MODEL_VERBOSE=1 prints every operation of a replayed
+   input. Run by test/fuzz/run.sh; `fuzz_model FILE...` replays inputs (suite 'fuzz'). */
 #include "harness.h"
 #include "model.h"
 

@@ -1,31 +1,34 @@
 #!/usr/bin/env bash
-# Fuzzes hwtimer against the reference model (test/fuzz_model.c, test/model.h) with
-# libFuzzer, ASan and UBSan. Needs clang and libFuzzer (Debian: libclang-rt-14-dev).
+# Fuzzes hwtimer against the reference model (test/fuzz/fuzz_model.c, test/harness/model.h)
+# with libFuzzer, ASan and UBSan. Needs clang and libFuzzer (Debian: libclang-rt-14-dev).
 #
-#   test/fuzz [SECONDS]    build in build/fuzz, then fuzz for SECONDS (default 60;
-#                          `test/fuzz 3600` for a long run). FUZZ_JOBS=N runs N processes
-#                          (libFuzzer -fork). New inputs go to build/fuzz/corpus, which
-#                          starts from test/corpus and grows across runs; a failing
-#                          input is saved as build/fuzz/artifacts/crash-* and the run
-#                          stops. Replay one with FUZZ_MODEL_VERBOSE=1 build/fuzz/test/fuzz_model FILE.
-#   test/fuzz --minimize   rewrite the seed corpus test/corpus: from test/corpus and
-#                          build/fuzz/corpus, the few inputs that together reach every
+#   test/fuzz/run.sh [SECONDS]
+#                          build in build/fuzz, then fuzz for SECONDS (default 60;
+#                          `test/fuzz/run.sh 3600` for a long run). FUZZ_JOBS=N runs N
+#                          processes (libFuzzer -fork). New inputs go to build/fuzz/corpus,
+#                          which starts from test/fuzz/corpus and grows across runs; a
+#                          failing input is saved as build/fuzz/artifacts/crash-* and the
+#                          run stops. Replay one with FUZZ_MODEL_VERBOSE=1 build/fuzz/test/fuzz_model FILE.
+#   test/fuzz/run.sh --minimize
+#                          rewrite the seed corpus test/fuzz/corpus: from test/fuzz/corpus
+#                          and build/fuzz/corpus, the few inputs that together reach every
 #                          edge any of them reaches (greedy set cover).
-#   test/fuzz --coverage [TAG...]
-#                          line and branch coverage of hwtimer.h by test/corpus alone
+#   test/fuzz/run.sh --coverage [TAG...]
+#                          line and branch coverage of hwtimer.h by test/fuzz/corpus alone
 #                          (clang source-based coverage, llvm-cov), and its line coverage
 #                          per section ([hwtimer:NAME] banners), with the sum over the
-#                          sections named (names, patterns or A..B, as test/mutate takes):
-#                          `test/fuzz --coverage ticks wheel nodes pass entries`;
-#                          then the same by test/corpus plus build/fuzz/corpus.
+#                          sections named (names, patterns or A..B, as
+#                          test/tools/mutate.py takes):
+#                          `test/fuzz/run.sh --coverage ticks wheel nodes pass entries`;
+#                          then the same by test/fuzz/corpus plus build/fuzz/corpus.
 #
-# The meson test fuzz_model_corpus (suite 'fuzz', clang builds) replays test/corpus.
+# The meson test fuzz_model_corpus (suite 'fuzz', clang builds) replays test/fuzz/corpus.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=build/fuzz
 fuzzer=$build/test/fuzz_model
 work=$build/corpus
-flags=(-max_len=4096 -dict=test/fuzz_model.dict -timeout=20 -rss_limit_mb=4096)
+flags=(-max_len=4096 -dict=test/fuzz/fuzz_model.dict -timeout=20 -rss_limit_mb=4096)
 
 build_fuzzer() {
   if [ ! -f "$build/build.ninja" ]; then
@@ -42,9 +45,9 @@ build_fuzzer() {
 fuzz() {
   local seconds=$1 jobs=${FUZZ_JOBS:-1} log=$build/fuzz.log status=0 mode=()
   [ "$jobs" -gt 1 ] && mode=(-fork="$jobs" -ignore_crashes=0)
-  echo "fuzz: $seconds s, $jobs process(es), corpus $work (+ test/corpus)"
+  echo "fuzz: $seconds s, $jobs process(es), corpus $work (+ test/fuzz/corpus)"
   "$fuzzer" "${flags[@]}" "${mode[@]}" -max_total_time="$seconds" -print_final_stats=1 \
-    -artifact_prefix="$build/artifacts/" "$work" test/corpus >"$log" 2>&1 || status=$?
+    -artifact_prefix="$build/artifacts/" "$work" test/fuzz/corpus >"$log" 2>&1 || status=$?
   grep -E "^#[0-9]+" "$log" | tail -1 || true
   grep -E "^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)" "$log" || true
   echo "fuzz: corpus now $(find "$work" -type f | wc -l) inputs; full log $log"
@@ -61,7 +64,7 @@ minimize() {
   local tmp; tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   mkdir "$tmp/merged"
-  "$fuzzer" -merge=1 -use_counters=0 "$tmp/merged" test/corpus "$work" >/dev/null 2>&1
+  "$fuzzer" -merge=1 -use_counters=0 "$tmp/merged" test/fuzz/corpus "$work" >/dev/null 2>&1
   local i=0 f
   for f in "$tmp"/merged/*; do
     rm -rf "$tmp/in" "$tmp/out"
@@ -87,30 +90,33 @@ while left:
     best = max(edges, key=lambda n: (len(edges[n] & left), -os.path.getsize(n)))
     picked.append(best)
     left -= edges[best]
-shutil.rmtree("test/corpus", ignore_errors=True)
-os.makedirs("test/corpus")
+shutil.rmtree("test/fuzz/corpus", ignore_errors=True)
+os.makedirs("test/fuzz/corpus")
 for n in picked:
-    shutil.copy(n, "test/corpus/")
-print(f"fuzz: test/corpus = {len(picked)} inputs reaching all {total} features "
+    shutil.copy(n, "test/fuzz/corpus/")
+print(f"fuzz: test/fuzz/corpus = {len(picked)} inputs reaching all {total} features "
       f"of {count} candidates")
 PY
 }
 
-# coverage TAG...: the coverage of hwtimer.h by test/corpus alone, its line coverage per
-# section with the TAGs' sum; then the same by test/corpus plus build/fuzz/corpus, if that
-# has inputs. Built with NDEBUG: clang counts the line after an assert() as never run.
+# coverage TAG...: the coverage of hwtimer.h by test/fuzz/corpus alone, its line coverage
+# per section with the TAGs' sum; then the same by test/fuzz/corpus plus build/fuzz/corpus,
+# if that has inputs. Built with NDEBUG: clang counts the line after an assert() as never
+# run.
 coverage() {
   local dir=$build/coverage
   mkdir -p "$dir"
   clang -std=c99 -O1 -g -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping \
-    -DHWTIMER_TEST_MODE=2 -DNDEBUG -pthread test/fuzz_model.c -o "$dir/fuzz_model"
-  echo "fuzz: coverage by test/corpus ($(find test/corpus -type f | wc -l) inputs)"
-  replay "$dir" corpus test/corpus
-  llvm-cov report "$dir/fuzz_model" -instr-profile="$dir/corpus.profdata" hwtimer.h test/model.h
+    -DHWTIMER_TEST_MODE=2 -DNDEBUG -pthread -Itest/harness test/fuzz/fuzz_model.c \
+    -o "$dir/fuzz_model"
+  echo "fuzz: coverage by test/fuzz/corpus ($(find test/fuzz/corpus -type f | wc -l) inputs)"
+  replay "$dir" corpus test/fuzz/corpus
+  llvm-cov report "$dir/fuzz_model" -instr-profile="$dir/corpus.profdata" hwtimer.h \
+    test/harness/model.h
   section_coverage "$dir/hwtimer.h.corpus.txt" "$@"
   if [ -n "$(ls -A "$work")" ]; then
-    echo "fuzz: coverage by test/corpus and $work ($(find "$work" -type f | wc -l) inputs)"
-    replay "$dir" all test/corpus "$work"
+    echo "fuzz: coverage by test/fuzz/corpus and $work ($(find "$work" -type f | wc -l) inputs)"
+    replay "$dir" all test/fuzz/corpus "$work"
     section_coverage "$dir/hwtimer.h.all.txt" "$@"
   fi
   echo "fuzz: annotated source in $dir/hwtimer.h.corpus.txt (lines marked 0 were never run)"
@@ -129,12 +135,12 @@ replay() {
 }
 
 # section_coverage ANNOTATED TAG...: the lines of hwtimer.h run and not, per section (by its
-# [hwtimer:NAME] banner, test/sections.py), from llvm-cov show's "LINE|COUNT|source" lines;
-# then the sum over the TAGs' sections, if any.
+# [hwtimer:NAME] banner, test/tools/sections.py), from llvm-cov show's "LINE|COUNT|source"
+# lines; then the sum over the TAGs' sections, if any.
 section_coverage() {
   python3 -B - "$@" <<'PY'
 import re, sys
-sys.path.insert(0, "test")
+sys.path.insert(0, "test/tools")
 from sections import find_sections, select_sections
 annotated, tags = sys.argv[1], sys.argv[2:]
 lines = open("hwtimer.h", encoding="utf-8").read().split("\n")
@@ -167,6 +173,6 @@ build_fuzzer
 case "${1:-60}" in
   --minimize) minimize ;;
   --coverage) shift; coverage "$@" ;;
-  *[!0-9]*) echo "usage: test/fuzz [SECONDS | --minimize | --coverage]"; exit 2 ;;
+  *[!0-9]*) echo "usage: test/fuzz/run.sh [SECONDS | --minimize | --coverage]"; exit 2 ;;
   *) fuzz "${1:-60}" ;;
 esac

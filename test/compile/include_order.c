@@ -1,7 +1,7 @@
 /* include_order.c - the implementation included after system headers.
 
    stdio.h and stdlib.h come first, so hwtimer.h can no longer choose the feature macros
-   those headers see. test/matrix builds this file with gcc and clang, -std=c99 and
+   those headers see. test/tools/matrix.sh builds this file with gcc and clang, -std=c99 and
    -std=c11 (strict: the C library then hides POSIX) and gnu99 or -D_POSIX_C_SOURCE (POSIX
    visible). Either it compiles and this program runs, or the compiler stops at exactly one
    error, hwtimer.h's #error saying what to do: never a cascade of unrelated errors. */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #define HWTIMER_IMPLEMENTATION
-#include "../hwtimer.h"
+#include "../../hwtimer.h"
 
 #define TICK_NS 1000000u
 

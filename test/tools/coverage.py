@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Coverage of hwtimer.h, section by section, from a gcc build with coverage.
 
-    test/coverage BUILDDIR
+    test/tools/coverage.py BUILDDIR
 
-BUILDDIR is a meson build made with -Db_coverage=true whose tests have run (test/run's gcc
-stage). Reads every C program's counts of hwtimer.h (the -m32 ones too), leaves out what
-test/coverage.exclude lists (code that cannot run on Linux x86-64), and prints for each
-section of the header ([hwtimer:NAME] banners, found in the file as it is now) its lines,
-branches and functions, then the whole header's, then what is not covered. Exits 1 when the
-header is below MIN_LINES % of its lines or MIN_BRANCHES % of its branches, or an entry of
-test/coverage.exclude matches nothing.
+BUILDDIR is a meson build made with -Db_coverage=true whose tests have run (test/run.sh's
+gcc stage). Reads every C program's counts of hwtimer.h (the -m32 ones too), leaves out what
+test/tools/coverage.exclude lists (code that cannot run on Linux x86-64), and prints for
+each section of the header ([hwtimer:NAME] banners, found in the file as it is now) its
+lines, branches and functions, then the whole header's, then what is not covered. Exits 1
+when the header is below MIN_LINES % of its lines or MIN_BRANCHES % of its branches, or an
+entry of test/tools/coverage.exclude matches nothing.
 
 How it counts. Each program that compiles the implementation has its own counts of the
 header's lines; they add up line by line (a line ran if it ran in any program), and a
@@ -34,15 +34,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.dont_write_bytecode = True  # (no __pycache__ in test/)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sections import find_sections  # noqa: E402 (test/sections.py)
+from sections import find_sections  # noqa: E402 (test/tools/sections.py)
 
 MIN_LINES = 99.5
 MIN_BRANCHES = 95.0
 SHOW_MISSING = 60  # rows of what is not covered, at most
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 HEADER = os.path.join(ROOT, "hwtimer.h")
-EXCLUDE = os.path.join(ROOT, "test", "coverage.exclude")
+EXCLUDE = os.path.join(HERE, "coverage.exclude")
 
 
 def section_of(line_number, sections):
@@ -54,8 +55,8 @@ def section_of(line_number, sections):
 
 
 def exclusions(lines):
-    """{line number: 'lines' or 'branches'} from test/coverage.exclude, and the entries that
-    matched nothing."""
+    """{line number: 'lines' or 'branches'} from test/tools/coverage.exclude, and the
+    entries that matched nothing."""
     excluded, stale = {}, []
     with open(EXCLUDE) as f:
         for raw in f:
@@ -141,7 +142,7 @@ def main():
 
     rows = {}  # section -> [lines, run, branches, taken, functions, called]
     missing = []
-    dropped = [0, 0]  # lines, branches test/coverage.exclude left out
+    dropped = [0, 0]  # lines, branches test/tools/coverage.exclude left out
 
     def row(n):
         return rows.setdefault(section_of(n, sections), [0] * 6)
@@ -187,7 +188,8 @@ def main():
             show(name, rows[name])
             total = [a + b for a, b in zip(total, rows[name])]
     show("hwtimer.h", total)
-    print(f"(test/coverage.exclude left out {dropped[0]} lines and {dropped[1]} branches)")
+    print(f"(test/tools/coverage.exclude left out {dropped[0]} lines and "
+          f"{dropped[1]} branches)")
     if missing:
         print("not covered:")
         for n, what in sorted(missing)[:SHOW_MISSING]:
@@ -197,7 +199,7 @@ def main():
     lines_pct, branches_pct = pct(total[1], total[0]), pct(total[3], total[2])
     failed = False
     for entry in stale:
-        print(f"FAIL: test/coverage.exclude: '{entry}' matches no line of hwtimer.h")
+        print(f"FAIL: test/tools/coverage.exclude: '{entry}' matches no line of hwtimer.h")
         failed = True
     if lines_pct < MIN_LINES:
         print(f"FAIL: lines {lines_pct:.2f}% < {MIN_LINES}%")

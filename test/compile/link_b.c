@@ -4,7 +4,7 @@
 #ifdef HWTIMER_STATIC
 #define HWTIMER_IMPLEMENTATION
 #endif
-#include "../hwtimer.h"
+#include "../../hwtimer.h"
 
 #include <stdio.h>
 

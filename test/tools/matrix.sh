@@ -2,25 +2,26 @@
 # Portability matrix: the tests compiled directly by each compiler, language standard,
 # thread configuration, word size and optimization level, warnings as errors, and run
 # where it tells something new; valgrind memcheck on the unit tests; Windows under Wine
-# (test/wine). Prints one line per configuration as it finishes and a closing count;
-# exits nonzero on any failure. Called by test/run (the full run); a few minutes on two
-# cores (Wine's first start in a fresh checkout adds up to a minute).
+# (test/tools/wine.sh). Prints one line per configuration as it finishes and a closing
+# count; exits nonzero on any failure. Called by test/run.sh (the full run); a few minutes
+# on two cores (Wine's first start in a fresh checkout adds up to a minute).
 #
-#   test/matrix                 everything
-#   MATRIX_JOBS=N test/matrix   N configurations at a time (default 2)
-#   MATRIX_ONLY=REGEX test/matrix   only the configurations whose name matches (bash =~)
+#   test/tools/matrix.sh                 everything
+#   MATRIX_JOBS=N test/tools/matrix.sh   N configurations at a time (default 2)
+#   MATRIX_ONLY=REGEX test/tools/matrix.sh
+#                                        only the configurations whose name matches (bash =~)
 #
 # Each configuration's compiler output and test output is in build-hard-matrix/NAME.log.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit
+cd "$(dirname "$0")/../.." || exit
 out=build-hard-matrix
 rm -rf "$out"
 mkdir -p "$out/bin"
 start_all=$SECONDS
 
-# The warning flags and the test programs: the lists meson reads (test/warnings,
-# test/tests.list).
-mapfile -t cwarn < <(sed '/^#/d; /^$/d' test/warnings)
+# The warning flags and the test programs: the lists meson reads (test/warnings.list,
+# test/programs/tests.list).
+mapfile -t cwarn < <(sed '/^#/d; /^$/d' test/warnings.list)
 warn=()
 for w in "${cwarn[@]}"; do
   [ "$w" = -Wstrict-prototypes ] || warn+=("$w") # C only: not for C++
@@ -28,20 +29,20 @@ done
 warn+=(-Werror)
 cwarn+=(-Werror)
 
-# programs FIELD VALUE: the programs in test/tests.list whose field FIELD (2 suite,
+# programs FIELD VALUE: the programs in test/programs/tests.list whose field FIELD (2 suite,
 # 5 tags) is VALUE, or for tags has VALUE among them.
 programs() {
   awk -v field="$1" -v want="$2" '!/^#/ && NF {
     n = split($field, values, ",")
     for (i = 1; i <= n; i++) if (values[i] == want) { print $1; next }
-  }' test/tests.list
+  }' test/programs/tests.list
 }
 mapfile -t unit < <(programs 2 core)              # caller-driven: every mode
 mapfile -t threaded < <(programs 5 threaded)      # worker and synchronous cancel
 mapfile -t compiled < <(programs 5 compile)       # the most API and harness code
 # test_model with the list's arguments for a short run
 model_short=("$(awk '!/^#/ && $1 == "test_model" {
-  s = $1; for (i = 6; i <= NF; i++) s = s " " $i; print s }' test/tests.list)")
+  s = $1; for (i = 6; i <= NF; i++) s = s " " $i; print s }' test/programs/tests.list)")
 
 # ---- steps a configuration is made of --------------------------------------------------
 
@@ -54,35 +55,36 @@ build() {
   "$compiler" "$@" "$src" -o "$out/bin/$name" -pthread
 }
 
-# own_implementation SOURCE (test/programs.sh)
-. test/programs.sh
+# own_implementation SOURCE (test/tools/programs.sh)
+. test/tools/programs.sh
 
-# tests CONFIG COMPILER "FLAGS" RUNNER TEST[ ARGS]...: builds each test with FLAGS and
-# runs it: RUNNER "-" runs it directly, another is the command prefix (e.g. valgrind),
-# "none" and "link" only build. Stops at the first failure. With "none" each test is
-# compiled as one file, the implementation in it (each test must build alone); otherwise
-# the implementation is compiled once (test/impl.c, with FLAGS), as meson does, and linked
-# into each test but those that compile it themselves.
+# tests CONFIG COMPILER "FLAGS" RUNNER TEST[ ARGS]...: builds each test of test/programs/
+# with FLAGS (and -Itest/harness, the headers the tests share) and runs it: RUNNER "-" runs
+# it directly, another is the command prefix (e.g. valgrind), "none" and "link" only build.
+# Stops at the first failure. With "none" each test is compiled as one file, the
+# implementation in it (each test must build alone); otherwise the implementation is
+# compiled once (test/programs/impl.c, with FLAGS), as meson does, and linked into each test
+# but those that compile it themselves.
 tests() {
-  local config=$1 compiler=$2 flags=$3 runner=$4 spec src args bin impl=()
+  local config=$1 compiler=$2 flags="-Itest/harness $3" runner=$4 spec src args bin impl=()
   shift 4
   if [ "$runner" != none ]; then
     impl=("$out/bin/$config-impl.o")
-    echo "\$ $compiler $flags -c test/impl.c"
+    echo "\$ $compiler $flags -c test/programs/impl.c"
     # shellcheck disable=SC2086 # flags are words
-    "$compiler" $flags -c test/impl.c -o "${impl[0]}" || return 1
+    "$compiler" $flags -c test/programs/impl.c -o "${impl[0]}" || return 1
   fi
   for spec in "$@"; do
     src=${spec%% *}
     args=${spec#"$src"}
     bin=$config-$src
-    if [ ${#impl[@]} -gt 0 ] && ! own_implementation "test/$src.c"; then
+    if [ ${#impl[@]} -gt 0 ] && ! own_implementation "test/programs/$src.c"; then
       # shellcheck disable=SC2086 # flags and args are words
-      build "$bin" "$compiler" "test/$src.c" $flags -DHWTIMER_TEST_NO_IMPLEMENTATION "${impl[@]}" ||
-        return 1
+      build "$bin" "$compiler" "test/programs/$src.c" $flags -DHWTIMER_TEST_NO_IMPLEMENTATION \
+        "${impl[@]}" || return 1
     else
       # shellcheck disable=SC2086
-      build "$bin" "$compiler" "test/$src.c" $flags || return 1
+      build "$bin" "$compiler" "test/programs/$src.c" $flags || return 1
     fi
     [ "$runner" = none ] || [ "$runner" = link ] && continue
     echo "\$ $runner $bin$args"
@@ -98,8 +100,8 @@ tests() {
 
 cpp_test() {
   local config=$1 compiler=$2 std=$3
-  build "$config" "$compiler" test/test_cpp.cpp -std="$std" -O2 "${warn[@]}" -Wold-style-cast &&
-    "$out/bin/$config"
+  build "$config" "$compiler" test/compile/test_cpp.cpp -std="$std" -O2 "${warn[@]}" \
+    -Wold-style-cast && "$out/bin/$config"
 }
 
 # -m32: run natively where the kernel runs 32-bit programs (probed once), otherwise under
@@ -153,7 +155,7 @@ if command -v valgrind >/dev/null; then
 else
   echo "skipped: valgrind memcheck (valgrind is not installed)"
 fi
-add "Windows (mingw-w64, Win32 threads) under Wine" "test/wine"
+add "Windows (mingw-w64, Win32 threads) under Wine" "test/tools/wine.sh"
 # C11 with the pthreads backend (meson builds C11 only with C11 threads), and with both
 # (each program compiled alone, the implementation in it: every test must build so; once,
 # with gcc: clang compiles them all in its meson build)
@@ -251,8 +253,8 @@ fi
 
 # ---- include order: the implementation after system headers ---------------------------
 
-# include_order CONFIG COMPILER: test/include_order.c (stdio.h and stdlib.h before the
-# implementation) with COMPILER, warnings as errors. Where POSIX is visible (gnu99,
+# include_order CONFIG COMPILER: test/compile/include_order.c (stdio.h and stdlib.h before
+# the implementation) with COMPILER, warnings as errors. Where POSIX is visible (gnu99,
 # -D_POSIX_C_SOURCE) it must compile and run. Under strict -std=c99/c11, with and without
 # -pthread (with it glibc turns on POSIX 1995, not 2008), it may instead stop at exactly one
 # error, an #error directive of hwtimer.h: never at a cascade of unrelated errors.
@@ -270,9 +272,9 @@ include_order() {
 # kept in $out/CONFIG.compile.log.
 include_order_build() {
   local config=$1 compiler=$2 flags=$3 rc
-  echo "\$ $compiler $flags test/include_order.c"
+  echo "\$ $compiler $flags test/compile/include_order.c"
   # shellcheck disable=SC2086 # flags are words
-  "$compiler" $flags -O2 "${cwarn[@]}" test/include_order.c -o "$out/bin/$config" \
+  "$compiler" $flags -O2 "${cwarn[@]}" test/compile/include_order.c -o "$out/bin/$config" \
     >"$out/$config.compile.log" 2>&1
   rc=$?
   cat "$out/$config.compile.log"
@@ -292,8 +294,8 @@ stopped_at_one_error() {
   echo "stopped at hwtimer.h:$line, its #error, as it should"
 }
 
-# runs_or_stops_at_one_error CONFIG COMPILER FLAGS: test/include_order.c built with FLAGS
-# runs, or its build stops at exactly one error, an #error of hwtimer.h.
+# runs_or_stops_at_one_error CONFIG COMPILER FLAGS: test/compile/include_order.c built with
+# FLAGS runs, or its build stops at exactly one error, an #error of hwtimer.h.
 runs_or_stops_at_one_error() {
   if include_order_build "$@"; then
     "$out/bin/$1"
@@ -339,7 +341,7 @@ run_config() {
     printf 'ok     %-52s %4s s\n' "$name" "$((SECONDS - t0))"
   else
     printf 'FAIL   %-52s %4s s   (%s)\n%s\n' "$name" "$((SECONDS - t0))" "$log" \
-      "$(grep -v -E '^ok +' "$log" | tail -n 40 | sed 's/^/         /')" # nine spaces: test/run repeats them
+      "$(grep -v -E '^ok +' "$log" | tail -n 40 | sed 's/^/         /')" # nine spaces: test/run.sh repeats them
   fi
   echo "$rc" >"$out/$(slug "$name").rc"
 }

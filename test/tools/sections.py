@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""test/sections.py: the sections of hwtimer.h, found by their [hwtimer:NAME] banner tags.
+"""test/tools/sections.py: the sections of hwtimer.h, by their [hwtimer:NAME] banner tags.
 
 A section starts at its banner (a "/* ====" line followed by the line with the tag) and ends
 where the next banner starts (or at the end of the file). Scripts that look at the header's
 structure find its sections here, at run time, by name: never by line numbers.
 
-  test/sections.py [FILE]         prints "NAME FIRST LAST" per section (1-based lines,
+  test/tools/sections.py [FILE]   prints "NAME FIRST LAST" per section (1-based lines,
                                   inclusive), in file order; FILE defaults to hwtimer.h
-  from sections import find_sections, select_sections     (test/mutate, test/fuzz)
+  from sections import find_sections, select_sections
+                                  (test/tools/coverage.py, mutate.py, test/fuzz/run.sh)
 """
 import fnmatch
 import os
@@ -51,7 +52,7 @@ def select_sections(sections, wanted):
 
 if __name__ == "__main__":
     path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "hwtimer.h")
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "hwtimer.h")
     with open(path, encoding="utf-8") as f:
         text = f.read().split("\n")
     for name, first, end in find_sections(text):

@@ -68,7 +68,7 @@ same_versions() {
 
 # ---- quickstart.c -------------------------------------------------------------------------
 
-mapfile -t warnings < <(sed '/^#/d; /^$/d' test/warnings)
+mapfile -t warnings < <(sed '/^#/d; /^$/d' test/warnings.list)
 mapfile -t cxx_warnings < <(printf '%s\n' "${warnings[@]}" | grep -vx -- -Wstrict-prototypes)
 expected="connection 3: retry 1
 connection 3: retry 2

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Runs every test suite in every build configuration and prints one closing line,
 # "N passed, N failed", counting meson tests across all configurations.
-#   test/run            the full CI run (installs missing Debian packages first)
-#   test/run quick      one gcc build only, with its coverage report (test/coverage)
-#   test/run dev        the contributor loop: after a change to hwtimer.h or a test,
+#   test/run.sh         the full CI run (installs missing Debian packages first)
+#   test/run.sh quick   one gcc build only, with its coverage report
+#                       (test/tools/coverage.py)
+#   test/run.sh dev     the contributor loop: after a change to hwtimer.h or a test,
 #                       rebuilds what the core and model tests need in build/dev (made
 #                       once: the nothreads and pthread modes) and runs them, model test
 #                       at 200000 operations; well under a minute on two cores
-#   test/run --help     this text, at once
-# (Not run here: test/mutate, mutation testing of hwtimer.h against these suites.)
+#   test/run.sh --help  this text, at once
+# (Not run here: test/tools/mutate.py, mutation testing of hwtimer.h against these suites.)
+# test/ by folder: programs/ (the test programs, tests.list), harness/ (the headers they
+# share), compile/ (build checks), fuzz/ (the fuzz target, its seed corpus, fuzz/run.sh),
+# examples/, explore/ (the interleaving explorer), prove/ (the proof of the ticks
+# arithmetic), adopt/ and subproject/ (hwtimer in a user's build), tools/ (the portability
+# matrix, Wine, coverage, mutation testing).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit
 
@@ -19,7 +25,7 @@ case "${1:-}" in
   exit 0
   ;;
 *)
-  echo "test/run: unknown argument '$1' (test/run --help lists them)" >&2
+  echo "test/run.sh: unknown argument '$1' (test/run.sh --help lists them)" >&2
   exit 2
   ;;
 esac
@@ -35,7 +41,7 @@ if [ "${1:-}" = dev ]; then
   meson test -C build/dev --suite core --suite model --no-suite m32 --print-errorlogs 2>&1 |
     grep -vE "^ *[0-9]+/[0-9]+ .* OK |^\[[0-9]+/[0-9]+\] |^ninja: "
   rc=${PIPESTATUS[0]}
-  echo "test/run dev: $((SECONDS - start)) s"
+  echo "test/run.sh dev: $((SECONDS - start)) s"
   exit "$rc"
 fi
 
@@ -116,7 +122,8 @@ script() {
 # and examples, and the core tests whose source includes harness_threads.h.
 with_threads() {
   meson test -C "$1" --list --no-rebuild 2>/dev/null | awk -v uses="$(
-      grep -l '#include "harness_threads.h"' test/test_*.c | sed 's|^test/||; s|\.c$||' | xargs)" '
+      grep -l '#include "harness_threads.h"' test/programs/test_*.c |
+        sed 's|^test/programs/||; s|\.c$||' | xargs)" '
     BEGIN { n = split(uses, u, " "); for (i = 1; i <= n; i++) starts[u[i]] = 1 }
     {
       split($0, f, " / "); stem = f[2]; sub(/_[a-z0-9]+$/, "", stem)
@@ -129,11 +136,11 @@ mkdir -p build
 # gcc, with coverage: every harness mode, every suite (the -m32 one too: what a 64-bit build
 # cannot reach, a wheel whose size does not fit a 32-bit size_t), the explorer without
 # shards (its freed nodes poisoned; clang runs it with shards, which costs three times as
-# much here: 47 s of CPU against 15 s); then test/coverage prints hwtimer.h's lines,
-# branches and functions per section and fails below 99.5 % of its lines or 95 % of its
-# branches. Compiled without inlining (see test/coverage: gcov counts a branch once per
-# copy the compiler makes of it), and with HWTIMER_TEST_COVERAGE (forked children write
-# their counts), at -Og: it builds in half the time of -O2 and its tests run as fast
+# much here: 47 s of CPU against 15 s); then test/tools/coverage.py prints hwtimer.h's
+# lines, branches and functions per section and fails below 99.5 % of its lines or 95 % of
+# its branches. Compiled without inlining (see test/tools/coverage.py: gcov counts a branch
+# once per copy the compiler makes of it), and with HWTIMER_TEST_COVERAGE (forked children
+# write their counts), at -Og: it builds in half the time of -O2 and its tests run as fast
 # without inlining. The matrix, ASan and the benchmark build compile with inlining. Its
 # counters and calls make the model test about 14 times slower here: it runs 200000
 # operations, as under ASan (clang's build runs the default 1000000).
@@ -141,7 +148,7 @@ coverage_args="['-fno-inline','-Dalways_inline=unused','-DHWTIMER_TEST_COVERAGE'
 if configure gcc -Dbench=false -Db_coverage=true "-Dc_args=$coverage_args" \
      "-Dcpp_args=$coverage_args" -Dmodel_ops=200000 -Doptimization=g; then
   check gcc --no-suite explore_shards
-  SHOW=all script coverage test/coverage build/ci-gcc
+  SHOW=all script coverage test/tools/coverage.py build/ci-gcc
 fi
 if [ "${1:-}" != quick ]; then
   # clang: its warnings on every target, its code in the two base modes, the libFuzzer
@@ -178,19 +185,19 @@ if [ "${1:-}" != quick ]; then
   if configure bench -Dtests=false -Dbench=true; then check bench --suite bench; fi
   # compilers, standards, word sizes, options and optimization levels meson does not
   # build; valgrind; Windows under Wine
-  SHOW=all script matrix test/matrix
+  SHOW=all script matrix test/tools/matrix.sh
   # the proof of the ticks arithmetic with Frama-C's WP (test/prove/run.sh): never early,
   # never a tick late, no wrap; under a minute here
   script prove test/prove/run.sh
-  # a bounded libFuzzer run against the reference model (test/fuzz 3600 for a long one):
-  # one process, so its stage runs beside the two checks below, which build more than they
-  # run; what it printed is shown when it is done
-  SHOW=all script fuzz test/fuzz 30 >build/ci-fuzz.stage 2>&1 &
+  # a bounded libFuzzer run against the reference model (test/fuzz/run.sh 3600 for a long
+  # one): one process, so its stage runs beside the two checks below, which build more than
+  # they run; what it printed is shown when it is done
+  SHOW=all script fuzz test/fuzz/run.sh 30 >build/ci-fuzz.stage 2>&1 &
   fuzz_stage=$!
   # hwtimer as a parent project's meson subproject, and the README's install-only command
-  script subproject test/subproject/run
+  script subproject test/subproject/run.sh
   # every way the README tells a user to add hwtimer to a build, and that it quotes them
-  script adopt test/adopt/run
+  script adopt test/adopt/run.sh
   wait "$fuzz_stage" || failed_builds+=(fuzz)
   cat build/ci-fuzz.stage
 fi
@@ -222,8 +229,8 @@ open("build/ci-summary.txt", "w").write(f"{passed} {failed} {skipped}\n")
 PY
 read -r passed failed skipped < build/ci-summary.txt
 # a failed script stage: its failure lines again, with what they print below them (CI
-# shows the end of the run's output): test/matrix indents that by nine spaces, test/wine
-# by twelve
+# shows the end of the run's output): test/tools/matrix.sh indents that by nine spaces,
+# test/tools/wine.sh by twelve
 for name in "${failed_builds[@]}"; do
   [ -f "build/ci-$name.log" ] || continue
   echo "FAILED: $name:"
@@ -232,5 +239,5 @@ done
 failed=$((failed + ${#failed_builds[@]}))
 [ ${#failed_builds[@]} -eq 0 ] || echo "builds that failed: ${failed_builds[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
-echo "test/run: $SECONDS s in all"
+echo "test/run.sh: $SECONDS s in all"
 [ "$failed" -eq 0 ]

@@ -9,7 +9,7 @@
 #pragma clang diagnostic ignored "-Wold-style-cast"
 #endif
 #define HWTIMER_IMPLEMENTATION
-#include "../hwtimer.h"
+#include "../../hwtimer.h"
 #if defined(__clang__)
 #pragma clang diagnostic pop
 #endif

@@ -36,7 +36,7 @@ static inline pid_t fork_or_die(void) {
 }
 
 #ifdef HWTIMER_TEST_COVERAGE
-/* The coverage build (test/run): libgcov writes a program's counts at exit, which _exit
+/* The coverage build (test/run.sh): libgcov writes a program's counts at exit, which _exit
    skips, so a child writes them first (what ran in children counts too). */
 void __gcov_dump(void);
 #endif

@@ -7,7 +7,7 @@
    be hidden and this file would not compile. It also runs: a 1 ms timeout on the platform
    clock, driven by a usleep loop. */
 #define HWTIMER_IMPLEMENTATION
-#include "../hwtimer.h"
+#include "../../hwtimer.h"
 
 #include <stdio.h>
 #include <sys/mman.h>

@@ -5,7 +5,7 @@
      1  pthreads compiled in, but cfg.threads = NULL (single thread, no locks)
      2  cfg.threads = hwtimer_threads_pthread()
      3  cfg.threads = hwtimer_threads_c11()   (built with HWTIMER_C11_THREADS, -std=c11)
-     4  cfg.threads = hwtimer_threads_win32() (Windows: mingw-w64 under Wine, test/wine)
+     4  cfg.threads = hwtimer_threads_win32() (mingw-w64 under Wine: test/tools/wine.sh)
    and HWTIMER_TEST_SHARDS=n (meson's 'shards' mode, with mode 2): every timer with threads
    that the helpers configure is a timer of n shards (cfg.shards), so that the whole suite
    checks them too.
@@ -28,7 +28,7 @@
 #ifndef HWTIMER_TEST_NO_IMPLEMENTATION
 #define HWTIMER_IMPLEMENTATION
 #endif
-#include "../hwtimer.h"
+#include "../../hwtimer.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -143,10 +143,10 @@ typedef uint64_t test_u64;
 #error "without GCC's or Clang's atomics the tests build only in modes 0 and 1 (one thread)"
 #endif
 
-/* TEST_WHOLE64: the target has an 8-byte compare-and-swap, by which hwtimer.h reads a 64-bit
-   value whole while another thread writes it; where it has none (gcc -m32 -march=i486:
-   test/matrix), hwtimer_create refuses cfg.threads. TEST_THREADS_ALLOWED: threads are
-   accepted (atomics and whole 64-bit values). */
+/* TEST_WHOLE64: the target has an 8-byte compare-and-swap, by which hwtimer.h reads a
+   64-bit value whole while another thread writes it; where it has none (gcc -m32
+   -march=i486: test/tools/matrix.sh), hwtimer_create refuses cfg.threads.
+   TEST_THREADS_ALLOWED: threads are accepted (atomics and whole 64-bit values). */
 #if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_8) || UINTPTR_MAX > 0xFFFFFFFFu
 #define TEST_WHOLE64 1
 #else
