@@ -803,7 +803,8 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    target lies before e (its slot starts at or before e, and a coarse slot re-files what
    is not due yet); hwtimer__wheel_next_tick is never later than the earliest e; a
    watched filing is reported. hwtimer_check tests notice_upto against both (CHECK_NEAR),
-   and watch_upto against the front end's answer. test/ drives a wheel alone against it.
+   and watch_upto against the front end's answer; test/programs/test_wheel.c drives a wheel alone
+   against all of it.
 
    The fast path. Without threads, schedule, reschedule and cancel run inline in the
    caller and take no lock. An arming is inline when three answers are yes, each asked
