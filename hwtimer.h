@@ -801,10 +801,11 @@ THE DESIGN (for maintainers: read this before the code; the sections: CONTENTS)
    The promise: a node filed at tick e is collected by the first pass whose target
    reaches e (unless a bound cuts that pass: then it waits in `left`), never by one whose
    target lies before e (its slot starts at or before e, and a coarse slot re-files what
-   is not due yet); hwtimer__wheel_next_tick is never later than the earliest e; a
-   watched filing is reported. hwtimer_check tests notice_upto against both (CHECK_NEAR),
-   and watch_upto against the front end's answer; test/programs/test_wheel.c drives a wheel alone
-   against all of it.
+   is not due yet). Outside a pass, hwtimer__wheel_next_tick is never later than the
+   earliest e; during one it may name a node of `due` while a slot before the target is
+   still to come, and both are due already. A watched filing is reported. hwtimer_check
+   tests notice_upto against both limits (CHECK_NEAR) and watch_upto against the front
+   end's answer; test/programs/test_wheel.c drives a wheel alone against all of it.
 
    The fast path. Without threads, schedule, reschedule and cancel run inline in the
    caller and take no lock. An arming is inline when three answers are yes, each asked
@@ -1887,7 +1888,10 @@ HWTIMER__ALWAYS_INLINE uint64_t hwtimer__listed_tick(hwtimer__wheel *w, struct h
    other thread reads the node) stores `where`, the state and the leeway's key, which share
    8 bytes, in one store; every other filing stores the state with release order, for the
    threads that read it without the lock. */
-typedef enum hwtimer__place_store { HWTIMER__FIELD_BY_FIELD, HWTIMER__ONE_STORE } hwtimer__place_store;
+typedef enum hwtimer__place_store {
+    HWTIMER__FIELD_BY_FIELD,
+    HWTIMER__ONE_STORE
+} hwtimer__place_store;
 
 /* Makes a node in no list PENDING at `deadline`, in the slot of its tick e, which lies past
    notice_upto (so nothing need be noticed: see the wheel's contract in THE DESIGN). With
@@ -4245,9 +4249,11 @@ HWTIMER__ALWAYS_INLINE int hwtimer__lock_to_arm(hwtimer *t, hwtimer_timeout *to,
     int read_clock = form == HWTIMER__DELAY || (t->worker.mode && t->own_clock);
     int err;
     a->now = read_clock ? t->clock_fn(t->clock_ctx) : 0;
-    a->deadline = form == HWTIMER__DELAY   ? hwtimer__add_sat(hwtimer__add_sat(a->now, t->clock_lag), when)
-                  : form == HWTIMER__TICKS ? hwtimer__ticks_ahead(t, when)
-                                           : when;
+    if (form == HWTIMER__DELAY) {
+        a->deadline = hwtimer__add_sat(hwtimer__add_sat(a->now, t->clock_lag), when);
+    } else {
+        a->deadline = form == HWTIMER__TICKS ? hwtimer__ticks_ahead(t, when) : when;
+    }
     if (hwtimer__is_retired(to)) return HWTIMER_ERETIRED;
     err = hwtimer__start_worker(t);
     if (err) return err;
