@@ -49,15 +49,22 @@
 #include "harness.h"
 
 /* Where the reference says a node is. */
-enum { OUT = 0, IN_SLOT, IN_DUE, IN_READY, IN_LEFT, HELD /* out of every list, pending */ };
+enum {
+    PLACE_NONE = 0,
+    PLACE_SLOT,
+    PLACE_DUE,
+    PLACE_READY,
+    PLACE_LEFT,
+    PLACE_HELD /* out of every list, pending */
+};
 
 typedef struct ref_node {
     hwtimer_timeout *to;
     int place;
     uint64_t tick;     /* its due tick, by the reference's arithmetic */
-    uint64_t filed;    /* IN_SLOT: the tick its slot was chosen by (a push later keeps it) */
+    uint64_t filed;    /* PLACE_SLOT: the tick its slot was chosen by (a push later keeps it) */
     uint64_t seq;      /* the order of filings: ties in `due` keep it */
-    uint32_t gen;      /* IN_LEFT: the generation it was set aside in */
+    uint32_t gen;      /* PLACE_LEFT: the generation it was set aside in */
     uint64_t leeway_n; /* floor(leeway / tick_ns) */
     int eligible;      /* due by the target of the pass under way, untouched since it began */
     int emptied;       /* scratch: in the slot being emptied */
@@ -80,7 +87,7 @@ typedef struct model {
     uint64_t elapsed;
     int in_pass;
     uint64_t target;
-    size_t live; /* pending: in a list, or HELD */
+    size_t live; /* pending: in a list, or PLACE_HELD */
     uint64_t seq, cascaded, refiled;
     size_t *left_q; /* `left`, in order */
     size_t left_n;
@@ -231,7 +238,7 @@ static int earliest_slot(const model *m, uint64_t *start, unsigned *level, uint3
         const ref_node *r = &m->r[i];
         unsigned l;
         uint64_t s;
-        if (r->place != IN_SLOT) continue;
+        if (r->place != PLACE_SLOT) continue;
         l = level_of(m->elapsed, r->filed, m->b);
         s = r->filed >> (l * m->b) << (l * m->b);
         if (!found || s < *start) {
@@ -261,29 +268,29 @@ static void verify(model *m) {
     for (i = 0; i < m->n; i++) {
         const ref_node *r = &m->r[i];
         const hwtimer_timeout *to = r->to;
-        if (r->place == OUT) continue;
+        if (r->place == PLACE_NONE) continue;
         live++;
-        if (r->tick < min_tick && r->place != HELD) min_tick = r->tick;
+        if (r->tick < min_tick && r->place != PLACE_HELD) min_tick = r->tick;
         CHECK_EQ(to->state, HWTIMER_PENDING);
         CHECK(to->wheel == w);
         CHECK_EQ(ref_tick(m, r, to->deadline), r->tick);
         switch (r->place) {
-        case IN_SLOT:
+        case PLACE_SLOT:
             n_slot++;
             CHECK(r->filed > m->elapsed && r->filed <= r->tick);
             CHECK_EQ(to->where, where_of(m, r->filed));
             break;
-        case IN_DUE:
+        case PLACE_DUE:
             n_due++;
             CHECK(r->tick <= w->due_upto);
             CHECK_EQ(to->where, HWTIMER__WHERE_LIST);
             break;
-        case IN_READY:
+        case PLACE_READY:
             n_ready++;
             CHECK(m->in_pass && r->tick <= m->elapsed);
             CHECK_EQ(to->where, HWTIMER__WHERE_LIST);
             break;
-        case IN_LEFT:
+        case PLACE_LEFT:
             n_left++;
             CHECK_EQ(to->where, r->gen == m->last_gen ? (uint32_t)HWTIMER__WHERE_LIST : r->gen);
             break;
@@ -298,7 +305,7 @@ static void verify(model *m) {
     k = list_refs(m, &w->due, seen);
     CHECK_EQ(k, n_due);
     for (i = 0; i < k && i < n_due; i++) {
-        CHECK_EQ(seen[i]->place, IN_DUE);
+        CHECK_EQ(seen[i]->place, PLACE_DUE);
         if (i > 0) {
             CHECK(seen[i - 1]->tick < seen[i]->tick ||
                   (seen[i - 1]->tick == seen[i]->tick && seen[i - 1]->seq < seen[i]->seq));
@@ -308,7 +315,7 @@ static void verify(model *m) {
     k = list_refs(m, &w->ready, seen);
     CHECK_EQ(k, n_ready);
     for (i = 0; i < k && i < n_ready; i++) {
-        CHECK_EQ(seen[i]->place, IN_READY);
+        CHECK_EQ(seen[i]->place, PLACE_READY);
         if (i > 0) CHECK(seen[i - 1]->tick <= seen[i]->tick);
     }
     /* `left`: as it was set aside */
@@ -323,7 +330,7 @@ static void verify(model *m) {
     } else if (n_due) {
         have = 1;
         for (i = 0, expect = UINT64_MAX; i < m->n; i++) {
-            if (m->r[i].place == IN_DUE && m->r[i].tick < expect) expect = m->r[i].tick;
+            if (m->r[i].place == PLACE_DUE && m->r[i].tick < expect) expect = m->r[i].tick;
         }
     } else {
         have = earliest_slot(m, &expect, NULL, NULL);
@@ -354,9 +361,9 @@ static void file_checked(model *m, ref_node *r, uint64_t deadline) {
     r->seq = ++m->seq;
     r->eligible = 0;
     if (expect <= due) {
-        r->place = IN_DUE;
+        r->place = PLACE_DUE;
     } else {
-        r->place = IN_SLOT;
+        r->place = PLACE_SLOT;
         r->filed = expect;
     }
 }
@@ -366,7 +373,7 @@ static void file_checked(model *m, ref_node *r, uint64_t deadline) {
 static void arm(model *m, ref_node *r, uint64_t deadline) {
     hwtimer__wheel *w = &m->w;
     uint64_t expect = ref_tick(m, r, deadline), pick = test_rng_next(&m->rng);
-    CHECK_EQ(r->place, OUT);
+    CHECK_EQ(r->place, PLACE_NONE);
     hwtimer__arm_fill(w, r->to, 0, never_runs, r);
     w->pending++;
     m->live++;
@@ -378,7 +385,7 @@ static void arm(model *m, ref_node *r, uint64_t deadline) {
         r->tick = expect;
         r->seq = ++m->seq;
         r->eligible = 0;
-        r->place = IN_SLOT;
+        r->place = PLACE_SLOT;
         r->filed = expect;
     } else {
         file_checked(m, r, deadline);
@@ -389,8 +396,8 @@ static void arm(model *m, ref_node *r, uint64_t deadline) {
 static void cancel(model *m, ref_node *r) {
     hwtimer__wheel_uncount(&m->w, r->to, 1);
     CHECK_EQ(r->to->state, HWTIMER_CANCELLED);
-    if (r->place == IN_LEFT) left_remove(m, r);
-    r->place = OUT;
+    if (r->place == PLACE_LEFT) left_remove(m, r);
+    r->place = PLACE_NONE;
     r->eligible = 0;
     m->live--;
 }
@@ -404,8 +411,8 @@ static void move(model *m, ref_node *r, uint64_t deadline) {
     uint64_t old = to->deadline, expect = ref_tick(m, r, deadline), notice = w->notice_upto;
     uint32_t where = to->where;
     int may = !m->in_pass && deadline >= old &&
-              ((r->place == IN_SLOT && level_of(m->elapsed, r->filed, m->b) > 0) ||
-               (r->place == IN_LEFT && r->gen != m->last_gen));
+              ((r->place == PLACE_SLOT && level_of(m->elapsed, r->filed, m->b) > 0) ||
+               (r->place == PLACE_LEFT && r->gen != m->last_gen));
     int pushed = hwtimer__wheel_push_later(w, to, deadline);
     uint64_t tick;
     CHECK_EQ(pushed, may);
@@ -418,11 +425,11 @@ static void move(model *m, ref_node *r, uint64_t deadline) {
     tick = hwtimer__wheel_move(w, to, deadline);
     CHECK_EQ(tick, expect > notice ? expect : 0);
     r->eligible = 0;
-    if (r->place == IN_LEFT) left_remove(m, r);
+    if (r->place == PLACE_LEFT) left_remove(m, r);
     if (tick) {
         CHECK_EQ(to->deadline, deadline);
         r->tick = tick;
-        r->place = IN_SLOT;
+        r->place = PLACE_SLOT;
         r->filed = tick;
     } else {
         CHECK_EQ(to->deadline, old); /* nothing changed */
@@ -435,13 +442,13 @@ static void move(model *m, ref_node *r, uint64_t deadline) {
 /* A node comes out to run (hwtimer__run_node): it must be due by the pass's target and
    pending since the pass began. */
 static void fire(model *m, ref_node *r) {
-    CHECK_EQ(r->place, HELD);
+    CHECK_EQ(r->place, PLACE_HELD);
     CHECK(r->eligible);
     CHECK(r->tick <= m->target);
     hwtimer__set_state(r->to, HWTIMER_EXPIRED);
     m->w.pending--;
     m->live--;
-    r->place = OUT;
+    r->place = PLACE_NONE;
     r->eligible = 0;
     m->fired++;
 }
@@ -480,12 +487,12 @@ static uint64_t draw_tick(model *m) {
     return m->max_tick - test_rng_below(&m->rng, 2);
 }
 
-/* A random node: OUT (want_out), or pending in a list; NULL if none. */
+/* A random node: PLACE_NONE (want_out), or pending in a list; NULL if none. */
 static ref_node *draw_node(model *m, int want_out) {
     size_t i, at = (size_t)test_rng_below(&m->rng, m->n);
     for (i = 0; i < m->n; i++) {
         ref_node *r = &m->r[(at + i) % m->n];
-        if (want_out ? r->place == OUT : r->place != OUT && r->place != HELD) return r;
+        if (want_out ? r->place == PLACE_NONE : r->place != PLACE_NONE && r->place != PLACE_HELD) return r;
     }
     return NULL;
 }
@@ -557,7 +564,7 @@ static size_t ref_collect(model *m, uint64_t s, unsigned level, int cut) {
     size_t i, n = 0;
     for (i = 0; i < m->n; i++) {
         ref_node *r = &m->r[i];
-        r->emptied = r->place == IN_SLOT && slot_start_of(m, r->filed) == s;
+        r->emptied = r->place == PLACE_SLOT && slot_start_of(m, r->filed) == s;
         n += (size_t)r->emptied;
     }
     m->elapsed = s;
@@ -567,7 +574,7 @@ static size_t ref_collect(model *m, uint64_t s, unsigned level, int cut) {
         r->emptied = 0;
         if (r->tick <= s) {
             CHECK_EQ(r->tick, s);
-            r->place = cut ? IN_LEFT : IN_READY;
+            r->place = cut ? PLACE_LEFT : PLACE_READY;
             r->mark = cut;
         } else {
             CHECK(level > 0); /* none waits in level 0 pushed later */
@@ -589,7 +596,7 @@ static void cut(model *m) {
     uint64_t s, last = 0;
     unsigned level;
     int anything = n_ready > 0 || (earliest_slot(m, &s, NULL, NULL) && s <= m->target);
-    for (i = 0; i < n_ready; i++) ready[i]->place = IN_LEFT;
+    for (i = 0; i < n_ready; i++) ready[i]->place = PLACE_LEFT;
     while (earliest_slot(m, &s, &level, NULL) && s <= m->target) ref_collect(m, s, level, 1);
     for (i = 0, expected = n_ready; i < m->n; i++) expected += (size_t)m->r[i].mark;
     hwtimer__wheel_set_aside(w, m->next_gen);
@@ -635,7 +642,7 @@ static int expect_step(model *m, hwtimer__step *step) {
     size_t i;
     int ready = 0;
     for (i = 0; i < m->n; i++) {
-        if (m->r[i].place == IN_READY && (!ready || m->r[i].tick < step->tick)) {
+        if (m->r[i].place == PLACE_READY && (!ready || m->r[i].tick < step->tick)) {
             step->tick = m->r[i].tick;
             ready = 1;
         }
@@ -654,8 +661,8 @@ static void pass_begin(model *m, uint64_t target) {
     CHECK(target >= m->elapsed);
     for (i = 0; i < m->n; i++) {
         ref_node *r = &m->r[i];
-        r->eligible = r->place != OUT && r->tick <= target;
-        if (r->place == IN_DUE) r->place = IN_READY;
+        r->eligible = r->place != PLACE_NONE && r->tick <= target;
+        if (r->place == PLACE_DUE) r->place = PLACE_READY;
     }
     m->in_pass = 1;
     m->target = target;
@@ -687,7 +694,7 @@ static void pass_finish(model *m) {
             r = ref_of(hwtimer__wheel_take(w, &w->left));
             CHECK(r == &m->r[m->left_q[0]]);
             left_remove(m, r);
-            r->place = HELD;
+            r->place = PLACE_HELD;
             verify(m);
             if (r->tick > w->due_upto) { /* hwtimer__run_left_head */
                 file_checked(m, r, r->to->deadline);
@@ -695,7 +702,7 @@ static void pass_finish(model *m) {
                 w->refiled++;
                 m->cascaded++;
                 m->refiled++;
-                CHECK_EQ(r->place, IN_SLOT);
+                CHECK_EQ(r->place, PLACE_SLOT);
             } else {
                 fire(m, r);
             }
@@ -730,8 +737,8 @@ static void pass_finish(model *m) {
             if (alone) { /* a level-0 slot's only node, in no list */
                 ref_node *r = ref_of(alone);
                 CHECK(step.level == 0 && n == 1);
-                CHECK_EQ(r->place, IN_READY);
-                r->place = HELD;
+                CHECK_EQ(r->place, PLACE_READY);
+                r->place = PLACE_HELD;
                 verify(m);
                 fire_in_step(m, r, step.tick);
                 verify(m);
@@ -743,8 +750,8 @@ static void pass_finish(model *m) {
             ref_node *r;
             if (step.runs_ready && hwtimer__listed_tick(w, w->ready.next) > step.tick) break;
             r = ref_of(hwtimer__wheel_take_ready(w));
-            CHECK_EQ(r->place, IN_READY);
-            r->place = HELD;
+            CHECK_EQ(r->place, PLACE_READY);
+            r->place = PLACE_HELD;
             verify(m);
             fire_in_step(m, r, step.tick);
             verify(m);
@@ -780,13 +787,13 @@ static void cancel_all(model *m) {
         struct hwtimer__link *l;
         for (l = out[k].next; l != &out[k] && handed <= m->n; l = l->next, handed++) {
             ref_node *r = ref_of(hwtimer__node(l));
-            CHECK(r->place != OUT && r->place != HELD);
+            CHECK(r->place != PLACE_NONE && r->place != PLACE_HELD);
             CHECK_EQ(r->to->state, HWTIMER_CANCELLED);
-            r->place = OUT;
+            r->place = PLACE_NONE;
         }
     }
     CHECK_EQ(handed, n);
-    for (i = 0; i < m->n; i++) CHECK_EQ(m->r[i].place, OUT);
+    for (i = 0; i < m->n; i++) CHECK_EQ(m->r[i].place, PLACE_NONE);
     for (i = 0; i < (size_t)hwtimer__wheel_words(&m->geo); i++) CHECK_EQ(m->bits[i], 0);
     m->live = 0;
     m->left_n = 0;
@@ -895,9 +902,9 @@ static void test_upto_fields(void) {
     a = &m.r[0], b = &m.r[1], c = &m.r[2], d = &m.r[3], e = &m.r[4], f = &m.r[5], g = &m.r[6];
     CHECK(w->notice_upto == 0 && w->due_upto == 0 && w->watch_upto == 0);
     arm(&m, a, deadline_for(&m, 0)); /* due now: `due`, and watched (0 <= watch_upto 0) */
-    CHECK_EQ(a->place, IN_DUE);
+    CHECK_EQ(a->place, PLACE_DUE);
     arm(&m, b, deadline_for(&m, 5));
-    CHECK_EQ(b->place, IN_SLOT);
+    CHECK_EQ(b->place, PLACE_SLOT);
     arm(&m, g, deadline_for(&m, 3));
     verify(&m);
     /* the loop was told tick 20: filings by then are reported (arm checks the answer),
@@ -905,9 +912,9 @@ static void test_upto_fields(void) {
     hwtimer__wheel_watch(w, 20);
     CHECK_EQ(w->notice_upto, 20);
     arm(&m, c, deadline_for(&m, 20));
-    CHECK_EQ(c->place, IN_SLOT);
+    CHECK_EQ(c->place, PLACE_SLOT);
     arm(&m, d, deadline_for(&m, 21));
-    CHECK_EQ(d->place, IN_SLOT);
+    CHECK_EQ(d->place, PLACE_SLOT);
     verify(&m);
     /* a move into the watched ticks changes nothing in hwtimer__wheel_move (the front end
        files it anew, and hears that it is watched); one past them from level 0 moves at
@@ -926,9 +933,9 @@ static void test_upto_fields(void) {
     CHECK_EQ(w->due_upto, 30);
     CHECK_EQ(w->notice_upto, 30);
     arm(&m, e, deadline_for(&m, 25));
-    CHECK_EQ(e->place, IN_DUE);
+    CHECK_EQ(e->place, PLACE_DUE);
     arm(&m, f, deadline_for(&m, 15));
-    CHECK_EQ(f->place, IN_DUE);
+    CHECK_EQ(f->place, PLACE_DUE);
     hwtimer__wheel_watch(w, 0); /* notice_upto stays due_upto */
     CHECK_EQ(w->notice_upto, 30);
     hwtimer__wheel_watch(w, 40);
@@ -936,8 +943,8 @@ static void test_upto_fields(void) {
     verify(&m);
     pass_finish(&m); /* a (0), b (5), d (10); c re-filed from its coarse slot */
     CHECK_EQ(m.fired, 3);
-    CHECK(a->place == OUT && b->place == OUT && d->place == OUT);
-    CHECK(e->place == IN_DUE && f->place == IN_DUE && c->place == IN_SLOT && g->place == IN_SLOT);
+    CHECK(a->place == PLACE_NONE && b->place == PLACE_NONE && d->place == PLACE_NONE);
+    CHECK(e->place == PLACE_DUE && f->place == PLACE_DUE && c->place == PLACE_SLOT && g->place == PLACE_SLOT);
     CHECK_EQ(c->filed, 100);
     CHECK_EQ(w->elapsed, 30);
     CHECK_EQ(w->due_upto, 30);
@@ -946,7 +953,7 @@ static void test_upto_fields(void) {
     CHECK_EQ(w->notice_upto, 30);
     arm(&m, a, deadline_for(&m, 30));
     arm(&m, b, deadline_for(&m, 15));
-    CHECK(a->place == IN_DUE && b->place == IN_DUE);
+    CHECK(a->place == PLACE_DUE && b->place == PLACE_DUE);
     verify(&m);
     pass(&m, 30); /* f, b (15, in filing order), e (25), a (30) */
     CHECK_EQ(m.fired, 4);
@@ -971,7 +978,7 @@ static void test_check_catches(void) {
     arm(&m, &m.r[3], deadline_for(&m, 1)); /* `due`: 1, then 2 */
     arm(&m, &m.r[4], deadline_for(&m, 2));
     a = m.r[0].to, b = m.r[1].to, c = m.r[2].to, d = m.r[3].to, e = m.r[4].to;
-    CHECK_EQ(m.r[3].place, IN_DUE);
+    CHECK_EQ(m.r[3].place, PLACE_DUE);
     CHECK(w->due.next == &d->link && d->link.next == &e->link);
     verify(&m);
     /* a link that does not point back */
