@@ -33,6 +33,13 @@ MUTANTS = [
      "deadline <= g->start", "deadline < g->start"),
     ("tick_time: no saturation", "hwtimer__tick_time",
      "tick > (UINT64_MAX - g->start) / g->tick_ns", "0"),
+    ("msb64: a bit high", "hwtimer__msb64", "63u -", "64u -"),
+    ("wheel_where: slot mask one wider", "hwtimer__wheel_where",
+     "& g->mask;", "& (g->mask * 2 + 1);"),
+    ("wheel_where: digit shifted a bit more", "hwtimer__wheel_where",
+     "tick >> g->level_shift[bit]", "tick >> (g->level_shift[bit] + 1)"),
+    ("wheel_where: a slot past", "hwtimer__wheel_where",
+     "return g->level_where[bit] + slot;", "return g->level_where[bit] + slot + 1;"),
     ("tick_time: saturates a tick early", "hwtimer__tick_time",
      "tick > (UINT64_MAX - g->start)", "tick >= (UINT64_MAX - g->start)"),
 ]

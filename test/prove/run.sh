@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The proof stage: proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts of
 # test/prove/ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h,
-# in three runs (ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS: each with only the
-# lemmas it needs). Then tests what is not proved: hwtimer__div_tick's multiply-high form
+# in runs (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS and
+# PROVE_WHERE: each with only the lemmas it needs), and prints the facts assumed. Then tests what is not proved: hwtimer__div_tick's multiply-high form
 # (in 32-bit halves, HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns
 # (test/prove/halves.c). Prints "prove: P/T goals proved"; fails unless every goal is.
 #   test/prove/run.sh            the proof
@@ -29,20 +29,41 @@ wp() {
   sed -n 's/^\[wp\] Proved goals: *\([0-9]*\) \/ \([0-9]*\)$/\1 \2/p' "$out/$name.log"
 }
 
-# prove FILE: the three runs; prints "proved total".
+# The runs: NAME|CPP_FLAGS|WP options (see ticks.c). The wheel's (PROVE_WHERE): its
+# functions with every lemma, where's postcondition `where` alone with the two it needs,
+# and each lemma proved alone with what it needs.
+RUNS=(
+  "halves|-DPROVE_HALVES|-warn-unsigned-overflow"
+  "division|-DPROVE_DIVISION -U__SIZEOF_INT128__|-warn-unsigned-overflow"
+  "shifts|-DPROVE_SHIFTS|"
+  "where|-DPROVE_WHERE|-warn-unsigned-overflow -wp-prop=-where"
+  "where_post|-DPROVE_WHERE -DWHERE_ONLY -DL_DIGIT -DL_XOR|-warn-unsigned-overflow -wp-fct hwtimer__wheel_where -wp-prop=where"
+  "lemma_msb|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_DEF -DA_POW2 -DL_MSB|-wp-prop=msb_lt,msb_lt64"
+  "lemma_arith|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DL_ARITH|-wp-prop=div_lt,mul_le"
+  "lemma_xor|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_XOR|-wp-prop=xor_u64"
+  "lemma_room|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DL_ARITH -DL_ROOM|-wp-prop=room"
+  "lemma_level|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_MSB -DL_ARITH -DL_XOR -DL_LEVEL|-wp-prop=level"
+)
+
+# prove FILE: the runs, two at a time; prints "proved total".
+# (unsigned arithmetic proved never to wrap, but in hwtimer__shl: bits it shifts out are
+# its callers' to rule out, only its shift is checked)
 prove() {
-  local file=$1 p=0 t=0 a b
-  # (unsigned arithmetic proved never to wrap, but in hwtimer__shl: bits it shifts out are
-  # its callers' to rule out, only its shift is checked)
-  for run in HALVES DIVISION SHIFTS; do
-    local flags=(-warn-unsigned-overflow) cpp="-DPROVE_$run"
-    [ $run = SHIFTS ] && flags=()
-    [ $run = DIVISION ] && cpp="$cpp -U__SIZEOF_INT128__"
-    read -r a b < <(wp "${run,,}" "$file" "$cpp" "${flags[@]}")
+  local file=$1 p=0 t=0 a b spec name cpp opts i=0
+  for spec in "${RUNS[@]}"; do
+    IFS='|' read -r name cpp opts <<<"$spec"
+    # shellcheck disable=SC2086
+    wp "$name" "$file" "$cpp" $opts >"$out/$name.count" &
+    i=$((i + 1)); [ $((i % 2)) = 0 ] && wait
+  done
+  wait
+  for spec in "${RUNS[@]}"; do
+    read -r a b <"$out/${spec%%|*}.count"
     p=$((p + ${a:-0})); t=$((t + ${b:-1}))
   done
   echo "$p $t"
 }
+logs() { local spec; for spec in "${RUNS[@]}"; do echo "$out/${spec%%|*}.log"; done; }
 
 command -v frama-c >/dev/null || { echo "FAIL: no frama-c (.ci/deps installs frama-c-base)"; exit 1; }
 # Frama-C finds the provers through Why3's configuration: made once, on a fresh machine
@@ -55,7 +76,7 @@ if [ "${1:-}" = --mutants ]; then
   while IFS= read -r m; do
     python3 test/prove/extract.py hwtimer.h test/prove/ticks.c "$out/mutant.c" --mutant "$m" || { rc=1; continue; }
     read -r p t < <(prove "$out/mutant.c")
-    failed=$(cat "$out"/{halves,division,shifts}.log | sed -n 's/^\[wp\] \[Failed\] Goal typed_//p' | xargs)
+    failed=$(logs | xargs cat | sed -n 's/^\[wp\] \[Failed\] Goal typed_//p' | xargs)
     if [ "$p" -lt "$t" ]; then echo "killed: $m ($p/$t proved; not: $failed)"
     else echo "FAIL: mutant survived: $m ($p/$t proved)"; rc=1; fi
   done < <(python3 test/prove/extract.py --list-mutants)
@@ -64,10 +85,13 @@ fi
 
 start=$SECONDS
 read -r proved total < <(prove "$out/proof.c")
-for log in "$out"/{halves,division,shifts}.log; do
+for log in $(logs); do
   grep -A3 '^\[wp\] \[\(Failed\|Unknown\|Timeout\)\]' "$log" | sed 's/^/FAIL: /'
 done
 echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
+# What the wheel's goals rest on without a proof (ticks.c's Bits and Where axiomatics)
+echo "prove: assumed: __builtin_clzll(x) == 63 - msb(x); bit facts pow2_64, pow2_le, shr," \
+  "and_le, xor64, xor_below; lemma digit (wheel_where's where, range, sum overflow)"
 
 # The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.
 cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }

@@ -12,6 +12,8 @@
      PROVE_DIVISION  div_tick as compilers without __int128 build it (a division): that
                      it is n / tick_ns; due_tick, tick_time
      PROVE_SHIFTS    shl, with no check that bits shifted out are zero
+     PROVE_WHERE     msb64, wheel_where (its level, where and range), and the lemmas
+                     these rest on (more runs: see the section)
    In the others a function is declared with its contract, which is then assumed. */
 #if defined(PROVE_HALVES)
 #define HWTIMER__MULHI_HALVES 1 /* hwtimer__div_tick's multiply-high, read without __int128 */
@@ -114,3 +116,143 @@ static uint64_t hwtimer__due_tick(const hwtimer__geometry *g, uint64_t deadline)
 #else
 static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
 #endif
+
+/* ---- The wheel: the level and slot of a tick (PROVE_WHERE) ---- */
+#if defined(PROVE_WHERE)
+
+//@extract struct hwtimer__link {
+//@extract typedef struct hwtimer__leeway_memo {
+//@extract typedef struct hwtimer__wheel {
+
+/* Bits: 2^k and the highest set bit (defined), and what >>, &, ^ of 64-bit values are in
+   arithmetic: machine facts WP's model leaves abstract. ASSUMED (run.sh lists them): not
+   yet proved elsewhere (the plan: the same statements on Why3's 64-bit vectors). Each
+   run has only the ones it needs (WHERE_ONLY and the A_ and L_ macros: the provers lose
+   their way in a context of unneeded quantified facts). */
+/*@ axiomatic Bits {
+    logic integer pow2(integer k);
+    logic integer msb(integer x);
+#if !defined(WHERE_ONLY) || defined(A_DEF)
+    axiom pow2_0: pow2(0) == 1;
+    axiom pow2_s: \forall integer k; 0 <= k ==> pow2(k + 1) == 2 * pow2(k);
+    axiom msb_def: \forall integer x; 0 < x ==> 0 <= msb(x) && pow2(msb(x)) <= x < pow2(msb(x) + 1);
+#endif
+#if !defined(WHERE_ONLY) || defined(A_POW2)
+    axiom pow2_64: pow2(64) == TWO64;
+    axiom pow2_le: \forall integer a, b; 0 <= a <= b ==> 0 < pow2(a) <= pow2(b);
+#endif
+#if !defined(WHERE_ONLY) || defined(A_SHR)
+    axiom shr: \forall integer x, k; 0 <= x < TWO64 && 0 <= k < 64 ==> (x >> k) == x / pow2(k);
+#endif
+#if !defined(WHERE_ONLY) || defined(A_AND)
+    axiom and_le: \forall integer x, m; 0 <= x < TWO64 && 0 <= m < TWO64 ==> 0 <= (x & m) <= m;
+#endif
+#if !defined(WHERE_ONLY) || defined(A_XOR)
+    axiom xor64: \forall integer x, y; 0 <= x < TWO64 && 0 <= y < TWO64 ==>
+      0 <= (x ^ y) < TWO64 && (x != y ==> 0 < (x ^ y));
+    axiom xor_below: \forall integer x, y, k; 0 <= k <= 64 && 0 <= x < pow2(k) && 0 <= y < pow2(k) ==>
+      0 <= (x ^ y) < pow2(k) && (x != y ==> (x ^ y) != 0);
+#endif
+    }
+*/
+
+/* The wheel's geometry as hwtimer__geometry_init sets it (with ticks_per_wheel at most
+   2^30, as hwtimer_create requires): W = 2^bits slots a level, `levels` levels of bits
+   bits each, enough for max_tick; level_shift and level_where by the highest differing
+   bit. In parts, by the memory each part reads. */
+/*@ predicate geo_slots(hwtimer__geometry *g) =
+      1 <= g->bits <= 30 && g->width == pow2(g->bits) && g->mask == g->width - 1 &&
+      1 <= g->levels && 2 + g->levels * g->width <= 4294967295;
+    predicate geo_shift(hwtimer__geometry *g) =
+      \forall integer b; 0 <= b < 64 ==> g->level_shift[b] == (b / g->bits) * g->bits;
+    predicate geo_where(hwtimer__geometry *g) =
+      \forall integer b; 0 <= b < 64 && b / g->bits < g->levels ==>
+        g->level_where[b] == 2 + (b / g->bits) * g->width;
+    predicate geo_ok(hwtimer__geometry *g) =
+      \valid_read(g) && geo_slots(g) && geo_shift(g) && geo_where(g) &&
+      g->max_tick < pow2(g->levels * g->bits);
+*/
+
+/* Lemmas, stated on the terms hwtimer__wheel_where's goals hold so that the provers find
+   their instances: proved by WP (WHERE_LEMMAS, run.sh's runs lemma_*, each with only what
+   it needs), axioms in the other runs. digit is ASSUMED (wheel_where's where and range
+   and its sum's overflow check rest on it): not yet proved (the provers do not match
+   `&`'s operands, which Qed orders either way, against a bit fact
+   \forall x, k, m; x < 2^32 && m == 2^k - 1 ==> (x & m) == x % 2^k). */
+#if defined(WHERE_LEMMAS)
+#define WHERE_LEMMA lemma
+#else
+#define WHERE_LEMMA axiom
+#endif
+/*@ axiomatic Where {
+#if !defined(WHERE_ONLY) || defined(L_MSB)
+    WHERE_LEMMA msb_lt: \forall integer x, k; 0 <= k && 0 < x < pow2(k) ==> msb(x) < k;
+    WHERE_LEMMA msb_lt64: \forall integer x; 0 < x < TWO64 ==> msb(x) < 64;
+#endif
+#if !defined(WHERE_ONLY) || defined(L_ARITH)
+    WHERE_LEMMA div_lt: \forall integer a, b, n; 0 <= a < n * b && 0 < b ==> a / b < n;
+    WHERE_LEMMA mul_le: \forall integer a, b, w; 0 <= w && a <= b ==> a * w <= b * w;
+#endif
+#if !defined(WHERE_ONLY) || defined(L_XOR)
+    WHERE_LEMMA xor_u64: \forall integer x, y; 0 <= x < TWO64 && 0 <= y < TWO64 ==>
+      msb((uint64_t)(x ^ y)) == msb(x ^ y) && (x != y ==> (uint64_t)(x ^ y) != 0);
+#endif
+#if !defined(WHERE_ONLY) || defined(L_DIGIT)
+    // a tick's digit at level b / bits: what the slot computation reads
+    axiom digit{L}: \forall hwtimer__geometry *g, integer x, b;
+      geo_slots(g) && geo_shift(g) && 0 <= x < TWO64 && 0 <= b < 64 ==>
+      (((uint32_t)(x >> g->level_shift[b])) & g->mask) == (x / pow2((b / g->bits) * g->bits)) % g->width;
+#endif
+#if !defined(WHERE_ONLY) || defined(L_LEVEL)
+    // two ticks below 2^(levels * bits) differ first in one of the wheel's levels
+    WHERE_LEMMA level{L}: \forall hwtimer__geometry *g, integer x, y;
+      geo_slots(g) && 0 <= x < TWO64 && 0 <= y < TWO64 && x < pow2(g->levels * g->bits) &&
+      y < pow2(g->levels * g->bits) && x != y ==> msb((uint64_t)(x ^ y)) / g->bits < g->levels;
+#endif
+#if !defined(WHERE_ONLY) || defined(L_ROOM)
+    // a level's slots: after the two lists, before the last level's end
+    WHERE_LEMMA room{L}: \forall hwtimer__geometry *g, integer b;
+      geo_slots(g) && geo_where(g) && 0 <= b < 64 && b / g->bits < g->levels ==>
+      2 <= g->level_where[b] && g->level_where[b] + g->width <= 2 + g->levels * g->width;
+#endif
+    }
+*/
+
+/* HWTIMER_ASSERT: proved to hold where it is reached (then assumed, as it aborts). */
+/*@ requires c != 0;
+    assigns \nothing;
+    ensures c != 0; */
+void proof_assert(int c);
+#define HWTIMER_ASSERT(x) proof_assert(x)
+
+/* The compiler's builtin, as GCC and Clang document it (assumed). */
+/*@ requires x != 0;
+    assigns \nothing;
+    ensures \result == 63 - msb(x); */
+int __builtin_clzll(unsigned long long x);
+
+/*@ requires x != 0;
+    assigns \nothing;
+    ensures \result == msb(x); */
+#if !defined(WHERE_LEMMAS)
+//@extract static unsigned hwtimer__msb64(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#else
+static unsigned hwtimer__msb64(uint64_t x);
+#endif
+
+/* A tick after elapsed (and at most max_tick, as every due tick and leeway grid point
+   is): its level l = (the highest bit in which it differs from elapsed) / bits is one of
+   the wheel's, and its `where` is level l's slot of the tick's digit there. */
+/*@ requires \valid_read(w) && geo_ok(&w->geo);
+    requires w->elapsed < tick <= w->geo.max_tick;
+    assigns \nothing;
+    ensures level: msb(tick ^ w->elapsed) / w->geo.bits < w->geo.levels;
+    ensures where: \let l = msb(tick ^ w->elapsed) / w->geo.bits;
+      \result == 2 + l * w->geo.width + (tick / pow2(l * w->geo.bits)) % w->geo.width;
+    ensures range: 2 <= \result < 2 + w->geo.levels * w->geo.width; */
+#if !defined(WHERE_LEMMAS)
+//@extract HWTIMER__ALWAYS_INLINE uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick) {
+#else
+static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
+#endif
+#endif /* PROVE_WHERE */
