@@ -593,7 +593,7 @@ static void cut(model *m) {
     ref_node **ready = (ref_node **)calloc_or_die(m->n + 1, sizeof *ready);
     ref_node **left = (ref_node **)calloc_or_die(m->n + 1, sizeof *left);
     size_t i, n_ready = list_refs(m, &w->ready, ready), before = m->left_n, n_left, expected;
-    uint64_t s, last = 0;
+    uint64_t s = 0, last = 0; /* (set by earliest_slot before use; gcc -O3 cannot tell) */
     unsigned level;
     int anything = n_ready > 0 || (earliest_slot(m, &s, NULL, NULL) && s <= m->target);
     for (i = 0; i < n_ready; i++) ready[i]->place = PLACE_LEFT;
@@ -679,6 +679,7 @@ static void pass_finish(model *m) {
     hwtimer__wheel *w = &m->w;
     hwtimer__step step, expect;
     size_t i;
+    memset(&expect, 0, sizeof expect); /* (set before use; gcc -O3 cannot tell) */
     if (m->left_flag) {
         while (m->left_n > 0) {
             ref_node *r;
