@@ -34,18 +34,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 
-# check DESCRIPTION COMMAND...: runs the command quietly, prints ok/FAIL with its output.
-check() {
-  local what=$1 output
-  shift
-  if output=$("$@" 2>&1); then
-    echo "ok     $what"
-  else
-    echo "FAIL   $what"
-    printf '%s\n' "$output" | tail -20 | sed 's/^/         /'
-    failed=$((failed + 1))
-  fi
-}
+. test/tools/check.sh # check DESCRIPTION COMMAND...
 
 # folder NAME FILE...: a fresh folder $tmp/NAME holding copies of the files.
 folder() {
