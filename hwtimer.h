@@ -122,9 +122,14 @@ CLOCKS
    time and wakes the worker at once; with the default clock nothing wakes it early.
 
    Coarse. cfg.coarse_clock = 1 (no clock_fn) reads Linux's CLOCK_MONOTONIC_COARSE, which
-   costs less than CLOCK_MONOTONIC and lags it by up to its resolution G (clock_getres:
-   4 ms at HZ=250); elsewhere the default clock. A deadline from a delay gets G added, so
-   it is never early on CLOCK_MONOTONIC, and a timeout may run up to G later.
+   costs less than CLOCK_MONOTONIC and lags it: the kernel moves it on once a tick, so by
+   up to its resolution G (clock_getres: 4 ms at HZ=250) when its tick runs on time, and
+   by more when the tick runs late, as it often does on a busy or virtual machine. That
+   coarse clock is the timer's clock, and never early holds on it, always. A deadline from
+   a delay also gets G added, so that a timeout is never early on CLOCK_MONOTONIC either
+   while the coarse clock lags by at most G, and may run up to G later. When it lags more,
+   a timeout can run early on CLOCK_MONOTONIC by the excess: if you need the promise on
+   CLOCK_MONOTONIC whatever the load, leave coarse_clock off.
    hwtimer_next_expiry adds G (and _poll_timeout_ms counts to it from CLOCK_MONOTONIC),
    so that a loop that sleeps on CLOCK_MONOTONIC until then finds the coarse clock at the
    boundary (one wake-up, no spin; where the coarse clock lags more, G after
@@ -363,11 +368,14 @@ typedef struct hwtimer_config {
                         (THREADS: shards); needs threads */
     /* 1: a cheaper clock that may lag, deadlines lengthened to match (CLOCKS): without a
        clock_fn of yours, the platform's coarse monotonic clock (Linux's
-       CLOCK_MONOTONIC_COARSE; elsewhere the default clock, and nothing changes). It may
-       lag the monotonic clock by its granularity G (clock_getres): every deadline made
-       from a delay is G later, so that none runs before its delay has passed on the
-       monotonic clock, and a timeout may run up to G later than with the default clock.
-       hwtimer_now returns the coarse reading. Ignored when clock_fn is set. */
+       CLOCK_MONOTONIC_COARSE; elsewhere the default clock, and nothing changes). Never
+       early holds on that clock. It lags the monotonic clock by its granularity G
+       (clock_getres) when the kernel's tick is on time: every deadline made from a delay
+       is G later, so that none runs before its delay has passed on the monotonic clock
+       while the lag is at most G, and a timeout may run up to G later than with the
+       default clock. When the tick runs late the coarse clock lags more, and a timeout
+       can run early on the monotonic clock by the excess (CLOCKS: Coarse). hwtimer_now
+       returns the coarse reading. Ignored when clock_fn is set. */
     int coarse_clock;
 } hwtimer_config;
 
@@ -3400,9 +3408,12 @@ static uint64_t hwtimer__platform_clock(void *ctx) {
 #endif
 
 /* cfg.coarse_clock: Linux's CLOCK_MONOTONIC_COARSE (the kernel tick's time, read without
-   a system call), which lags CLOCK_MONOTONIC by up to its resolution G; elsewhere the
-   default clock, and G = 0. A delay counts from hwtimer__coarse_clock_ahead, the coarse
-   reading plus G (its ctx points at G), so that no deadline is early on CLOCK_MONOTONIC. */
+   a system call), which lags CLOCK_MONOTONIC by up to its resolution G while the kernel's
+   tick runs on time; elsewhere the default clock, and G = 0. A delay counts from
+   hwtimer__coarse_clock_ahead, the coarse reading plus G (its ctx points at G), so that no
+   deadline is early on CLOCK_MONOTONIC while the lag is within G. Nothing bounds the lag
+   when the tick runs late (common on a virtual machine): G is the lag of a tick on time,
+   not a guarantee, so the promise on CLOCK_MONOTONIC is only as good as it (CLOCKS). */
 #if !defined(HWTIMER_NO_DEFAULT_CLOCK) && !defined(_WIN32) && defined(CLOCK_MONOTONIC_COARSE)
 static uint64_t hwtimer__coarse_clock(void *ctx) {
     struct timespec ts;
@@ -3925,7 +3936,8 @@ static uint64_t (*hwtimer__clock_of(const hwtimer_config *cfg))(void *) {
 }
 
 /* The clock, and what a delay counts from: the clock, or with a coarse one the clock plus
-   its lag G, so that no deadline comes before its delay on the monotonic clock (ctx: G). */
+   its lag G, so that no deadline comes before its delay on the monotonic clock while the
+   coarse clock lags by at most G (ctx: G). */
 static void hwtimer__choose_clock(hwtimer *t, const hwtimer_config *cfg) {
     t->clock_fn = hwtimer__clock_of(cfg);
     t->clock_ctx = cfg->clock_ctx;

@@ -422,8 +422,10 @@ static int measure_all(const bench_options *o, const uint32_t *delay_ms) {
                "first: that pass still empties the whole slot (a walk of every node, as "
                "an unbounded pass does before it runs them) and sets aside what it did "
                "not run; the later calls only run theirs. Clock: CLOCK_MONOTONIC_COARSE "
-               "lags by up to its resolution G, which every deadline from a delay gets "
-               "added (so never early); lateness with it includes up to G more. "
+               "lags by its resolution G when the kernel's tick is on time, more when it is "
+               "late; every deadline from a delay gets G added (never early on the coarse "
+               "clock; on CLOCK_MONOTONIC while the lag is at most G); lateness with it "
+               "includes up to G more. "
                "stats.late_runs counts runs more than tick_ns (1 ms) + leeway (0) late; "
                "the worker's counters measure from its clock reading when its pass "
                "began, the callbacks from their own reading.");

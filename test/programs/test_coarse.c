@@ -1,7 +1,8 @@
 /* test_coarse.c - cfg.coarse_clock. With a clock_fn of the user's it is ignored. Without
    one (Linux), the timer reads CLOCK_MONOTONIC_COARSE, every deadline made from a delay is
    G later (G: that clock's clock_getres) and the _at forms are not, no timeout runs before
-   its delay has passed on CLOCK_MONOTONIC (caller-driven and with a worker), and neither a
+   its deadline on the coarse clock, nor before its delay has passed on CLOCK_MONOTONIC
+   when the coarse clock lagged by at most G (caller-driven and with a worker), and neither a
    worker nor a loop that sleeps until next_expiry or for poll_timeout_ms spins while the
    coarse clock lags a boundary: a periodic timeout of 1 ms for a second costs about one
    wake-up per pass and little CPU. */
@@ -93,18 +94,28 @@ static void test_coarse_deadlines(void) {
     hwtimer_destroy(t);
 }
 
-/* Never early against CLOCK_MONOTONIC: each callback finds the monotonic clock at least
-   its delay after the moment before its schedule. */
+/* Never early, on the timer's clock and on CLOCK_MONOTONIC. Each schedule notes the
+   coarse clock c before it and the monotonic clock m before and m2 after it. The timer's
+   promise is on its own clock: each callback finds the coarse clock at least c + G + delay
+   (its deadline is the coarse reading the schedule took, c or later, plus G and delay).
+   On CLOCK_MONOTONIC, which never reads less than the coarse clock, the callback comes at
+   least the delay after m whenever the coarse clock lagged by at most G during the
+   schedule (m2 - c <= G: its reading plus G was at or after m2). When it lagged more, as
+   on an overloaded virtual machine, the header promises nothing on CLOCK_MONOTONIC: those
+   schedules are counted and printed, not failed. */
 enum { EARLY_N = 300 };
 typedef struct timed {
     hwtimer_timeout to;
-    uint64_t scheduled, delay; /* monotonic, before the schedule; its delay */
-    unsigned early, runs;
+    uint64_t coarse, scheduled, after, delay; /* c, m and m2; the delay */
+    uint64_t ran_coarse, ran_monotonic;       /* the clocks in the callback */
+    unsigned runs;
 } timed;
 
+/* Notes the clocks; they are judged after hwtimer_destroy (which joins a worker). */
 static void on_timed(hwtimer_timeout *to, void *arg) {
     timed *x = (timed *)arg;
-    if (now_ns() < x->scheduled + x->delay) ATOMIC_ADD(&x->early, 1u);
+    x->ran_coarse = coarse_ns();
+    x->ran_monotonic = now_ns();
     ATOMIC_ADD(&x->runs, 1u);
     (void)to;
 }
@@ -112,13 +123,15 @@ static void on_timed(hwtimer_timeout *to, void *arg) {
 static void never_early(int worker) {
     static timed x[EARLY_N];
     hwtimer *t = coarse_timer(worker);
-    uint64_t rng = 5, end;
-    unsigned i, early = 0, runs = 0;
+    uint64_t rng = 5, end, g = coarse_lag();
+    unsigned i, early_coarse = 0, early_monotonic = 0, runs = 0, lagged = 0;
     memset(x, 0, sizeof x);
     for (i = 0; i < EARLY_N; i++) {
         x[i].delay = test_rng_below(&rng, 12 * MS);
+        x[i].coarse = coarse_ns();
         x[i].scheduled = now_ns();
         CHECK_EQ(hwtimer_schedule(t, &x[i].to, x[i].delay, on_timed, &x[i]), HWTIMER_OK);
+        x[i].after = now_ns();
         if (i % 16 == 0) sleep_ns(test_rng_below(&rng, MS)); /* spread over coarse ticks */
         if (!worker) hwtimer_poll(t);
     }
@@ -134,11 +147,15 @@ static void never_early(int worker) {
     }
     hwtimer_destroy(t);
     for (i = 0; i < EARLY_N; i++) {
-        early += ATOMIC_GET(&x[i].early);
         runs += ATOMIC_GET(&x[i].runs);
+        if (x[i].ran_coarse < x[i].coarse + g + x[i].delay) early_coarse++;
+        if (x[i].after - x[i].coarse > g) lagged++;
+        else if (x[i].ran_monotonic < x[i].scheduled + x[i].delay) early_monotonic++;
     }
+    if (lagged) printf("  the coarse clock lagged more than G during %u of %u schedules\n", lagged, EARLY_N);
     CHECK_EQ(runs, EARLY_N);
-    CHECK_EQ(early, 0);
+    CHECK_EQ(early_coarse, 0);
+    CHECK_EQ(early_monotonic, 0);
 }
 
 static void test_never_early(void) {
