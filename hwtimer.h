@@ -1,4 +1,4 @@
-/* hwtimer.h 1.2.1 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
+/* hwtimer.h 1.2.2 - a hierarchical hashed wheel timer for C, in one header.   Unlicense (public domain)
 
    In *one* C or C++ file, define HWTIMER_IMPLEMENTATION before you include this file; every
    other file just includes it:
@@ -220,8 +220,8 @@ LICENSE: see the end of the file ([hwtimer:license]).
 /* The version (VERSIONS). */
 #define HWTIMER_VERSION_MAJOR 1
 #define HWTIMER_VERSION_MINOR 2
-#define HWTIMER_VERSION_PATCH 1
-#define HWTIMER_VERSION "1.2.1"
+#define HWTIMER_VERSION_PATCH 2
+#define HWTIMER_VERSION "1.2.2"
 
 /* Durations in nanoseconds, as uint64_t: HWTIMER_MS(250), HWTIMER_SEC(30).
    HWTIMER_CONTAINER_OF(to, struct conn, idle): the struct conn * whose member `idle` is
@@ -4924,6 +4924,9 @@ SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 ====================
 VERSION HISTORY   [hwtimer:history]   (newest first)
 
+   1.2.2 (2026-12-02)  no change of behaviour: cfg.coarse_clock's promise as it holds (never
+                       early on the coarse clock; on CLOCK_MONOTONIC while it lags by at most
+                       G); more of the tick arithmetic proved
    1.2.1 (2026-12-02)  no change of behaviour: the implementation explained in full sentences,
                        THE DESIGN with the wheel's contract and the fast path's conditions,
                        stop and destroy in one section
