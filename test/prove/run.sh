@@ -65,7 +65,36 @@ prove() {
 }
 logs() { local spec; for spec in "${RUNS[@]}"; do echo "$out/${spec%%|*}.log"; done; }
 
+# The machine facts WP assumes (ticks.c's Bits axiomatic): each must be a lemma of the same
+# name in test/prove/bits.mlw, so that one added later cannot go unproved.
+bits_names() {
+  sed -n '/axiomatic Bits {/,/^    }/p' test/prove/ticks.c | sed -n 's/^ *axiom \([A-Za-z0-9_]*\).*/\1/p'
+}
+missing=$(for n in $(bits_names); do
+  grep -qE "^ *lemma $n:" test/prove/bits.mlw || echo "$n"; done | xargs)
+[ -n "$(bits_names)" ] || { echo "FAIL: no axiom found in ticks.c's Bits axiomatic"; exit 1; }
+[ -z "$missing" ] || { echo "FAIL: ticks.c's Bits axioms with no lemma in test/prove/bits.mlw: $missing"; exit 1; }
+
+# why3_bits: bits.mlw's goals (its Native module on Z3's bit-vectors, the others on Why3's
+# axioms of words, see there), "proved total"; a goal proved only if a prover says Valid.
+why3_bits() {
+  local log="$out/bits.log"
+  {
+    why3 prove -P z3 -t "$timeout" test/prove/bits.mlw -T Native
+    why3 prove -P z3-nobv -t "$timeout" -a split_vc test/prove/bits.mlw -T Pow2 -T Pow2Add -T Msb -T Facts
+  } >"$log" 2>&1
+  local p t
+  p=$(grep -c '^Prover result is: Valid' "$log")
+  t=$(grep -c '^Prover result is: ' "$log")
+  if grep -qE '^File .*(syntax error|unbound|error)' "$log" || [ "$t" = 0 ]; then
+    { echo "FAIL: why3 did not run on test/prove/bits.mlw"; tail -20 "$log"; } >&2
+    echo "0 1"; return
+  fi
+  echo "$p $t"
+}
+
 command -v frama-c >/dev/null || { echo "FAIL: no frama-c (.ci/deps installs frama-c-base)"; exit 1; }
+command -v why3 >/dev/null || { echo "FAIL: no why3 (it proves test/prove/bits.mlw; .ci/deps installs frama-c-base, which brings it)"; exit 1; }
 # Frama-C finds the provers through Why3's configuration: made once, on a fresh machine
 grep -qs '^name = "Z3"' "$HOME/.why3.conf" && grep -qs '^name = "CVC4"' "$HOME/.why3.conf" ||
   why3 config detect >/dev/null 2>&1
@@ -84,14 +113,20 @@ if [ "${1:-}" = --mutants ]; then
 fi
 
 start=$SECONDS
+read -r bp bt < <(why3_bits)
+awk '/^File /{f=$0} /Goal /{g=$0} /^Prover result is: / && !/Valid/{print "FAIL: " f " " g " " $0}' "$out/bits.log"
+echo "prove: Why3: $bp/$bt bit facts proved in $((SECONDS - start)) s (test/prove/bits.mlw: $(bits_names | xargs))"
+start=$SECONDS
 read -r proved total < <(prove "$out/proof.c")
 for log in $(logs); do
   grep -A3 '^\[wp\] \[\(Failed\|Unknown\|Timeout\)\]' "$log" | sed 's/^/FAIL: /'
 done
 echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
-# What the wheel's goals rest on without a proof (ticks.c's Bits and Where axiomatics)
-echo "prove: assumed: __builtin_clzll(x) == 63 - msb(x); bit facts pow2_64, pow2_le, shr," \
-  "and_le, xor64, xor_below; lemma digit (wheel_where's where, range, sum overflow)"
+proved=$((proved + bp)); total=$((total + bt))
+# What the wheel's goals rest on without a proof
+echo "prove: assumed: WP's integer >>, &, ^ of values in [0, 2^64) are the C operations on" \
+  "64-bit words as Why3's bv theory models them (the link to bits.mlw); lemma digit" \
+  "(wheel_where's where, range, sum overflow); __builtin_clzll(x) == 63 - msb(x) (tested)"
 
 # The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.
 cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }

@@ -125,10 +125,14 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
 //@extract typedef struct hwtimer__wheel {
 
 /* Bits: 2^k and the highest set bit (defined), and what >>, &, ^ of 64-bit values are in
-   arithmetic: machine facts WP's model leaves abstract. ASSUMED (run.sh lists them): not
-   yet proved elsewhere (the plan: the same statements on Why3's 64-bit vectors). Each
-   run has only the ones it needs (WHERE_ONLY and the A_ and L_ macros: the provers lose
-   their way in a context of unneeded quantified facts). */
+   arithmetic: machine facts WP's model leaves abstract. Axioms to WP, each proved in
+   Why3 as a lemma of the same name in test/prove/bits.mlw, on Why3's 64-bit words (bv.BV64)
+   with pow2 Why3's Pow2int.pow2 and msb defined there by halving; run.sh proves them
+   every run and fails if an axiom here has no such lemma. What stays assumed is the
+   link: that WP's integer >>, & and ^ of values in [0, 2^64) are the C operations on
+   64-bit words as Why3's bv theory models them. Each run has only the ones it needs
+   (WHERE_ONLY and the A_ and L_ macros: the provers lose their way in a context of
+   unneeded quantified facts). */
 /*@ axiomatic Bits {
     logic integer pow2(integer k);
     logic integer msb(integer x);
