@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# The proof stage: proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts of
-# test/prove/ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h,
-# in runs (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS and
-# PROVE_WHERE: each with only the lemmas it needs); first it proves with Why3 (Z3, CVC4)
-# the machine facts ticks.c states as axioms, as lemmas of test/prove/bits.mlw on 64-bit
-# words, and it prints what stays assumed. Then tests what is not proved: hwtimer__div_tick's multiply-high form
-# (in 32-bit halves, HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns
-# (test/prove/halves.c). Prints "prove: P/T goals proved"; fails unless every goal is.
+# The proof stage. First it proves with Why3 (Z3, CVC4) the machine facts that
+# test/prove/ticks.c states as axioms, as lemmas of the same names in test/prove/bits.mlw
+# on 64-bit words. Then it proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts
+# of ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h, in runs
+# (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS and PROVE_WHERE:
+# each with only the lemmas it needs), and prints what stays assumed. Then it tests what is
+# not proved: hwtimer__div_tick's multiply-high form (in 32-bit halves,
+# HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns, and hwtimer__msb64
+# against a loop (test/prove/halves.c). Prints "prove: P/T goals proved" (Why3's and WP's);
+# fails unless every goal is.
 #   test/prove/run.sh            the proof
 #   test/prove/run.sh --mutants  each mutant (extract.py --list-mutants) must fail it
-# PROVE_TIMEOUT: a prover's seconds per goal (20; the slowest goal takes under 3 here).
+# PROVE_TIMEOUT: a prover's seconds per goal, in WP and Why3 (20; the slowest goal takes
+# under 3 here).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 out=build/prove
@@ -79,9 +82,9 @@ missing=$(for n in $(bits_names); do
 # bits.mlw's modules by prover (see there why): Z3 on its bit-vectors and integers, CVC4 on
 # integers, Z3 on Why3's axioms of words. Every module of bits.mlw must be in one.
 BITS_RUNS=(
-  "z3|Native Division DivFactsW"
+  "z3|Native NativeMore Division DivFactsW Products"
   "cvc4|DivFacts"
-  "z3-nobv|Pow2 Pow2Add Pow2Splits Msb Facts"
+  "z3-nobv|Pow2 Pow2Add Pow2Splits Msb Mask Facts More"
 )
 listed=$(for r in "${BITS_RUNS[@]}"; do echo "${r#*|}"; done | xargs -n1 | sort)
 in_file=$(sed -n 's/^module \([A-Za-z0-9_]*\).*/\1/p' test/prove/bits.mlw | sort)
@@ -147,7 +150,8 @@ echo "prove: assumed: WP's integer >>, &, ^ of values in [0, 2^64) are the C ope
   "bits.mlw's lemmas); __builtin_clzll(x) == 63 - msb(x) (the compiler's documented" \
   "meaning; tested by halves.c)"
 
-# The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.
+# The multiply-high in halves and the __int128 one: equal, div_tick is n / tick_ns, and
+# hwtimer__msb64 (__builtin_clzll, as the proof assumes it) is the highest set bit.
 cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }
 "$out/halves" || { echo "FAIL: test/prove/halves.c"; exit 1; }
 [ "$proved" -eq "$total" ] || { echo "FAIL: $((total - proved)) goals not proved"; exit 1; }
