@@ -186,8 +186,8 @@ if [ "${1:-}" != quick ]; then
   # compilers, standards, word sizes, options and optimization levels meson does not
   # build; valgrind; Windows under Wine
   SHOW=all script matrix test/tools/matrix.sh
-  # the proof of the ticks arithmetic with Frama-C's WP (test/prove/run.sh): never early,
-  # never a tick late, no wrap; under a minute here
+  # the proof of the ticks arithmetic with Frama-C's WP, on bit facts proved in Why3
+  # (test/prove/run.sh): never early, never a tick late, no wrap; 1.5 to 2 minutes here
   script prove test/prove/run.sh
   # a bounded libFuzzer run against the reference model (test/fuzz/run.sh 3600 for a long
   # one): one process, so its stage runs beside the two checks below, which build more than
