@@ -188,8 +188,9 @@ if [ "${1:-}" != quick ]; then
   SHOW=all script matrix test/tools/matrix.sh
   # The last four stages run no real-time test, so they share the two cores: the proof
   # and the fuzzer in the background, each shown when it is done.
-  # the proof of the tick arithmetic (test/prove/run.sh): its provers get 20 s a goal, and
-  # the slowest goal takes a few, so sharing the cores slows the stage without failing it
+  # the proof of the tick arithmetic (test/prove/run.sh): Frama-C's WP on bit facts proved
+  # in Why3; its provers get 20 s a goal and the slowest takes a few, so sharing the cores
+  # slows the stage without failing it
   script prove test/prove/run.sh >build/ci-prove.stage 2>&1 &
   prove_stage=$!
   # a bounded libFuzzer run against the reference model (test/fuzz/run.sh 3600 for a long

@@ -1,7 +1,10 @@
 /* test/prove/run.sh's test of what the proof leaves out: hwtimer.h's multiply-high in
    32-bit halves (HWTIMER__MULHI_HALVES, the form the proof reads) equals the __int128
    product's high half that other builds use, and hwtimer__div_tick in that form is
-   n / tick_ns: edge values, then 20 million random pairs (xorshift, fixed seed). */
+   n / tick_ns: edge values, then 20 million random pairs (xorshift, fixed seed). And what
+   the proof assumes of the compiler's __builtin_clzll (ticks.c: that hwtimer__msb64 is msb,
+   the highest set bit): hwtimer__msb64 against a loop, for every power of two, its
+   neighbours and the random values. */
 #define HWTIMER_IMPLEMENTATION
 #define HWTIMER_NO_THREADS
 #define HWTIMER__MULHI_HALVES 1
@@ -35,6 +38,20 @@ static int check(uint64_t a, uint64_t b) {
     return 0;
 }
 
+/* The highest set bit by halving, as bits.mlw defines msb. */
+static unsigned msb_loop(uint64_t x) {
+    unsigned n = 0;
+    while (x >>= 1) n++;
+    return n;
+}
+
+static int check_msb(uint64_t x) {
+    if (x == 0 || hwtimer__msb64(x) == msb_loop(x)) return 0;
+    printf("FAIL: hwtimer__msb64(%llu) = %u, the highest set bit is %u\n", (unsigned long long)x,
+           hwtimer__msb64(x), msb_loop(x));
+    return 1;
+}
+
 int main(void) {
     static const uint64_t edge[] = {0, 1, 2, 3, 0xFFFFFFFFu, 0x100000000u, 0x100000001u,
                                     0x7FFFFFFFFFFFFFFFu, 0x8000000000000000u, UINT64_MAX - 1,
@@ -44,9 +61,17 @@ int main(void) {
     for (i = 0; i < n; i++)
         for (j = 0; j < n; j++)
             if (check(edge[i], edge[j]) || check(edge[i] - (edge[i] > 0), edge[j])) return 1;
-    for (k = 0; k < 20000000; k++)
-        if (check(next(), next())) return 1;
+    for (k = 0; k < 64; k++) {
+        uint64_t p = (uint64_t)1 << k;
+        if (check_msb(p) || check_msb(p - 1) || check_msb(p + 1) || check_msb(p | (p - 1)))
+            return 1;
+    }
+    for (k = 0; k < 20000000; k++) {
+        uint64_t a = next(), b = next();
+        if (check(a, b) || check_msb(a) || check_msb(b)) return 1;
+    }
     printf("halves: hwtimer__mulhi64 = the __int128 product's high half, hwtimer__div_tick = "
-           "n / tick_ns: %zu edge pairs and 20000000 random ones\n", n * n * 2);
+           "n / tick_ns: %zu edge pairs and 20000000 random ones; hwtimer__msb64 = the "
+           "highest set bit: 256 values at powers of two and 40000000 random ones\n", n * n * 2);
     return 0;
 }

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# The proof stage: proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts of
-# test/prove/ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h,
-# in runs (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS and
-# PROVE_WHERE: each with only the lemmas it needs), and prints the facts assumed. Then tests what is not proved: hwtimer__div_tick's multiply-high form
-# (in 32-bit halves, HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns
-# (test/prove/halves.c). Prints "prove: P/T goals proved"; fails unless every goal is.
+# The proof stage. First it proves with Why3 (Z3, CVC4) the machine facts that
+# test/prove/ticks.c states as axioms, as lemmas of the same names in test/prove/bits.mlw
+# on 64-bit words. Then it proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts
+# of ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h, in runs
+# (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS and PROVE_WHERE:
+# each with only the lemmas it needs), and prints what stays assumed. Then it tests what is
+# not proved: hwtimer__div_tick's multiply-high form (in 32-bit halves,
+# HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns, and hwtimer__msb64
+# against a loop (test/prove/halves.c). Prints "prove: P/T goals proved" (Why3's and WP's);
+# fails unless every goal is.
 #   test/prove/run.sh            the proof
 #   test/prove/run.sh --mutants  each mutant (extract.py --list-mutants) must fail it
-# PROVE_TIMEOUT: a prover's seconds per goal (20; the slowest goal takes under 3 here).
+# PROVE_TIMEOUT: a prover's seconds per goal, in WP and Why3 (20; the slowest goal takes
+# under 3 here).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 out=build/prove
@@ -65,7 +70,52 @@ prove() {
 }
 logs() { local spec; for spec in "${RUNS[@]}"; do echo "$out/${spec%%|*}.log"; done; }
 
+# The machine facts WP assumes: every `axiom NAME` of ticks.c (the Bits axiomatic's and
+# digit; ticks.c keeps the word for them) must be a lemma of the same name in
+# test/prove/bits.mlw, so that one added later cannot go unproved.
+bits_names() { sed -n 's/^ *axiom \([A-Za-z0-9_]*\).*/\1/p' test/prove/ticks.c; }
+[ -n "$(bits_names)" ] || { echo "FAIL: no axiom found in test/prove/ticks.c"; exit 1; }
+missing=$(for n in $(bits_names); do
+  grep -qE "^ *lemma $n:" test/prove/bits.mlw || echo "$n"; done | xargs)
+[ -z "$missing" ] || { echo "FAIL: axioms of ticks.c with no lemma in test/prove/bits.mlw: $missing"; exit 1; }
+
+# bits.mlw's modules by prover (see there why): Z3 on its bit-vectors and integers, CVC4 on
+# integers, Z3 on Why3's axioms of words. Every module of bits.mlw must be in one.
+BITS_RUNS=(
+  "z3|Native NativeMore Division DivFactsW Products"
+  "cvc4|DivFacts"
+  "z3-nobv|Pow2 Pow2Add Pow2Splits Msb Mask Facts More"
+)
+listed=$(for r in "${BITS_RUNS[@]}"; do echo "${r#*|}"; done | xargs -n1 | sort)
+in_file=$(sed -n 's/^module \([A-Za-z0-9_]*\).*/\1/p' test/prove/bits.mlw | sort)
+[ "$listed" = "$in_file" ] || { echo "FAIL: run.sh's BITS_RUNS and bits.mlw's modules differ:" \
+  "$(diff <(echo "$listed") <(echo "$in_file") | sed -n 's/^[<>] //p' | xargs)"; exit 1; }
+
+# why3_bits: bits.mlw's goals, "proved total"; a goal is proved only if its prover says Valid.
+why3_bits() {
+  local log="$out/bits.log" r p t m
+  : >"$log"
+  for r in "${BITS_RUNS[@]}"; do
+    set --
+    for m in ${r#*|}; do set -- "$@" -T "$m"; done
+    # why3 exits 2 when a goal is not proved (counted below), another non-zero on an error
+    why3 prove -P "${r%%|*}" -t "$timeout" -a split_vc test/prove/bits.mlw "$@" >>"$log" 2>&1
+    case $? in 0) ;; 2) echo "why3: not all proved: ${r%%|*}" >>"$log" ;;
+      *) echo "why3 failed: ${r%%|*}" >>"$log" ;; esac
+  done
+  p=$(grep -c '^Prover result is: Valid' "$log")
+  t=$(grep -c '^Prover result is: ' "$log")
+  # a run that reports failure has a goal not proved, however its lines read
+  grep -q '^why3: not all proved' "$log" && [ "$p" = "$t" ] && t=$((t + 1))
+  if grep -q '^why3 failed' "$log" || [ "$t" = 0 ]; then
+    { echo "FAIL: why3 did not run on test/prove/bits.mlw"; grep -v '^Prover result\|^Goal\|^Sub-goal\|^File\|^$' "$log" | tail -20; } >&2
+    echo "0 1"; return
+  fi
+  echo "$p $t"
+}
+
 command -v frama-c >/dev/null || { echo "FAIL: no frama-c (.ci/deps installs frama-c-base)"; exit 1; }
+command -v why3 >/dev/null || { echo "FAIL: no why3 (it proves test/prove/bits.mlw; .ci/deps installs frama-c-base, which brings it)"; exit 1; }
 # Frama-C finds the provers through Why3's configuration: made once, on a fresh machine
 grep -qs '^name = "Z3"' "$HOME/.why3.conf" && grep -qs '^name = "CVC4"' "$HOME/.why3.conf" ||
   why3 config detect >/dev/null 2>&1
@@ -84,16 +134,24 @@ if [ "${1:-}" = --mutants ]; then
 fi
 
 start=$SECONDS
+read -r bp bt < <(why3_bits)
+awk '/^File /{f=$0} /Goal /{g=$0} /^Prover result is: / && !/Valid/{print "FAIL: " f " " g " " $0}' "$out/bits.log"
+echo "prove: Why3: $bp/$bt bit facts proved in $((SECONDS - start)) s (test/prove/bits.mlw: $(bits_names | xargs))"
+start=$SECONDS
 read -r proved total < <(prove "$out/proof.c")
 for log in $(logs); do
   grep -A3 '^\[wp\] \[\(Failed\|Unknown\|Timeout\)\]' "$log" | sed 's/^/FAIL: /'
 done
 echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
-# What the wheel's goals rest on without a proof (ticks.c's Bits and Where axiomatics)
-echo "prove: assumed: __builtin_clzll(x) == 63 - msb(x); bit facts pow2_64, pow2_le, shr," \
-  "and_le, xor64, xor_below; lemma digit (wheel_where's where, range, sum overflow)"
+proved=$((proved + bp)); total=$((total + bt))
+# What the wheel's goals rest on without a proof (ticks.c's axioms are bits.mlw's lemmas)
+echo "prove: assumed: WP's integer >>, &, ^ of values in [0, 2^64) are the C operations on" \
+  "64-bit words as Why3's bv theory models them (the link from ticks.c's axioms to" \
+  "bits.mlw's lemmas); __builtin_clzll(x) == 63 - msb(x) (the compiler's documented" \
+  "meaning; tested by halves.c)"
 
-# The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.
+# The multiply-high in halves and the __int128 one: equal, div_tick is n / tick_ns, and
+# hwtimer__msb64 (__builtin_clzll, as the proof assumes it) is the highest set bit.
 cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }
 "$out/halves" || { echo "FAIL: test/prove/halves.c"; exit 1; }
 [ "$proved" -eq "$total" ] || { echo "FAIL: $((total - proved)) goals not proved"; exit 1; }

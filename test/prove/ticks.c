@@ -125,10 +125,15 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
 //@extract typedef struct hwtimer__wheel {
 
 /* Bits: 2^k and the highest set bit (defined), and what >>, &, ^ of 64-bit values are in
-   arithmetic: machine facts WP's model leaves abstract. ASSUMED (run.sh lists them): not
-   yet proved elsewhere (the plan: the same statements on Why3's 64-bit vectors). Each
-   run has only the ones it needs (WHERE_ONLY and the A_ and L_ macros: the provers lose
-   their way in a context of unneeded quantified facts). */
+   arithmetic: machine facts WP's model leaves abstract. Axioms to WP, each proved in
+   Why3 as a lemma of the same name in test/prove/bits.mlw, on Why3's 64-bit words (bv.BV64)
+   with pow2 Why3's Pow2int.pow2 and msb defined there by halving (pow2_0, pow2_s and
+   msb_def are proved of them, which shows these definitions consistent); run.sh proves
+   them every run and fails if an axiom here has no such lemma. What stays assumed is the
+   link: that WP's integer >>, & and ^ of values in [0, 2^64) are the C operations on
+   64-bit words as Why3's bv theory models them. Each run has only the ones it needs
+   (WHERE_ONLY and the A_ and L_ macros: the provers lose their way in a context of
+   unneeded quantified facts). */
 /*@ axiomatic Bits {
     logic integer pow2(integer k);
     logic integer msb(integer x);
@@ -175,10 +180,12 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
 
 /* Lemmas, stated on the terms hwtimer__wheel_where's goals hold so that the provers find
    their instances: proved by WP (WHERE_LEMMAS, run.sh's runs lemma_*, each with only what
-   it needs), axioms in the other runs. digit is ASSUMED (wheel_where's where and range
-   and its sum's overflow check rest on it): not yet proved (the provers do not match
-   `&`'s operands, which Qed orders either way, against a bit fact
-   \forall x, k, m; x < 2^32 && m == 2^k - 1 ==> (x & m) == x % 2^k). */
+   it needs), axioms in the other runs. digit, a machine fact as Bits' are (wheel_where's
+   where and range and its sum's overflow check rest on it), is an axiom to WP in every
+   run (WP's provers do not match `&`'s operands, which Qed orders either way, against a
+   bit fact) and is proved in Why3: the lemma digit of test/prove/bits.mlw, on a 64-bit
+   word x, with the uint32_t cast read as the value mod 2^32. In this file `axiom` is kept
+   for such facts: run.sh fails if one has no lemma of its name in bits.mlw. */
 #if defined(WHERE_LEMMAS)
 #define WHERE_LEMMA lemma
 #else
