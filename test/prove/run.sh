@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The proof stage: proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts of
 # test/prove/ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h,
-# in runs (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS and
-# PROVE_WHERE: each with only the lemmas it needs), and prints the facts assumed. Then tests what is not proved: hwtimer__div_tick's multiply-high form
+# in runs (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS, PROVE_WHERE
+# and PROVE_GRID: each with only the lemmas it needs), and prints the facts assumed. Then tests what is not proved: hwtimer__div_tick's multiply-high form
 # (in 32-bit halves, HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns
 # (test/prove/halves.c). Prints "prove: P/T goals proved"; fails unless every goal is.
 #   test/prove/run.sh            the proof
@@ -31,7 +31,10 @@ wp() {
 
 # The runs: NAME|CPP_FLAGS|WP options (see ticks.c). The wheel's (PROVE_WHERE): its
 # functions with every lemma, where's postcondition `where` alone with the two it needs,
-# and each lemma proved alone with what it needs.
+# and each lemma proved alone with what it needs. The leeway grid's (PROVE_GRID): each
+# function alone with the facts it needs, and its lemmas alone. hwtimer__leeway_grid's run
+# leaves out -warn-unsigned-overflow: its rounding e + mask may wrap, on purpose (the test
+# up < e catches it), and the contract is what it returns then.
 RUNS=(
   "halves|-DPROVE_HALVES|-warn-unsigned-overflow"
   "division|-DPROVE_DIVISION -U__SIZEOF_INT128__|-warn-unsigned-overflow"
@@ -43,6 +46,9 @@ RUNS=(
   "lemma_xor|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_XOR|-wp-prop=xor_u64"
   "lemma_room|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DL_ARITH -DL_ROOM|-wp-prop=room"
   "lemma_level|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_MSB -DL_ARITH -DL_XOR -DL_LEVEL|-wp-prop=level"
+  "grid|-DPROVE_WHERE -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_WRAP -DA_AND_NOT -DL_FLOOR|-wp-fct hwtimer__leeway_grid"
+  "memo|-DPROVE_WHERE -DWHERE_ONLY -DPROVE_GRID -DA_DEF -DA_POW2 -DA_SHL -DL_MSB -DL_SCALE|-warn-unsigned-overflow -wp-fct hwtimer__set_leeway_memo"
+  "lemma_grid|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DL_FLOOR -DL_SCALE -DL_TIME|-wp-prop=floor_mul,scale,leeway_time"
 )
 
 # prove FILE: the runs, two at a time; prints "proved total".
@@ -91,7 +97,8 @@ done
 echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
 # What the wheel's goals rest on without a proof (ticks.c's Bits and Where axiomatics)
 echo "prove: assumed: __builtin_clzll(x) == 63 - msb(x); bit facts pow2_64, pow2_le, shr," \
-  "and_le, xor64, xor_below; lemma digit (wheel_where's where, range, sum overflow)"
+  "and_le, xor64, xor_below, shl, wrap, and_not_mask; lemma digit (wheel_where's where," \
+  "range, sum overflow); hwtimer__leeway's result below UMAX"
 
 # The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.
 cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }

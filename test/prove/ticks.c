@@ -14,6 +14,8 @@
      PROVE_SHIFTS    shl, with no check that bits shifted out are zero
      PROVE_WHERE     msb64, wheel_where (its level, where and range), and the lemmas
                      these rest on (more runs: see the section)
+     PROVE_GRID      (with PROVE_WHERE's definitions) set_leeway_memo and leeway_grid,
+                     each in a run of its own, and their lemmas
    In the others a function is declared with its contract, which is then assumed. */
 #if defined(PROVE_HALVES)
 #define HWTIMER__MULHI_HALVES 1 /* hwtimer__div_tick's multiply-high, read without __int128 */
@@ -124,11 +126,12 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
 //@extract typedef struct hwtimer__leeway_memo {
 //@extract typedef struct hwtimer__wheel {
 
-/* Bits: 2^k and the highest set bit (defined), and what >>, &, ^ of 64-bit values are in
-   arithmetic: machine facts WP's model leaves abstract. ASSUMED (run.sh lists them): not
-   yet proved elsewhere (the plan: the same statements on Why3's 64-bit vectors). Each
-   run has only the ones it needs (WHERE_ONLY and the A_ and L_ macros: the provers lose
-   their way in a context of unneeded quantified facts). */
+/* Bits: 2^k and the highest set bit (defined), and what >>, <<, &, ^ of 64-bit values and
+   the conversion to uint64_t are in arithmetic: machine facts WP's model leaves abstract.
+   ASSUMED (run.sh lists them): not yet proved elsewhere (the plan: the same statements on
+   Why3's 64-bit vectors). Each run has only the ones it needs (WHERE_ONLY and the A_ and
+   L_ macros: the provers lose their way in a context of unneeded quantified facts); the
+   ones from shl on are in no run that does not ask for them. */
 /*@ axiomatic Bits {
     logic integer pow2(integer k);
     logic integer msb(integer x);
@@ -152,6 +155,22 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
       0 <= (x ^ y) < TWO64 && (x != y ==> 0 < (x ^ y));
     axiom xor_below: \forall integer x, y, k; 0 <= k <= 64 && 0 <= x < pow2(k) && 0 <= y < pow2(k) ==>
       0 <= (x ^ y) < pow2(k) && (x != y ==> (x ^ y) != 0);
+#endif
+#if defined(A_SHL)
+    // a left shift whose result fits: a multiplication
+    axiom shl: \forall integer x, k; 0 <= x && 0 <= k < 64 && x * pow2(k) < TWO64 ==>
+      (x << k) == x * pow2(k) && (uint64_t)(x << k) == x * pow2(k);
+#endif
+#if defined(A_WRAP)
+    // the conversion of a sum of two 64-bit values that passed 2^64: it wraps once
+    axiom wrap: \forall integer x; TWO64 <= x < 2 * TWO64 ==> (uint64_t)x == x - TWO64;
+#endif
+#if defined(A_AND_NOT)
+    // & ~(2^k - 1) clears the k low bits (in either operand order: Qed orders `&`'s
+    // operands its own way, and the provers match terms as they are written)
+    axiom and_not_mask: \forall integer a, b, k; 0 <= a < TWO64 && 0 <= b < TWO64 && 0 <= k < 64 ==>
+      (b == (uint64_t)~(pow2(k) - 1) ==> (a & b) == (a / pow2(k)) * pow2(k)) &&
+      (a == (uint64_t)~(pow2(k) - 1) ==> (a & b) == (b / pow2(k)) * pow2(k));
 #endif
     }
 */
@@ -255,4 +274,80 @@ static unsigned hwtimer__msb64(uint64_t x);
 #else
 static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
 #endif
+
+/* ---- The leeway grid (PROVE_GRID, with PROVE_WHERE's definitions) ---- */
+#if defined(PROVE_GRID)
+
+/* A memo's mask as hwtimer__set_leeway_memo makes it: 2^k - 1 for a grid of 2^k ticks
+   (what hwtimer__leeway_grid requires of the memo). */
+/*@ predicate grid_mask(integer m, integer k) = 0 <= k < 64 && m == pow2(k) - 1; */
+
+/* Lemmas of the grid's arithmetic: proved by WP (WHERE_LEMMAS, run.sh's runs lemma_*),
+   axioms in the runs that use them. */
+/*@ axiomatic Grid {
+#if defined(L_FLOOR)
+    // rounding down to a multiple of p: by less than p, onto a multiple
+    WHERE_LEMMA floor_mul: \forall integer x, p; 0 <= x && 0 < p ==>
+      x - p < (x / p) * p <= x && ((x / p) * p) % p == 0;
+#endif
+#if defined(L_SCALE)
+    // a mask of at most a / b ticks of b ns spans at most a ns
+    WHERE_LEMMA scale: \forall integer k, a, b; 0 <= a && 0 < b && 0 <= k && pow2(k) <= a / b + 1 ==>
+      (pow2(k) - 1) * b <= a;
+#endif
+#if defined(L_TIME)
+    // a tick e due at D (due_tick: start + e * t >= D) moved to r, e <= r <= e + m, by a
+    // mask m of at most the leeway l in time: r's boundary is never before D, and at
+    // most l after e's
+    WHERE_LEMMA leeway_time: \forall integer start, t, d, e, r, m, l;
+      0 < t && 0 <= e <= r <= e + m && 0 <= m && m * t <= l && start + e * t >= d ==>
+      start + r * t >= d && r * t <= e * t + l;
+#endif
+    }
+*/
+
+/* The node: only passed on to the functions below, never read here. */
+typedef struct hwtimer_timeout hwtimer_timeout;
+
+/* A node's leeway in ns (hwtimer__leeway reads it from the node). */
+/*@ axiomatic Leeway {
+    logic integer leeway_ns{L}(hwtimer_timeout *to);
+    }
+*/
+
+/* Declared, not proved: hwtimer__leeway multiplies the node's digits by 10 exponent times,
+   and what bounds that is an invariant of the node, not of the function:
+   hwtimer_timeout_set_leeway stores digits at most 65535, with an exponent 0, or else a
+   multiple of 10 at most the leeway it was given, so below UMAX (which ends in 5).
+   ASSUMED: its result is below UMAX. hwtimer__leeway_key reads the node's word with
+   memcpy: only that it writes nothing is used. */
+/*@ assigns \nothing;
+    ensures \result == leeway_ns(to) && \result < UMAX; */
+static uint64_t hwtimer__leeway(const hwtimer_timeout *to);
+/*@ assigns \nothing; */
+static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to);
+
+/* The mask: with n = floor(leeway / tick_ns), 2^k - 1 for the largest 2^k <= n + 1, so
+   the grid moves a tick by at most n ticks, at most the leeway in time. */
+/*@ requires \valid(w) && tick_ok(&w->geo);
+    assigns w->memo;
+    ensures memo_mask: w->memo.mask == pow2(msb(leeway_ns{Pre}(to) / w->geo.tick_ns + 1)) - 1;
+    ensures memo_grid: grid_mask(w->memo.mask, msb(leeway_ns{Pre}(to) / w->geo.tick_ns + 1));
+    ensures memo_ticks: w->memo.mask <= leeway_ns{Pre}(to) / w->geo.tick_ns;
+    ensures memo_within: w->memo.mask * w->geo.tick_ns <= leeway_ns{Pre}(to);
+    ensures memo_largest: leeway_ns{Pre}(to) / w->geo.tick_ns < 2 * w->memo.mask + 2; */
+//@extract static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
+
+/* e moved up onto the grid of 2^k ticks, by at most the mask, or max_tick where that
+   point wraps or lies past it. */
+/*@ requires \valid_read(w) && e <= w->geo.max_tick;
+    requires \exists integer k; grid_mask(w->memo.mask, k);
+    assigns \nothing;
+    ensures grid_after: e <= \result;
+    ensures grid_within: \result <= e + w->memo.mask;
+    ensures grid_max: \result <= w->geo.max_tick;
+    ensures grid_point: \forall integer k; grid_mask(w->memo.mask, k) ==>
+      \result == w->geo.max_tick || \result % pow2(k) == 0; */
+//@extract HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_grid(const hwtimer__wheel *w, uint64_t e) {
+#endif /* PROVE_GRID */
 #endif /* PROVE_WHERE */
