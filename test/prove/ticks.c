@@ -14,8 +14,8 @@
      PROVE_SHIFTS    shl, with no check that bits shifted out are zero
      PROVE_WHERE     msb64, wheel_where (its level, where and range), and the lemmas
                      these rest on (more runs: see the section)
-     PROVE_GRID      (with PROVE_WHERE's definitions) set_leeway_memo and leeway_grid,
-                     each in a run of its own, and their lemmas
+     PROVE_GRID      (with PROVE_WHERE's definitions) set_leeway_memo, leeway_grid and
+                     slot_start, each in a run of its own, and their lemmas
    In the others a function is declared with its contract, which is then assumed. */
 #if defined(PROVE_HALVES)
 #define HWTIMER__MULHI_HALVES 1 /* hwtimer__div_tick's multiply-high, read without __int128 */
@@ -172,6 +172,17 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
       (b == (uint64_t)~(pow2(k) - 1) ==> (a & b) == (a / pow2(k)) * pow2(k)) &&
       (a == (uint64_t)~(pow2(k) - 1) ==> (a & b) == (b / pow2(k)) * pow2(k));
 #endif
+#if defined(A_ADD)
+    // 2^(a + b) == 2^a * 2^b, an induction on pow2_s (stated with c for a + b: the
+    // provers then use it on the powers at hand, and make no new ones without end)
+    axiom pow2_add: \forall integer a, b, c; 0 <= a && 0 <= b && c == a + b ==> pow2(c) == pow2(a) * pow2(b);
+#endif
+#if defined(A_OR)
+    // | of values with no bit in common: a sum (in either operand order, as and_not_mask)
+    axiom or_disjoint: \forall integer a, b, k; 0 <= a < TWO64 && 0 <= b < TWO64 && 0 <= k <= 64 ==>
+      (a < pow2(k) && b % pow2(k) == 0 ==> (a | b) == a + b) &&
+      (b < pow2(k) && a % pow2(k) == 0 ==> (a | b) == a + b);
+#endif
     }
 */
 
@@ -275,7 +286,8 @@ static unsigned hwtimer__msb64(uint64_t x);
 static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
 #endif
 
-/* ---- The leeway grid (PROVE_GRID, with PROVE_WHERE's definitions) ---- */
+/* ---- Where a node runs: the leeway grid and a slot's first tick (PROVE_GRID, with
+   PROVE_WHERE's definitions) ---- */
 #if defined(PROVE_GRID)
 
 /* A memo's mask as hwtimer__set_leeway_memo makes it: 2^k - 1 for a grid of 2^k ticks
@@ -288,7 +300,7 @@ static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
 #if defined(L_FLOOR)
     // rounding down to a multiple of p: by less than p, onto a multiple
     WHERE_LEMMA floor_mul: \forall integer x, p; 0 <= x && 0 < p ==>
-      x - p < (x / p) * p <= x && ((x / p) * p) % p == 0;
+      0 <= (x / p) * p && x - p < (x / p) * p <= x && ((x / p) * p) % p == 0;
 #endif
 #if defined(L_SCALE)
     // a mask of at most a / b ticks of b ns spans at most a ns
@@ -302,6 +314,11 @@ static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
     WHERE_LEMMA leeway_time: \forall integer start, t, d, e, r, m, l;
       0 < t && 0 <= e <= r <= e + m && 0 <= m && m * t <= l && start + e * t >= d ==>
       start + r * t >= d && r * t <= e * t + l;
+#endif
+#if defined(L_DIGIT_BELOW)
+    // a digit d < 2^b at position s: below 2^(s + b) (c for s + b, as in pow2_add)
+    WHERE_LEMMA digit_below: \forall integer s, b, c, d; 0 <= s && 0 <= b && c == s + b && 0 <= d < pow2(b) ==>
+      0 <= d * pow2(s) < pow2(b) * pow2(s) && pow2(b) * pow2(s) == pow2(c);
 #endif
     }
 */
@@ -349,5 +366,24 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to);
     ensures grid_point: \forall integer k; grid_mask(w->memo.mask, k) ==>
       \result == w->geo.max_tick || \result % pow2(k) == 0; */
 //@extract HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_grid(const hwtimer__wheel *w, uint64_t e) {
+
+/* The first tick of slot `slot` at digit position `shift` (level * bits for the wheel's
+   levels) in elapsed's rotation: elapsed's digits above, the slot, zeros below. */
+/*@ logic integer slot_first(integer elapsed, integer shift, integer bits, integer slot) =
+      (elapsed / pow2(shift + bits)) * pow2(shift + bits) + slot * pow2(shift); */
+
+/* Any digit position below 64 (the wheel's are level * bits, and (levels - 1) * bits <=
+   msb(max_tick) < 64: hwtimer__geometry_init), any slot of the level, as long as the start
+   is a tick (the lemma collected shows it is for the slot wheel_where files a tick in).
+   On the top level, where shift + bits >= 64, the rotation spans every tick: the start is
+   the slot's digit alone. */
+/*@ requires \valid_read(w) && geo_slots(&w->geo);
+    requires shift < 64 && slot < w->geo.width;
+    requires fits: slot_first(w->elapsed, shift, w->geo.bits, slot) <= UMAX;
+    assigns \nothing;
+    ensures start: shift + w->geo.bits < 64 ==> \result == slot_first(w->elapsed, shift, w->geo.bits, slot);
+    ensures top: shift + w->geo.bits >= 64 ==>
+      \result == slot * pow2(shift) == slot_first(w->elapsed, shift, w->geo.bits, slot); */
+//@extract HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, unsigned shift,
 #endif /* PROVE_GRID */
 #endif /* PROVE_WHERE */
