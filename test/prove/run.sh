@@ -32,7 +32,9 @@ wp() {
 # The runs: NAME|CPP_FLAGS|WP options (see ticks.c). The wheel's (PROVE_WHERE): its
 # functions with every lemma, where's postcondition `where` alone with the two it needs,
 # and each lemma proved alone with what it needs. The leeway grid's (PROVE_GRID): each
-# function alone with the facts it needs (hwtimer__slot_start's too), and its lemmas alone. hwtimer__leeway_grid's run
+# function alone with the facts it needs (hwtimer__slot_start's too), and its lemmas in
+# groups, each with the facts its proofs need (the lemma collected: a slot is reached at or
+# before the tick of a node filed in it). hwtimer__leeway_grid's run
 # leaves out -warn-unsigned-overflow: its rounding e + mask may wrap, on purpose (the test
 # up < e catches it), and the contract is what it returns then.
 RUNS=(
@@ -50,6 +52,10 @@ RUNS=(
   "memo|-DPROVE_WHERE -DWHERE_ONLY -DPROVE_GRID -DA_DEF -DA_POW2 -DA_SHL -DL_MSB -DL_SCALE|-warn-unsigned-overflow -wp-fct hwtimer__set_leeway_memo"
   "slots|-DPROVE_WHERE -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_SHL -DA_SHR -DA_OR -DL_FLOOR -DL_DIGIT_BELOW|-warn-unsigned-overflow -wp-fct hwtimer__slot_start"
   "lemma_grid|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_ADD -DA_POW2 -DL_FLOOR -DL_SCALE -DL_TIME -DL_DIGIT_BELOW|-wp-prop=floor_mul,scale,leeway_time,digit_below"
+  "lemma_divp|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_SHR -DA_POW2 -DA_ADD -DL_DIV_POW2|-wp-prop=div_le,div_pow2_low,div_small,div_below,pow2_past,div_pow2"
+  "lemma_round|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_ADD -DL_DIV_POW2 -DL_ROUND_DIGIT|-wp-prop=div_pow2_high,mod_split,round_digit"
+  "lemma_levels|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_XOR_SHR -DA_POW2 -DL_COLLECTED|-wp-prop=level_digits"
+  "lemma_collected|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_DEF -DL_FLOOR -DL_ROUND_DIGIT -DL_FLOOR_LT -DL_COLLECTED|-wp-prop=floor_lt,level_bounds,floor_same,slot_first_def,slot_first_tick,collected_at,collected"
 )
 
 # prove FILE: the runs, two at a time; prints "proved total".
@@ -98,7 +104,7 @@ done
 echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
 # What the wheel's goals rest on without a proof (ticks.c's Bits and Where axiomatics)
 echo "prove: assumed: __builtin_clzll(x) == 63 - msb(x); bit facts pow2_64, pow2_le, shr," \
-  "and_le, xor64, xor_below, shl, wrap, and_not_mask, pow2_add, or_disjoint; lemma digit (wheel_where's where," \
+  "and_le, xor64, xor_below, shl, wrap, and_not_mask, pow2_add, or_disjoint, xor_shr; lemma digit (wheel_where's where," \
   "range, sum overflow); hwtimer__leeway's result below UMAX"
 
 # The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.

@@ -183,6 +183,15 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
       (a < pow2(k) && b % pow2(k) == 0 ==> (a | b) == a + b) &&
       (b < pow2(k) && a % pow2(k) == 0 ==> (a | b) == a + b);
 #endif
+#if defined(A_XOR_SHR)
+    // x != y differ first at bit msb(x ^ y), one of the 64, where the greater has the 1: shifted right
+    // past that bit the two are equal, shifted by at most it the greater stays greater
+    // (stated for either order: Qed orders ^'s operands its own way)
+    axiom xor_shr: \forall integer x, y, k; 0 <= x < TWO64 && 0 <= y < TWO64 && x != y && 0 <= k ==>
+      0 <= msb(x ^ y) < 64 && (msb(x ^ y) < k ==> x / pow2(k) == y / pow2(k)) &&
+      (k <= msb(x ^ y) && y < x ==> y / pow2(k) < x / pow2(k)) &&
+      (k <= msb(x ^ y) && x < y ==> x / pow2(k) < y / pow2(k));
+#endif
     }
 */
 
@@ -294,6 +303,11 @@ static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
    (what hwtimer__leeway_grid requires of the memo). */
 /*@ predicate grid_mask(integer m, integer k) = 0 <= k < 64 && m == pow2(k) - 1; */
 
+/* The first tick of slot `slot` at digit position `shift` (level * bits for the wheel's
+   levels) in elapsed's rotation: elapsed's digits above, the slot, zeros below. */
+/*@ logic integer slot_first(integer elapsed, integer shift, integer bits, integer slot) =
+      (elapsed / pow2(shift + bits)) * pow2(shift + bits) + slot * pow2(shift); */
+
 /* Lemmas of the grid's arithmetic: proved by WP (WHERE_LEMMAS, run.sh's runs lemma_*),
    axioms in the runs that use them. */
 /*@ axiomatic Grid {
@@ -319,6 +333,73 @@ static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
     // a digit d < 2^b at position s: below 2^(s + b) (c for s + b, as in pow2_add)
     WHERE_LEMMA digit_below: \forall integer s, b, c, d; 0 <= s && 0 <= b && c == s + b && 0 <= d < pow2(b) ==>
       0 <= d * pow2(s) < pow2(b) * pow2(s) && pow2(b) * pow2(s) == pow2(c);
+#endif
+#if defined(L_DIV_POW2)
+    // x >> a >> b == x >> (a + b) for 64-bit x, in divisions (from shr and WP's own
+    // lsr_add below 64, from the bounds at and past it)
+    WHERE_LEMMA div_le: \forall integer x, p; 0 <= x && 0 < p ==> 0 <= x / p <= x;
+    WHERE_LEMMA div_pow2_low: \forall integer x, a, b, c; 0 <= x < TWO64 && 0 <= a && 0 <= b && c == a + b &&
+      c < 64 ==> (x / pow2(a)) / pow2(b) == x / pow2(c);
+    WHERE_LEMMA div_small: \forall integer x, p; 0 <= x < p ==> x / p == 0;
+    WHERE_LEMMA div_below: \forall integer x, p, q; 0 <= x < p * q && 0 < p ==> x / p < q;
+    WHERE_LEMMA pow2_past: \forall integer a, b, c; 0 <= a && 0 <= b && c == a + b && c >= 64 ==>
+      TWO64 <= pow2(c) == pow2(a) * pow2(b);
+    WHERE_LEMMA div_pow2_high: \forall integer x, a, b, c; 0 <= x < TWO64 && 0 <= a && 0 <= b && c == a + b &&
+      c >= 64 ==> x / pow2(c) == 0 && x / pow2(a) < pow2(b) && (x / pow2(a)) / pow2(b) == 0;
+    WHERE_LEMMA div_pow2: \forall integer x, a, b, c; 0 <= x < TWO64 && 0 <= a && 0 <= b && c == a + b ==>
+      (x / pow2(a)) / pow2(b) == x / pow2(c);
+#endif
+#if defined(L_ROUND_DIGIT)
+    // x's digits above position up, then its digit at sh (up = sh + bits), then zeros:
+    // x rounded down to a multiple of 2^sh
+    WHERE_LEMMA mod_split: \forall integer a, w, p, u; 0 <= a && 0 < w && 0 < p && u == p * w ==>
+      (a / w) * u + (a % w) * p == a * p;
+    WHERE_LEMMA round_digit: \forall integer x, sh, bits, up; 0 <= x < TWO64 && 0 <= sh && 0 <= bits &&
+      up == sh + bits ==> x / pow2(up) == (x / pow2(sh)) / pow2(bits) &&
+      (x / pow2(up)) * pow2(up) + ((x / pow2(sh)) % pow2(bits)) * pow2(sh) == (x / pow2(sh)) * pow2(sh);
+#endif
+#if defined(L_FLOOR_LT)
+    // y's multiple of p lies after x if y / p does after x / p
+    WHERE_LEMMA floor_lt: \forall integer x, y, p; 0 <= x && 0 <= y && 0 < p && x / p < y / p ==>
+      x < (y / p) * p;
+#endif
+#if defined(L_COLLECTED)
+    // (^ only in lemmas that hold for either order of its operands: Qed orders them its
+    // own way, and a lemma on t ^ e may then read to the provers as one on e ^ t)
+    WHERE_LEMMA level_bounds: \forall integer b, bits; 0 <= b && 1 <= bits ==>
+      0 <= (b / bits) * bits <= b < (b / bits) * bits + bits;
+    WHERE_LEMMA floor_same: \forall integer x, y, p; 0 < p && x / p == y / p ==> (x / p) * p == (y / p) * p;
+    // slot_first's definition, as Qed writes its terms
+    WHERE_LEMMA slot_first_def: \forall integer e, sh, bits, s;
+      slot_first(e, sh, bits, s) == (e / pow2(sh + bits)) * pow2(sh + bits) + s * pow2(sh);
+    // The first tick of the slot of t's digit at sh, in the rotation of an e that agrees
+    // with t above the level: t rounded down to a multiple of 2^sh
+    WHERE_LEMMA slot_first_tick: \forall integer e, t, sh, bits; 0 <= e < TWO64 && 0 <= t < TWO64 &&
+      0 <= sh && 1 <= bits && e / pow2(sh + bits) == t / pow2(sh + bits) ==>
+      slot_first(e, sh, bits, (t / pow2(sh)) % pow2(bits)) == (t / pow2(sh)) * pow2(sh);
+    // The same for a t > e that agrees with e above the level and is greater from the
+    // level's digit up: after e, at or before t, less than 2^sh before it
+    WHERE_LEMMA collected_at: \forall integer e, t, sh, bits; 0 <= e < t < TWO64 && 0 <= sh && 1 <= bits &&
+      e / pow2(sh + bits) == t / pow2(sh + bits) && e / pow2(sh) < t / pow2(sh) ==>
+      \let start = slot_first(e, sh, bits, (t / pow2(sh)) % pow2(bits));
+      e < start <= t && t - start < pow2(sh) && (sh == 0 ==> start == t);
+    // xor_shr at the level of msb(x ^ y): the two agree above the level, and the greater
+    // is greater from the level's digit up (either order, as xor_shr)
+    WHERE_LEMMA level_digits: \forall integer x, y, bits; 0 <= x < TWO64 && 0 <= y < TWO64 && x != y &&
+      1 <= bits ==>
+      \let sh = (msb(x ^ y) / bits) * bits;
+      0 <= msb(x ^ y) && x / pow2(sh + bits) == y / pow2(sh + bits) &&
+      (y < x ==> y / pow2(sh) < x / pow2(sh)) && (x < y ==> x / pow2(sh) < y / pow2(sh));
+    // Collected at or before its tick: wheel_where files t > e (elapsed) in level
+    // l = msb(t ^ e) / bits, in the slot of t's digit there. The slot's first tick lies
+    // after elapsed (the slot is not one a pass has emptied), at or before t (the pass that
+    // empties it moves elapsed to it, never past t), and less than 2^(l * bits) before t,
+    // so that filed again from there the node goes to a lower level, or runs (t is the
+    // slot's first tick, always so on level 0).
+    WHERE_LEMMA collected: \forall integer e, t, bits; 0 <= e < t < TWO64 && 1 <= bits ==>
+      \let sh = (msb(t ^ e) / bits) * bits;
+      \let start = slot_first(e, sh, bits, (t / pow2(sh)) % pow2(bits));
+      e < start <= t && t - start < pow2(sh) && (sh == 0 ==> start == t);
 #endif
     }
 */
@@ -366,11 +447,6 @@ static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to);
     ensures grid_point: \forall integer k; grid_mask(w->memo.mask, k) ==>
       \result == w->geo.max_tick || \result % pow2(k) == 0; */
 //@extract HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_grid(const hwtimer__wheel *w, uint64_t e) {
-
-/* The first tick of slot `slot` at digit position `shift` (level * bits for the wheel's
-   levels) in elapsed's rotation: elapsed's digits above, the slot, zeros below. */
-/*@ logic integer slot_first(integer elapsed, integer shift, integer bits, integer slot) =
-      (elapsed / pow2(shift + bits)) * pow2(shift + bits) + slot * pow2(shift); */
 
 /* Any digit position below 64 (the wheel's are level * bits, and (levels - 1) * bits <=
    msb(max_tick) < 64: hwtimer__geometry_init), any slot of the level, as long as the start
