@@ -47,6 +47,8 @@ MUTANTS = [
      "uint64_t up = e + w->memo.mask;", "uint64_t up = e;"),
     ("set_leeway_memo: grid twice as coarse", "hwtimer__set_leeway_memo",
      "hwtimer__msb64(n + 1)) - 1", "(hwtimer__msb64(n + 1) + 1)) - 1"),
+    ("set_leeway_memo: grid half as coarse", "hwtimer__set_leeway_memo",
+     "hwtimer__msb64(n + 1)) - 1", "(hwtimer__msb64(n + 1) - (n > 0))) - 1"),
     ("slot_start: elapsed's digits from one too high", "hwtimer__slot_start",
      "unsigned up = shift + w->geo.bits;", "unsigned up = shift + w->geo.bits + 1;"),
     ("slot_start: slot one digit too low", "hwtimer__slot_start",

@@ -2,8 +2,9 @@
 # The proof stage: proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts of
 # test/prove/ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h,
 # in runs (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS, PROVE_WHERE
-# and PROVE_GRID: each with only the lemmas it needs), and prints the facts assumed. Then tests what is not proved: hwtimer__div_tick's multiply-high form
-# (in 32-bit halves, HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns
+# and PROVE_GRID: each with only the lemmas it needs), and prints the facts assumed. Then
+# tests what is not proved: hwtimer__div_tick's multiply-high form (in 32-bit halves,
+# HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns
 # (test/prove/halves.c). Prints "prove: P/T goals proved"; fails unless every goal is.
 #   test/prove/run.sh            the proof
 #   test/prove/run.sh --mutants  each mutant (extract.py --list-mutants) must fail it
@@ -31,12 +32,13 @@ wp() {
 
 # The runs: NAME|CPP_FLAGS|WP options (see ticks.c). The wheel's (PROVE_WHERE): its
 # functions with every lemma, where's postcondition `where` alone with the two it needs,
-# and each lemma proved alone with what it needs. The leeway grid's (PROVE_GRID): each
-# function alone with the facts it needs (hwtimer__slot_start's too), and its lemmas in
-# groups, each with the facts its proofs need (the lemma collected: a slot is reached at or
-# before the tick of a node filed in it). hwtimer__leeway_grid's run
+# and each lemma proved alone with what it needs. PROVE_GRID's: hwtimer__leeway_grid,
+# hwtimer__set_leeway_memo and hwtimer__slot_start, each alone with the facts it needs,
+# and the lemmas in groups, each with the facts its proofs need (lemma_round leaves out
+# shr, with which the provers lose their way in div_pow2_high; lemma_collected ends with
+# collected: a node filed in a slot is reached at or before its tick). The grid's run
 # leaves out -warn-unsigned-overflow: its rounding e + mask may wrap, on purpose (the test
-# up < e catches it), and the contract is what it returns then.
+# up < e catches it), and the contract says what it returns then.
 RUNS=(
   "halves|-DPROVE_HALVES|-warn-unsigned-overflow"
   "division|-DPROVE_DIVISION -U__SIZEOF_INT128__|-warn-unsigned-overflow"

@@ -15,7 +15,8 @@
      PROVE_WHERE     msb64, wheel_where (its level, where and range), and the lemmas
                      these rest on (more runs: see the section)
      PROVE_GRID      (with PROVE_WHERE's definitions) set_leeway_memo, leeway_grid and
-                     slot_start, each in a run of its own, and their lemmas
+                     slot_start, each in a run of its own, and their lemmas, among them
+                     collected: a node filed in a slot is reached at or before its tick
    In the others a function is declared with its contract, which is then assumed. */
 #if defined(PROVE_HALVES)
 #define HWTIMER__MULHI_HALVES 1 /* hwtimer__div_tick's multiply-high, read without __int128 */
@@ -308,8 +309,12 @@ static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
 /*@ logic integer slot_first(integer elapsed, integer shift, integer bits, integer slot) =
       (elapsed / pow2(shift + bits)) * pow2(shift + bits) + slot * pow2(shift); */
 
-/* Lemmas of the grid's arithmetic: proved by WP (WHERE_LEMMAS, run.sh's runs lemma_*),
-   axioms in the runs that use them. */
+/* Lemmas of the grid's and the slots' arithmetic: proved by WP (WHERE_LEMMAS, run.sh's
+   runs lemma_grid, lemma_divp, lemma_round, lemma_levels and lemma_collected, each group
+   with the facts its proofs need), axioms in the runs that use them. Stated so that the
+   provers find their instances: they choose their own patterns, from terms without + or
+   *, so every quantified variable stands alone in some term (a sum inside pow2 is a
+   variable c == a + b), and products are written as the goals write them. */
 /*@ axiomatic Grid {
 #if defined(L_FLOOR)
     // rounding down to a multiple of p: by less than p, onto a multiple
@@ -395,7 +400,8 @@ static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
     // after elapsed (the slot is not one a pass has emptied), at or before t (the pass that
     // empties it moves elapsed to it, never past t), and less than 2^(l * bits) before t,
     // so that filed again from there the node goes to a lower level, or runs (t is the
-    // slot's first tick, always so on level 0).
+    // slot's first tick, always so on level 0). As start <= t <= max_tick, it is also
+    // hwtimer__slot_start's precondition fits for that slot.
     WHERE_LEMMA collected: \forall integer e, t, bits; 0 <= e < t < TWO64 && 1 <= bits ==>
       \let sh = (msb(t ^ e) / bits) * bits;
       \let start = slot_first(e, sh, bits, (t / pow2(sh)) % pow2(bits));
