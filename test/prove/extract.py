@@ -42,6 +42,17 @@ MUTANTS = [
      "return g->level_where[bit] + slot;", "return g->level_where[bit] + slot + 1;"),
     ("tick_time: saturates a tick early", "hwtimer__tick_time",
      "tick > (UINT64_MAX - g->start)", "tick >= (UINT64_MAX - g->start)"),
+    ("leeway_grid: wrap not tested", "hwtimer__leeway_grid", "up < e || ", ""),
+    ("leeway_grid: rounds down", "hwtimer__leeway_grid",
+     "uint64_t up = e + w->memo.mask;", "uint64_t up = e;"),
+    ("set_leeway_memo: grid twice as coarse", "hwtimer__set_leeway_memo",
+     "hwtimer__msb64(n + 1)) - 1", "(hwtimer__msb64(n + 1) + 1)) - 1"),
+    ("set_leeway_memo: grid half as coarse", "hwtimer__set_leeway_memo",
+     "hwtimer__msb64(n + 1)) - 1", "(hwtimer__msb64(n + 1) - (n > 0))) - 1"),
+    ("slot_start: elapsed's digits from one too high", "hwtimer__slot_start",
+     "unsigned up = shift + w->geo.bits;", "unsigned up = shift + w->geo.bits + 1;"),
+    ("slot_start: slot one digit too low", "hwtimer__slot_start",
+     "hwtimer__shl(slot, shift)", "hwtimer__shl(slot, shift - (shift > 0))"),
 ]
 
 

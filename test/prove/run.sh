@@ -3,8 +3,8 @@
 # test/prove/ticks.c states as axioms, as lemmas of the same names in test/prove/bits.mlw
 # on 64-bit words. Then it proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts
 # of ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h, in runs
-# (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS and PROVE_WHERE:
-# each with only the lemmas it needs), and prints what stays assumed. Then it tests what is
+# (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS, PROVE_WHERE and
+# PROVE_GRID: each with only the lemmas it needs), and prints what stays assumed. Then it tests what is
 # not proved: hwtimer__div_tick's multiply-high form (in 32-bit halves,
 # HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns, and hwtimer__msb64
 # against a loop (test/prove/halves.c). Prints "prove: P/T goals proved" (Why3's and WP's);
@@ -36,7 +36,13 @@ wp() {
 
 # The runs: NAME|CPP_FLAGS|WP options (see ticks.c). The wheel's (PROVE_WHERE): its
 # functions with every lemma, where's postcondition `where` alone with the two it needs,
-# and each lemma proved alone with what it needs.
+# and each lemma proved alone with what it needs. PROVE_GRID's: hwtimer__leeway_grid,
+# hwtimer__set_leeway_memo and hwtimer__slot_start, each alone with the facts it needs,
+# and the lemmas in groups, each with the facts its proofs need (lemma_round leaves out
+# shr, with which the provers lose their way in div_pow2_high; lemma_collected ends with
+# collected: a node filed in a slot is reached at or before its tick). The grid's run
+# leaves out -warn-unsigned-overflow: its rounding e + mask may wrap, on purpose (the test
+# up < e catches it), and the contract says what it returns then.
 RUNS=(
   "halves|-DPROVE_HALVES|-warn-unsigned-overflow"
   "division|-DPROVE_DIVISION -U__SIZEOF_INT128__|-warn-unsigned-overflow"
@@ -48,6 +54,14 @@ RUNS=(
   "lemma_xor|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_XOR|-wp-prop=xor_u64"
   "lemma_room|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DL_ARITH -DL_ROOM|-wp-prop=room"
   "lemma_level|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_MSB -DL_ARITH -DL_XOR -DL_LEVEL|-wp-prop=level"
+  "grid|-DPROVE_WHERE -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_WRAP -DA_AND_NOT -DL_FLOOR|-wp-fct hwtimer__leeway_grid"
+  "memo|-DPROVE_WHERE -DWHERE_ONLY -DPROVE_GRID -DA_DEF -DA_POW2 -DA_SHL -DL_MSB -DL_SCALE|-warn-unsigned-overflow -wp-fct hwtimer__set_leeway_memo"
+  "slots|-DPROVE_WHERE -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_SHL -DA_SHR -DA_OR -DL_FLOOR -DL_DIGIT_BELOW|-warn-unsigned-overflow -wp-fct hwtimer__slot_start"
+  "lemma_grid|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_ADD -DA_POW2 -DL_FLOOR -DL_SCALE -DL_TIME -DL_DIGIT_BELOW|-wp-prop=floor_mul,scale,leeway_time,digit_below"
+  "lemma_divp|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_SHR -DA_POW2 -DA_ADD -DL_DIV_POW2|-wp-prop=div_le,div_pow2_low,div_small,div_below,pow2_past,div_pow2"
+  "lemma_round|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_ADD -DL_DIV_POW2 -DL_ROUND_DIGIT|-wp-prop=div_pow2_high,mod_split,round_digit"
+  "lemma_levels|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_XOR_SHR -DA_POW2 -DL_COLLECTED|-wp-prop=level_digits"
+  "lemma_collected|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_DEF -DL_FLOOR -DL_ROUND_DIGIT -DL_FLOOR_LT -DL_COLLECTED|-wp-prop=floor_lt,level_bounds,floor_same,slot_first_def,slot_first_tick,collected_at,collected"
 )
 
 # prove FILE: the runs, two at a time; prints "proved total".
@@ -145,10 +159,11 @@ done
 echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
 proved=$((proved + bp)); total=$((total + bt))
 # What the wheel's goals rest on without a proof (ticks.c's axioms are bits.mlw's lemmas)
-echo "prove: assumed: WP's integer >>, &, ^ of values in [0, 2^64) are the C operations on" \
+echo "prove: assumed: WP's integer >>, <<, &, |, ^ of values in [0, 2^64) are the C operations on" \
   "64-bit words as Why3's bv theory models them (the link from ticks.c's axioms to" \
   "bits.mlw's lemmas); __builtin_clzll(x) == 63 - msb(x) (the compiler's documented" \
-  "meaning; tested by halves.c)"
+  "meaning; tested by halves.c); hwtimer__leeway's result below UMAX (an invariant of the" \
+  "node that hwtimer_timeout_set_leeway keeps)"
 
 # The multiply-high in halves and the __int128 one: equal, div_tick is n / tick_ns, and
 # hwtimer__msb64 (__builtin_clzll, as the proof assumes it) is the highest set bit.

@@ -14,6 +14,9 @@
      PROVE_SHIFTS    shl, with no check that bits shifted out are zero
      PROVE_WHERE     msb64, wheel_where (its level, where and range), and the lemmas
                      these rest on (more runs: see the section)
+     PROVE_GRID      (with PROVE_WHERE's definitions) set_leeway_memo, leeway_grid and
+                     slot_start, each in a run of its own, and their lemmas, among them
+                     collected: a node filed in a slot is reached at or before its tick
    In the others a function is declared with its contract, which is then assumed. */
 #if defined(PROVE_HALVES)
 #define HWTIMER__MULHI_HALVES 1 /* hwtimer__div_tick's multiply-high, read without __int128 */
@@ -124,16 +127,17 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
 //@extract typedef struct hwtimer__leeway_memo {
 //@extract typedef struct hwtimer__wheel {
 
-/* Bits: 2^k and the highest set bit (defined), and what >>, &, ^ of 64-bit values are in
-   arithmetic: machine facts WP's model leaves abstract. Axioms to WP, each proved in
-   Why3 as a lemma of the same name in test/prove/bits.mlw, on Why3's 64-bit words (bv.BV64)
+/* Bits: 2^k and the highest set bit (defined), and what >>, <<, &, |, ^ of 64-bit values
+   and the conversion to uint64_t are in arithmetic: machine facts WP's model leaves
+   abstract. Axioms to WP, each proved in Why3 as a lemma of the same name in test/prove/bits.mlw, on Why3's 64-bit words (bv.BV64)
    with pow2 Why3's Pow2int.pow2 and msb defined there by halving (pow2_0, pow2_s and
    msb_def are proved of them, which shows these definitions consistent); run.sh proves
    them every run and fails if an axiom here has no such lemma. What stays assumed is the
-   link: that WP's integer >>, & and ^ of values in [0, 2^64) are the C operations on
+   link: that WP's integer >>, <<, &, | and ^ of values in [0, 2^64) are the C operations on
    64-bit words as Why3's bv theory models them. Each run has only the ones it needs
    (WHERE_ONLY and the A_ and L_ macros: the provers lose their way in a context of
-   unneeded quantified facts). */
+   unneeded quantified facts); the ones from shl on are in no run that does not ask for
+   them. */
 /*@ axiomatic Bits {
     logic integer pow2(integer k);
     logic integer msb(integer x);
@@ -157,6 +161,42 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
       0 <= (x ^ y) < TWO64 && (x != y ==> 0 < (x ^ y));
     axiom xor_below: \forall integer x, y, k; 0 <= k <= 64 && 0 <= x < pow2(k) && 0 <= y < pow2(k) ==>
       0 <= (x ^ y) < pow2(k) && (x != y ==> (x ^ y) != 0);
+#endif
+#if defined(A_SHL)
+    // a left shift whose result fits: a multiplication
+    axiom shl: \forall integer x, k; 0 <= x && 0 <= k < 64 && x * pow2(k) < TWO64 ==>
+      (x << k) == x * pow2(k) && (uint64_t)(x << k) == x * pow2(k);
+#endif
+#if defined(A_WRAP)
+    // the conversion of a sum of two 64-bit values that passed 2^64: it wraps once
+    axiom wrap: \forall integer x; TWO64 <= x < 2 * TWO64 ==> (uint64_t)x == x - TWO64;
+#endif
+#if defined(A_AND_NOT)
+    // & ~(2^k - 1) clears the k low bits (in either operand order: Qed orders `&`'s
+    // operands its own way, and the provers match terms as they are written)
+    axiom and_not_mask: \forall integer a, b, k; 0 <= a < TWO64 && 0 <= b < TWO64 && 0 <= k < 64 ==>
+      (b == (uint64_t)~(pow2(k) - 1) ==> (a & b) == (a / pow2(k)) * pow2(k)) &&
+      (a == (uint64_t)~(pow2(k) - 1) ==> (a & b) == (b / pow2(k)) * pow2(k));
+#endif
+#if defined(A_ADD)
+    // 2^(a + b) == 2^a * 2^b, an induction on pow2_s (stated with c for a + b: the
+    // provers then use it on the powers at hand, and make no new ones without end)
+    axiom pow2_add: \forall integer a, b, c; 0 <= a && 0 <= b && c == a + b ==> pow2(c) == pow2(a) * pow2(b);
+#endif
+#if defined(A_OR)
+    // | of values with no bit in common: a sum (in either operand order, as and_not_mask)
+    axiom or_disjoint: \forall integer a, b, k; 0 <= a < TWO64 && 0 <= b < TWO64 && 0 <= k <= 64 ==>
+      (a < pow2(k) && b % pow2(k) == 0 ==> (a | b) == a + b) &&
+      (b < pow2(k) && a % pow2(k) == 0 ==> (a | b) == a + b);
+#endif
+#if defined(A_XOR_SHR)
+    // x != y differ first at bit msb(x ^ y), one of the 64, where the greater has the 1: shifted right
+    // past that bit the two are equal, shifted by at most it the greater stays greater
+    // (stated for either order: Qed orders ^'s operands its own way)
+    axiom xor_shr: \forall integer x, y, k; 0 <= x < TWO64 && 0 <= y < TWO64 && x != y && 0 <= k ==>
+      0 <= msb(x ^ y) < 64 && (msb(x ^ y) < k ==> x / pow2(k) == y / pow2(k)) &&
+      (k <= msb(x ^ y) && y < x ==> y / pow2(k) < x / pow2(k)) &&
+      (k <= msb(x ^ y) && x < y ==> x / pow2(k) < y / pow2(k));
 #endif
     }
 */
@@ -262,4 +302,177 @@ static unsigned hwtimer__msb64(uint64_t x);
 #else
 static uint32_t hwtimer__wheel_where(const hwtimer__wheel *w, uint64_t tick);
 #endif
+
+/* ---- Where a node runs: the leeway grid and a slot's first tick (PROVE_GRID, with
+   PROVE_WHERE's definitions) ---- */
+#if defined(PROVE_GRID)
+
+/* A memo's mask as hwtimer__set_leeway_memo makes it: 2^k - 1 for a grid of 2^k ticks
+   (what hwtimer__leeway_grid requires of the memo). */
+/*@ predicate grid_mask(integer m, integer k) = 0 <= k < 64 && m == pow2(k) - 1; */
+
+/* The first tick of slot `slot` at digit position `shift` (level * bits for the wheel's
+   levels) in elapsed's rotation: elapsed's digits above, the slot, zeros below. */
+/*@ logic integer slot_first(integer elapsed, integer shift, integer bits, integer slot) =
+      (elapsed / pow2(shift + bits)) * pow2(shift + bits) + slot * pow2(shift); */
+
+/* Lemmas of the grid's and the slots' arithmetic: proved by WP (WHERE_LEMMAS, run.sh's
+   runs lemma_grid, lemma_divp, lemma_round, lemma_levels and lemma_collected, each group
+   with the facts its proofs need), axioms in the runs that use them. Stated so that the
+   provers find their instances: they choose their own patterns, from terms without + or
+   *, so every quantified variable stands alone in some term (a sum inside pow2 is a
+   variable c == a + b), and products are written as the goals write them. */
+/*@ axiomatic Grid {
+#if defined(L_FLOOR)
+    // rounding down to a multiple of p: by less than p, onto a multiple
+    WHERE_LEMMA floor_mul: \forall integer x, p; 0 <= x && 0 < p ==>
+      0 <= (x / p) * p && x - p < (x / p) * p <= x && ((x / p) * p) % p == 0;
+#endif
+#if defined(L_SCALE)
+    // a mask of at most a / b ticks of b ns spans at most a ns
+    WHERE_LEMMA scale: \forall integer k, a, b; 0 <= a && 0 < b && 0 <= k && pow2(k) <= a / b + 1 ==>
+      (pow2(k) - 1) * b <= a;
+#endif
+#if defined(L_TIME)
+    // a tick e due at D (due_tick: start + e * t >= D) moved to r, e <= r <= e + m, by a
+    // mask m of at most the leeway l in time: r's boundary is never before D, and at
+    // most l after e's
+    WHERE_LEMMA leeway_time: \forall integer start, t, d, e, r, m, l;
+      0 < t && 0 <= e <= r <= e + m && 0 <= m && m * t <= l && start + e * t >= d ==>
+      start + r * t >= d && r * t <= e * t + l;
+#endif
+#if defined(L_DIGIT_BELOW)
+    // a digit d < 2^b at position s: below 2^(s + b) (c for s + b, as in pow2_add)
+    WHERE_LEMMA digit_below: \forall integer s, b, c, d; 0 <= s && 0 <= b && c == s + b && 0 <= d < pow2(b) ==>
+      0 <= d * pow2(s) < pow2(b) * pow2(s) && pow2(b) * pow2(s) == pow2(c);
+#endif
+#if defined(L_DIV_POW2)
+    // x >> a >> b == x >> (a + b) for 64-bit x, in divisions (from shr and WP's own
+    // lsr_add below 64, from the bounds at and past it)
+    WHERE_LEMMA div_le: \forall integer x, p; 0 <= x && 0 < p ==> 0 <= x / p <= x;
+    WHERE_LEMMA div_pow2_low: \forall integer x, a, b, c; 0 <= x < TWO64 && 0 <= a && 0 <= b && c == a + b &&
+      c < 64 ==> (x / pow2(a)) / pow2(b) == x / pow2(c);
+    WHERE_LEMMA div_small: \forall integer x, p; 0 <= x < p ==> x / p == 0;
+    WHERE_LEMMA div_below: \forall integer x, p, q; 0 <= x < p * q && 0 < p ==> x / p < q;
+    WHERE_LEMMA pow2_past: \forall integer a, b, c; 0 <= a && 0 <= b && c == a + b && c >= 64 ==>
+      TWO64 <= pow2(c) == pow2(a) * pow2(b);
+    WHERE_LEMMA div_pow2_high: \forall integer x, a, b, c; 0 <= x < TWO64 && 0 <= a && 0 <= b && c == a + b &&
+      c >= 64 ==> x / pow2(c) == 0 && x / pow2(a) < pow2(b) && (x / pow2(a)) / pow2(b) == 0;
+    WHERE_LEMMA div_pow2: \forall integer x, a, b, c; 0 <= x < TWO64 && 0 <= a && 0 <= b && c == a + b ==>
+      (x / pow2(a)) / pow2(b) == x / pow2(c);
+#endif
+#if defined(L_ROUND_DIGIT)
+    // x's digits above position up, then its digit at sh (up = sh + bits), then zeros:
+    // x rounded down to a multiple of 2^sh
+    WHERE_LEMMA mod_split: \forall integer a, w, p, u; 0 <= a && 0 < w && 0 < p && u == p * w ==>
+      (a / w) * u + (a % w) * p == a * p;
+    WHERE_LEMMA round_digit: \forall integer x, sh, bits, up; 0 <= x < TWO64 && 0 <= sh && 0 <= bits &&
+      up == sh + bits ==> x / pow2(up) == (x / pow2(sh)) / pow2(bits) &&
+      (x / pow2(up)) * pow2(up) + ((x / pow2(sh)) % pow2(bits)) * pow2(sh) == (x / pow2(sh)) * pow2(sh);
+#endif
+#if defined(L_FLOOR_LT)
+    // y's multiple of p lies after x if y / p does after x / p
+    WHERE_LEMMA floor_lt: \forall integer x, y, p; 0 <= x && 0 <= y && 0 < p && x / p < y / p ==>
+      x < (y / p) * p;
+#endif
+#if defined(L_COLLECTED)
+    // (^ only in lemmas that hold for either order of its operands: Qed orders them its
+    // own way, and a lemma on t ^ e may then read to the provers as one on e ^ t)
+    WHERE_LEMMA level_bounds: \forall integer b, bits; 0 <= b && 1 <= bits ==>
+      0 <= (b / bits) * bits <= b < (b / bits) * bits + bits;
+    WHERE_LEMMA floor_same: \forall integer x, y, p; 0 < p && x / p == y / p ==> (x / p) * p == (y / p) * p;
+    // slot_first's definition, as Qed writes its terms
+    WHERE_LEMMA slot_first_def: \forall integer e, sh, bits, s;
+      slot_first(e, sh, bits, s) == (e / pow2(sh + bits)) * pow2(sh + bits) + s * pow2(sh);
+    // The first tick of the slot of t's digit at sh, in the rotation of an e that agrees
+    // with t above the level: t rounded down to a multiple of 2^sh
+    WHERE_LEMMA slot_first_tick: \forall integer e, t, sh, bits; 0 <= e < TWO64 && 0 <= t < TWO64 &&
+      0 <= sh && 1 <= bits && e / pow2(sh + bits) == t / pow2(sh + bits) ==>
+      slot_first(e, sh, bits, (t / pow2(sh)) % pow2(bits)) == (t / pow2(sh)) * pow2(sh);
+    // The same for a t > e that agrees with e above the level and is greater from the
+    // level's digit up: after e, at or before t, less than 2^sh before it
+    WHERE_LEMMA collected_at: \forall integer e, t, sh, bits; 0 <= e < t < TWO64 && 0 <= sh && 1 <= bits &&
+      e / pow2(sh + bits) == t / pow2(sh + bits) && e / pow2(sh) < t / pow2(sh) ==>
+      \let start = slot_first(e, sh, bits, (t / pow2(sh)) % pow2(bits));
+      e < start <= t && t - start < pow2(sh) && (sh == 0 ==> start == t);
+    // xor_shr at the level of msb(x ^ y): the two agree above the level, and the greater
+    // is greater from the level's digit up (either order, as xor_shr)
+    WHERE_LEMMA level_digits: \forall integer x, y, bits; 0 <= x < TWO64 && 0 <= y < TWO64 && x != y &&
+      1 <= bits ==>
+      \let sh = (msb(x ^ y) / bits) * bits;
+      0 <= msb(x ^ y) && x / pow2(sh + bits) == y / pow2(sh + bits) &&
+      (y < x ==> y / pow2(sh) < x / pow2(sh)) && (x < y ==> x / pow2(sh) < y / pow2(sh));
+    // Collected at or before its tick: wheel_where files t > e (elapsed) in level
+    // l = msb(t ^ e) / bits, in the slot of t's digit there. The slot's first tick lies
+    // after elapsed (the slot is not one a pass has emptied), at or before t (the pass that
+    // empties it moves elapsed to it, never past t), and less than 2^(l * bits) before t,
+    // so that filed again from there the node goes to a lower level, or runs (t is the
+    // slot's first tick, always so on level 0). As start <= t <= max_tick, it is also
+    // hwtimer__slot_start's precondition fits for that slot.
+    WHERE_LEMMA collected: \forall integer e, t, bits; 0 <= e < t < TWO64 && 1 <= bits ==>
+      \let sh = (msb(t ^ e) / bits) * bits;
+      \let start = slot_first(e, sh, bits, (t / pow2(sh)) % pow2(bits));
+      e < start <= t && t - start < pow2(sh) && (sh == 0 ==> start == t);
+#endif
+    }
+*/
+
+/* The node: only passed on to the functions below, never read here. */
+typedef struct hwtimer_timeout hwtimer_timeout;
+
+/* A node's leeway in ns (hwtimer__leeway reads it from the node). */
+/*@ axiomatic Leeway {
+    logic integer leeway_ns{L}(hwtimer_timeout *to);
+    }
+*/
+
+/* Declared, not proved: hwtimer__leeway multiplies the node's digits by 10 exponent times,
+   and what bounds that is an invariant of the node, not of the function:
+   hwtimer_timeout_set_leeway stores digits at most 65535, with an exponent 0, or else a
+   multiple of 10 at most the leeway it was given, so below UMAX (which ends in 5).
+   ASSUMED: its result is below UMAX. hwtimer__leeway_key reads the node's word with
+   memcpy: only that it writes nothing is used. */
+/*@ assigns \nothing;
+    ensures \result == leeway_ns(to) && \result < UMAX; */
+static uint64_t hwtimer__leeway(const hwtimer_timeout *to);
+/*@ assigns \nothing; */
+static uint32_t hwtimer__leeway_key(const hwtimer_timeout *to);
+
+/* The mask: with n = floor(leeway / tick_ns), 2^k - 1 for the largest 2^k <= n + 1, so
+   the grid moves a tick by at most n ticks, at most the leeway in time. */
+/*@ requires \valid(w) && tick_ok(&w->geo);
+    assigns w->memo;
+    ensures memo_mask: w->memo.mask == pow2(msb(leeway_ns{Pre}(to) / w->geo.tick_ns + 1)) - 1;
+    ensures memo_grid: grid_mask(w->memo.mask, msb(leeway_ns{Pre}(to) / w->geo.tick_ns + 1));
+    ensures memo_ticks: w->memo.mask <= leeway_ns{Pre}(to) / w->geo.tick_ns;
+    ensures memo_within: w->memo.mask * w->geo.tick_ns <= leeway_ns{Pre}(to);
+    ensures memo_largest: leeway_ns{Pre}(to) / w->geo.tick_ns < 2 * w->memo.mask + 2; */
+//@extract static HWTIMER__NOINLINE void hwtimer__set_leeway_memo(hwtimer__wheel *w,
+
+/* e moved up onto the grid of 2^k ticks, by at most the mask, or max_tick where that
+   point wraps or lies past it. */
+/*@ requires \valid_read(w) && e <= w->geo.max_tick;
+    requires \exists integer k; grid_mask(w->memo.mask, k);
+    assigns \nothing;
+    ensures grid_after: e <= \result;
+    ensures grid_within: \result <= e + w->memo.mask;
+    ensures grid_max: \result <= w->geo.max_tick;
+    ensures grid_point: \forall integer k; grid_mask(w->memo.mask, k) ==>
+      \result == w->geo.max_tick || \result % pow2(k) == 0; */
+//@extract HWTIMER__ALWAYS_INLINE uint64_t hwtimer__leeway_grid(const hwtimer__wheel *w, uint64_t e) {
+
+/* Any digit position below 64 (the wheel's are level * bits, and (levels - 1) * bits <=
+   msb(max_tick) < 64: hwtimer__geometry_init), any slot of the level, as long as the start
+   is a tick (the lemma collected shows it is for the slot wheel_where files a tick in).
+   On the top level, where shift + bits >= 64, the rotation spans every tick: the start is
+   the slot's digit alone. */
+/*@ requires \valid_read(w) && geo_slots(&w->geo);
+    requires shift < 64 && slot < w->geo.width;
+    requires fits: slot_first(w->elapsed, shift, w->geo.bits, slot) <= UMAX;
+    assigns \nothing;
+    ensures start: shift + w->geo.bits < 64 ==> \result == slot_first(w->elapsed, shift, w->geo.bits, slot);
+    ensures top: shift + w->geo.bits >= 64 ==>
+      \result == slot * pow2(shift) == slot_first(w->elapsed, shift, w->geo.bits, slot); */
+//@extract HWTIMER__ALWAYS_INLINE uint64_t hwtimer__slot_start(const hwtimer__wheel *w, unsigned shift,
+#endif /* PROVE_GRID */
 #endif /* PROVE_WHERE */
