@@ -98,7 +98,7 @@ missing=$(for n in $(bits_names); do
 BITS_RUNS=(
   "z3|Native NativeMore Division DivFactsW Products"
   "cvc4|DivFacts"
-  "z3-nobv|Pow2 Pow2Add Pow2Splits Msb Mask Facts More"
+  "z3-nobv|Pow2 Pow2Add Pow2Splits Msb Mask Facts NotMask More XorShr"
 )
 listed=$(for r in "${BITS_RUNS[@]}"; do echo "${r#*|}"; done | xargs -n1 | sort)
 in_file=$(sed -n 's/^module \([A-Za-z0-9_]*\).*/\1/p' test/prove/bits.mlw | sort)
