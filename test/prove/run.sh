@@ -33,7 +33,7 @@ wp() {
 # functions with every lemma, where's postcondition `where` alone with the two it needs,
 # and each lemma proved alone with what it needs.
 RUNS=(
-  "halves|-DPROVE_HALVES|-warn-unsigned-overflow"
+  "halves|-DPROVE_HALVES|-warn-unsigned-overflow -wp-prop=-mulhi_value"
   "division|-DPROVE_DIVISION -U__SIZEOF_INT128__|-warn-unsigned-overflow"
   "shifts|-DPROVE_SHIFTS|"
   "where|-DPROVE_WHERE|-warn-unsigned-overflow -wp-prop=-where"
@@ -43,6 +43,10 @@ RUNS=(
   "lemma_xor|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_XOR|-wp-prop=xor_u64"
   "lemma_room|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DL_ARITH -DL_ROOM|-wp-prop=room"
   "lemma_level|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_MSB -DL_ARITH -DL_XOR -DL_LEVEL|-wp-prop=level"
+  "mulhi_value|-DPROVE_HALVES -DR_MULHI|-warn-unsigned-overflow -wp-fct hwtimer__mulhi64 -wp-prop=mulhi_value"
+  "lemma_mulhi_carry|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_CARRY|"
+  "lemma_mulhi_ring|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_RING|"
+  "lemma_mulhi|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_CARRY -DR_RING -DR_MULHI|-wp-prop=mulhi_halves"
 )
 
 # prove FILE: the runs, two at a time; prints "proved total".

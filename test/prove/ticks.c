@@ -44,6 +44,139 @@
 */
 #endif
 
+#if defined(PROVE_RECIPROCAL) || defined(R_MULHI)
+/* The reciprocal division (hwtimer__div_tick with a multiply-high): its arithmetic as
+   lemmas, proved by WP (RECIP_LEMMAS, run.sh's runs lemma_mulhi* and lemma_recip*, each
+   with only the lemmas its goals rest on), axioms in the runs that use them. Each lemma is
+   stated on the terms of the goals that use it, so that the provers find its instance; a
+   step that combines facts the provers would have to instantiate with terms of their own
+   (q * t from q * 2^64 <= n * inv, say) takes those facts as hypotheses, and a lemma of the
+   same variables then puts the two together. */
+#if defined(RECIP_LEMMAS)
+#define RECIP_LEMMA lemma
+#else
+#define RECIP_LEMMA axiom
+#endif
+/*@ logic integer TWO32 = 4294967296; */
+/*@ axiomatic Reciprocal {
+#if defined(R_CARRY)
+    // the high 64 bits of a * b, once it is written as the sum below (hwtimer__mulhi64's
+    // terms): what the sum has below 2^32 does not reach them
+    RECIP_LEMMA mulhi_carry: \forall integer a, b; 0 <= a < TWO64 && 0 <= b < TWO64 ==>
+      a * b == ((a / TWO32) * (b / TWO32) + ((a % TWO32) * (b / TWO32)) / TWO32) * TWO64 +
+        (((a % TWO32) * (b % TWO32)) / TWO32 + ((a % TWO32) * (b / TWO32)) % TWO32 +
+         (a / TWO32) * (b % TWO32)) * TWO32 + ((a % TWO32) * (b % TWO32)) % TWO32 ==>
+      (a * b) / TWO64 == (a / TWO32) * (b / TWO32) + ((a % TWO32) * (b / TWO32)) / TWO32 +
+        (((a % TWO32) * (b % TWO32)) / TWO32 + ((a % TWO32) * (b / TWO32)) % TWO32 +
+         (a / TWO32) * (b % TWO32)) / TWO32;
+#endif
+#if defined(R_RING)
+    // a * b from the 32-bit halves of a and b: the high halves' product, the middle
+    // products split at 2^32, and the low halves' product
+    RECIP_LEMMA mulhi_ring: \forall integer a, b; 0 <= a && 0 <= b ==>
+      a * b == ((a / TWO32) * (b / TWO32) + ((a % TWO32) * (b / TWO32)) / TWO32) * TWO64 +
+        (((a % TWO32) * (b % TWO32)) / TWO32 + ((a % TWO32) * (b / TWO32)) % TWO32 +
+         (a / TWO32) * (b % TWO32)) * TWO32 + ((a % TWO32) * (b % TWO32)) % TWO32;
+#endif
+#if defined(R_MULHI)
+    // hwtimer__mulhi64's value: the high half of the product
+    RECIP_LEMMA mulhi_halves: \forall integer a, b; 0 <= a < TWO64 && 0 <= b < TWO64 ==>
+      (a * b) / TWO64 == (a / TWO32) * (b / TWO32) + ((a % TWO32) * (b / TWO32)) / TWO32 +
+        (((a % TWO32) * (b % TWO32)) / TWO32 + ((a % TWO32) * (b / TWO32)) % TWO32 +
+         (a / TWO32) * (b % TWO32)) / TWO32;
+#endif
+#if defined(R_LOW_T)
+    // q * t <= n for q with q * 2^64 <= n * inv, where t * inv < 2^64: the two products
+    // that show it, and their sum
+    RECIP_LEMMA recip_low_t: \forall integer n, t, v, q; 0 < t && q * TWO64 <= n * v ==>
+      (q * TWO64) * t <= (n * v) * t;
+#endif
+#if defined(R_LOW_N)
+    RECIP_LEMMA recip_low_n: \forall integer n, t, v, q; 0 <= n && 0 < t && 0 <= v &&
+      t * v < TWO64 && 0 <= q && q * TWO64 <= n * v ==>
+      n * (t * v) <= n * TWO64;
+#endif
+#if defined(R_HIGH_T)
+    // n < (q + 2) * t for q with n * inv < (q + 1) * 2^64, where t * inv >= 2^64 - t and
+    // n < 2^64: the three products that show it, and their sum
+    RECIP_LEMMA recip_high_t: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
+      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==>
+      (n * v) * t < ((q + 1) * TWO64) * t;
+#endif
+#if defined(R_HIGH_N)
+    RECIP_LEMMA recip_high_n: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
+      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==>
+      n * (TWO64 - t) <= n * (t * v);
+#endif
+#if defined(R_HIGH_NT)
+    RECIP_LEMMA recip_high_nt: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
+      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==>
+      n * t < TWO64 * t;
+#endif
+#if defined(R_NEAR_LOW)
+    // n / t against q and q + 1, from where n lies between multiples of t
+    RECIP_LEMMA recip_near_low: \forall integer n, t, q; 0 <= n && 0 < t && q * t <= n ==> q <= n / t;
+#endif
+#if defined(R_NEAR_LOW1)
+    RECIP_LEMMA recip_near_low1: \forall integer n, t, q; 0 <= n && 0 < t && q * t + t <= n ==>
+      q + 1 <= n / t;
+#endif
+#if defined(R_NEAR_HIGH)
+    RECIP_LEMMA recip_near_high: \forall integer n, t, q; 0 <= n && 0 < t && n < q * t + t ==>
+      n / t <= q;
+#endif
+#if defined(R_NEAR_HIGH1)
+    RECIP_LEMMA recip_near_high1: \forall integer n, t, q; 0 <= n && 0 < t && n < q * t + 2 * t ==>
+      n / t <= q + 1;
+#endif
+#if defined(R_SUMS)
+    RECIP_LEMMA recip_low_sum: \forall integer n, t, v, q; 0 <= n && 0 < t && 0 <= v &&
+      t * v < TWO64 && 0 <= q && q * TWO64 <= n * v ==>
+      (q * TWO64) * t <= (n * v) * t ==> n * (t * v) <= n * TWO64 ==> q * t <= n;
+#endif
+#if defined(R_SUMS)
+    RECIP_LEMMA recip_high_sum: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
+      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==>
+      (n * v) * t < ((q + 1) * TWO64) * t ==> n * (TWO64 - t) <= n * (t * v) ==>
+      n * t < TWO64 * t ==> n < q * t + 2 * t;
+#endif
+#if defined(R_INV)
+    // inv = floor(UMAX / t): t * inv in [2^64 - t, 2^64); q the high half of n * inv
+    RECIP_LEMMA recip_inv: \forall integer n, t, v; 0 <= n < TWO64 && 0 < t < TWO64 && v == UMAX / t ==>
+      TWO64 - t <= t * v <= UMAX && 0 <= (n * v) / TWO64 &&
+      ((n * v) / TWO64) * TWO64 <= n * v < ((n * v) / TWO64 + 1) * TWO64;
+#endif
+#if defined(R_LOW)
+    RECIP_LEMMA recip_low: \forall integer n, t, v, q; 0 <= n && 0 < t && 0 <= v &&
+      t * v < TWO64 && 0 <= q && q * TWO64 <= n * v ==> q * t <= n;
+#endif
+#if defined(R_HIGH)
+    RECIP_LEMMA recip_high: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
+      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==> n < q * t + 2 * t;
+#endif
+#if defined(R_NEAR)
+    // q * t <= n < (q + 2) * t: n / t is q, or q + 1 when n - q * t >= t
+    RECIP_LEMMA recip_near: \forall integer n, t, q; 0 <= n && 0 < t && q * t <= n < q * t + 2 * t ==>
+      n / t == q + (n - q * t >= t ? 1 : 0);
+#endif
+#if defined(R_Q)
+    // with those facts, q is floor(n / t) or one less
+    RECIP_LEMMA recip_q: \forall integer n, t, v; 0 <= n < TWO64 && 0 < t < TWO64 && v == UMAX / t ==>
+      TWO64 - t <= t * v <= UMAX ==> 0 <= (n * v) / TWO64 ==>
+      ((n * v) / TWO64) * TWO64 <= n * v < ((n * v) / TWO64 + 1) * TWO64 ==>
+      ((n * v) / TWO64) * t <= n && n < ((n * v) / TWO64) * t + 2 * t;
+#endif
+#if defined(R_DIV)
+    // hwtimer__div_tick's reciprocal form: q * t does not wrap nor exceed n, and one
+    // comparison makes q the quotient
+    RECIP_LEMMA recip_div: \forall integer n, t, v; 0 <= n < TWO64 && 0 < t < TWO64 && v == UMAX / t ==>
+      ((n * v) / TWO64) * t <= n && n < ((n * v) / TWO64) * t + 2 * t &&
+      n / t == (n * v) / TWO64 + (n - ((n * v) / TWO64) * t >= t ? 1 : 0);
+#endif
+    }
+*/
+#endif
+
 /*@ assigns \nothing;
     ensures \result == (a + b <= UMAX ? a + b : UMAX); */
 #if defined(PROVE_HALVES)
@@ -73,8 +206,9 @@ static uint64_t hwtimer__shl(uint64_t x, unsigned n);
 #endif
 
 #if defined(HWTIMER__MULHI_HALVES)
-/* Never wraps (that it is the high half of a * b is tested: run.sh's halves test). */
-/*@ assigns \nothing; */
+/* Never wraps, and is the high half of the 128-bit product a * b (lemma mulhi_halves). */
+/*@ assigns \nothing;
+    ensures mulhi_value: \result == (a * b) / TWO64; */
 #if defined(PROVE_HALVES)
 //@extract static uint64_t hwtimer__mulhi64(uint64_t a, uint64_t b) {
 #else
@@ -87,7 +221,7 @@ static uint64_t hwtimer__mulhi64(uint64_t a, uint64_t b);
 /*@ requires tick_ok(g);
     assigns \nothing;
     ensures \result == n / g->tick_ns; */
-#if defined(PROVE_DIVISION)
+#if defined(PROVE_DIVISION) || (defined(PROVE_RECIPROCAL) && !defined(RECIP_LEMMAS))
 //@extract HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
 #else
 static uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n);
