@@ -47,6 +47,13 @@ RUNS=(
   "lemma_mulhi_carry|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_CARRY|"
   "lemma_mulhi_ring|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_RING|"
   "lemma_mulhi|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_CARRY -DR_RING -DR_MULHI|-wp-prop=mulhi_halves"
+  "reciprocal|-DPROVE_RECIPROCAL -DHWTIMER__MULHI_HALVES -DR_DIV|-warn-unsigned-overflow"
+  "lemma_recip_products|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_LOW_T -DR_LOW_N -DR_HIGH_N|"
+  "lemma_recip_high_t|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_HIGH_T|"
+  "lemma_recip_parts|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_PARTS -DR_INV|"
+  "lemma_recip_steps|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_LOW_T -DR_LOW_N -DR_HIGH_T -DR_HIGH_N -DR_PARTS -DR_STEPS|-wp-prop=recip_low,recip_high,recip_near"
+  "lemma_recip_q|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_STEPS -DR_Q|-wp-prop=recip_q"
+  "lemma_recip_div|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_STEPS -DR_Q -DR_INV -DR_DIV|-wp-prop=recip_div"
 )
 
 # prove FILE: the runs, two at a time; prints "proved total".

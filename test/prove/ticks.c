@@ -57,7 +57,16 @@
 #else
 #define RECIP_LEMMA axiom
 #endif
-/*@ logic integer TWO32 = 4294967296; */
+/*@ logic integer TWO32 = 4294967296;
+    // What the reciprocal's q (below: the high half of n * v, v = floor(UMAX / t))
+    // satisfies, as lemmas' hypotheses: the provers find a lemma's instance by such a
+    // predicate where arithmetic terms would not do.
+    predicate low(integer n, integer t, integer v, integer q) =
+      0 <= n && 0 < t && 0 <= v && t * v < TWO64 && 0 <= q && q * TWO64 <= n * v;
+    predicate high(integer n, integer t, integer v, integer q) =
+      0 <= n < TWO64 && 0 < t && TWO64 - t <= t * v && n * v < (q + 1) * TWO64;
+    predicate near(integer n, integer t, integer q) = 0 <= n && 0 < t && q * t <= n < q * t + 2 * t;
+*/
 /*@ axiomatic Reciprocal {
 #if defined(R_CARRY)
     // the high 64 bits of a * b, once it is written as the sum below (hwtimer__mulhi64's
@@ -86,85 +95,58 @@
          (a / TWO32) * (b % TWO32)) / TWO32;
 #endif
 #if defined(R_LOW_T)
-    // q * t <= n for q with q * 2^64 <= n * inv, where t * inv < 2^64: the two products
-    // that show it, and their sum
+    // q * t <= n for q with q * 2^64 <= n * inv, where t * inv < 2^64 (low): the two
+    // products that show it, and their sum
     RECIP_LEMMA recip_low_t: \forall integer n, t, v, q; 0 < t && q * TWO64 <= n * v ==>
       (q * TWO64) * t <= (n * v) * t;
 #endif
 #if defined(R_LOW_N)
-    RECIP_LEMMA recip_low_n: \forall integer n, t, v, q; 0 <= n && 0 < t && 0 <= v &&
-      t * v < TWO64 && 0 <= q && q * TWO64 <= n * v ==>
+    RECIP_LEMMA recip_low_n: \forall integer n, t, v, q; low(n, t, v, q) ==>
       n * (t * v) <= n * TWO64;
 #endif
 #if defined(R_HIGH_T)
     // n < (q + 2) * t for q with n * inv < (q + 1) * 2^64, where t * inv >= 2^64 - t and
-    // n < 2^64: the three products that show it, and their sum
-    RECIP_LEMMA recip_high_t: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
-      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==>
+    // n < 2^64 (high): the three products that show it, and their sum
+    RECIP_LEMMA recip_high_t: \forall integer n, t, v, q; high(n, t, v, q) ==>
       (n * v) * t < ((q + 1) * TWO64) * t;
 #endif
 #if defined(R_HIGH_N)
-    RECIP_LEMMA recip_high_n: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
-      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==>
+    RECIP_LEMMA recip_high_n: \forall integer n, t, v, q; high(n, t, v, q) ==>
       n * (TWO64 - t) <= n * (t * v);
 #endif
-#if defined(R_HIGH_NT)
-    RECIP_LEMMA recip_high_nt: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
-      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==>
+#if defined(R_PARTS)
+    RECIP_LEMMA recip_near_high1: \forall integer n, t, q; near(n, t, q) ==> n / t <= q + 1;
+    RECIP_LEMMA recip_high_nt: \forall integer n, t, v, q; high(n, t, v, q) ==>
       n * t < TWO64 * t;
-#endif
-#if defined(R_NEAR_LOW)
-    // n / t against q and q + 1, from where n lies between multiples of t
-    RECIP_LEMMA recip_near_low: \forall integer n, t, q; 0 <= n && 0 < t && q * t <= n ==> q <= n / t;
-#endif
-#if defined(R_NEAR_LOW1)
-    RECIP_LEMMA recip_near_low1: \forall integer n, t, q; 0 <= n && 0 < t && q * t + t <= n ==>
-      q + 1 <= n / t;
-#endif
-#if defined(R_NEAR_HIGH)
-    RECIP_LEMMA recip_near_high: \forall integer n, t, q; 0 <= n && 0 < t && n < q * t + t ==>
-      n / t <= q;
-#endif
-#if defined(R_NEAR_HIGH1)
-    RECIP_LEMMA recip_near_high1: \forall integer n, t, q; 0 <= n && 0 < t && n < q * t + 2 * t ==>
-      n / t <= q + 1;
-#endif
-#if defined(R_SUMS)
-    RECIP_LEMMA recip_low_sum: \forall integer n, t, v, q; 0 <= n && 0 < t && 0 <= v &&
-      t * v < TWO64 && 0 <= q && q * TWO64 <= n * v ==>
+    RECIP_LEMMA recip_low_sum: \forall integer n, t, v, q; low(n, t, v, q) ==>
       (q * TWO64) * t <= (n * v) * t ==> n * (t * v) <= n * TWO64 ==> q * t <= n;
-#endif
-#if defined(R_SUMS)
-    RECIP_LEMMA recip_high_sum: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
-      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==>
+    RECIP_LEMMA recip_high_sum: \forall integer n, t, v, q; high(n, t, v, q) ==>
       (n * v) * t < ((q + 1) * TWO64) * t ==> n * (TWO64 - t) <= n * (t * v) ==>
       n * t < TWO64 * t ==> n < q * t + 2 * t;
+    // n / t against q and q + 1, from where n lies between multiples of t (near)
+    RECIP_LEMMA recip_near_low: \forall integer n, t, q; near(n, t, q) ==> q <= n / t;
+    RECIP_LEMMA recip_near_low1: \forall integer n, t, q; near(n, t, q) && q * t + t <= n ==>
+      q + 1 <= n / t;
+    RECIP_LEMMA recip_near_high: \forall integer n, t, q; near(n, t, q) && n < q * t + t ==>
+      n / t <= q;
 #endif
 #if defined(R_INV)
-    // inv = floor(UMAX / t): t * inv in [2^64 - t, 2^64); q the high half of n * inv
+    // inv = floor(UMAX / t) makes t * inv lie in [2^64 - t, 2^64), and q, the high half
+    // of n * inv, is low and high
     RECIP_LEMMA recip_inv: \forall integer n, t, v; 0 <= n < TWO64 && 0 < t < TWO64 && v == UMAX / t ==>
-      TWO64 - t <= t * v <= UMAX && 0 <= (n * v) / TWO64 &&
-      ((n * v) / TWO64) * TWO64 <= n * v < ((n * v) / TWO64 + 1) * TWO64;
+      low(n, t, v, (n * v) / TWO64) && high(n, t, v, (n * v) / TWO64);
 #endif
-#if defined(R_LOW)
-    RECIP_LEMMA recip_low: \forall integer n, t, v, q; 0 <= n && 0 < t && 0 <= v &&
-      t * v < TWO64 && 0 <= q && q * TWO64 <= n * v ==> q * t <= n;
-#endif
-#if defined(R_HIGH)
-    RECIP_LEMMA recip_high: \forall integer n, t, v, q; 0 <= n < TWO64 && 0 < t &&
-      TWO64 - t <= t * v && n * v < (q + 1) * TWO64 ==> n < q * t + 2 * t;
-#endif
-#if defined(R_NEAR)
-    // q * t <= n < (q + 2) * t: n / t is q, or q + 1 when n - q * t >= t
-    RECIP_LEMMA recip_near: \forall integer n, t, q; 0 <= n && 0 < t && q * t <= n < q * t + 2 * t ==>
+#if defined(R_STEPS)
+    RECIP_LEMMA recip_low: \forall integer n, t, v, q; low(n, t, v, q) ==> q * t <= n;
+    RECIP_LEMMA recip_high: \forall integer n, t, v, q; high(n, t, v, q) ==> n < q * t + 2 * t;
+    // n / t is q, or q + 1 when n - q * t >= t
+    RECIP_LEMMA recip_near: \forall integer n, t, q; near(n, t, q) ==>
       n / t == q + (n - q * t >= t ? 1 : 0);
 #endif
 #if defined(R_Q)
-    // with those facts, q is floor(n / t) or one less
+    // so q is floor(n / t) or one less
     RECIP_LEMMA recip_q: \forall integer n, t, v; 0 <= n < TWO64 && 0 < t < TWO64 && v == UMAX / t ==>
-      TWO64 - t <= t * v <= UMAX ==> 0 <= (n * v) / TWO64 ==>
-      ((n * v) / TWO64) * TWO64 <= n * v < ((n * v) / TWO64 + 1) * TWO64 ==>
-      ((n * v) / TWO64) * t <= n && n < ((n * v) / TWO64) * t + 2 * t;
+      low(n, t, v, (n * v) / TWO64) ==> high(n, t, v, (n * v) / TWO64) ==> near(n, t, (n * v) / TWO64);
 #endif
 #if defined(R_DIV)
     // hwtimer__div_tick's reciprocal form: q * t does not wrap nor exceed n, and one
