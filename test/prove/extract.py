@@ -42,6 +42,8 @@ MUTANTS = [
      "return g->level_where[bit] + slot;", "return g->level_where[bit] + slot + 1;"),
     ("tick_time: saturates a tick early", "hwtimer__tick_time",
      "tick > (UINT64_MAX - g->start)", "tick >= (UINT64_MAX - g->start)"),
+    ("div_tick: reciprocal correction by >", "hwtimer__div_tick",
+     "n - q * g->tick_ns >= g->tick_ns", "n - q * g->tick_ns > g->tick_ns"),
 ]
 
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The proof stage: proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts of
 # test/prove/ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h,
-# in runs (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS and
-# PROVE_WHERE: each with only the lemmas it needs), and prints the facts assumed. Then tests what is not proved: hwtimer__div_tick's multiply-high form
-# (in 32-bit halves, HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns
-# (test/prove/halves.c). Prints "prove: P/T goals proved"; fails unless every goal is.
+# in runs (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS,
+# PROVE_WHERE and PROVE_RECIPROCAL: each with only the lemmas it needs), and prints the
+# facts assumed. Then tests what is not proved: that the multiply-high in 32-bit halves
+# (HWTIMER__MULHI_HALVES, the form the proof reads and proves hwtimer__div_tick with)
+# equals the __int128 product's high half that GCC and Clang builds use; with it,
+# div_tick against n / tick_ns (test/prove/halves.c).
+# Prints "prove: P/T goals proved"; fails unless every goal is.
 #   test/prove/run.sh            the proof
 #   test/prove/run.sh --mutants  each mutant (extract.py --list-mutants) must fail it
 # PROVE_TIMEOUT: a prover's seconds per goal (20; the slowest goal takes under 3 here).
@@ -31,7 +34,10 @@ wp() {
 
 # The runs: NAME|CPP_FLAGS|WP options (see ticks.c). The wheel's (PROVE_WHERE): its
 # functions with every lemma, where's postcondition `where` alone with the two it needs,
-# and each lemma proved alone with what it needs.
+# and each lemma proved alone with what it needs. The reciprocal's (PROVE_RECIPROCAL):
+# hwtimer__mulhi64's value (mulhi_value, which the halves run leaves out: with its lemma
+# in context the provers lose their way on the overflow goals) and div_tick's, each on
+# one lemma, and the lemmas each in a run with only those it rests on (RECIP_LEMMAS).
 RUNS=(
   "halves|-DPROVE_HALVES|-warn-unsigned-overflow -wp-prop=-mulhi_value"
   "division|-DPROVE_DIVISION -U__SIZEOF_INT128__|-warn-unsigned-overflow"
@@ -104,7 +110,8 @@ echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
 echo "prove: assumed: __builtin_clzll(x) == 63 - msb(x); bit facts pow2_64, pow2_le, shr," \
   "and_le, xor64, xor_below; lemma digit (wheel_where's where, range, sum overflow)"
 
-# The multiply-high in halves and the __int128 one: equal, and div_tick is n / tick_ns.
+# The multiply-high in halves and the __int128 one: equal (not proved), and div_tick is
+# n / tick_ns (proved, and tested here on the __int128 build's values too).
 cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }
 "$out/halves" || { echo "FAIL: test/prove/halves.c"; exit 1; }
 [ "$proved" -eq "$total" ] || { echo "FAIL: $((total - proved)) goals not proved"; exit 1; }
