@@ -35,9 +35,10 @@ wp() {
 # The runs: NAME|CPP_FLAGS|WP options (see ticks.c). The wheel's (PROVE_WHERE): its
 # functions with every lemma, where's postcondition `where` alone with the two it needs,
 # and each lemma proved alone with what it needs. The reciprocal's (PROVE_RECIPROCAL):
-# hwtimer__mulhi64's value (mulhi_value, which the halves run leaves out: with its lemma
-# in context the provers lose their way on the overflow goals) and div_tick's, each on
-# one lemma, and the lemmas each in a run with only those it rests on (RECIP_LEMMAS).
+# hwtimer__mulhi64's value (run mulhi, with its lemma mulhi_halves; the halves run leaves
+# it out: with that lemma in context the provers lose their way on the overflow goals)
+# and div_tick's (run reciprocal, on lemma recip_div), and the lemmas these rest on, each
+# in a run with only the lemmas it rests on (RECIP_LEMMAS).
 RUNS=(
   "halves|-DPROVE_HALVES|-warn-unsigned-overflow -wp-prop=-mulhi_value"
   "division|-DPROVE_DIVISION -U__SIZEOF_INT128__|-warn-unsigned-overflow"
@@ -49,17 +50,15 @@ RUNS=(
   "lemma_xor|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_XOR|-wp-prop=xor_u64"
   "lemma_room|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DL_ARITH -DL_ROOM|-wp-prop=room"
   "lemma_level|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DA_XOR -DA_POW2 -DL_MSB -DL_ARITH -DL_XOR -DL_LEVEL|-wp-prop=level"
-  "mulhi_value|-DPROVE_HALVES -DR_MULHI|-warn-unsigned-overflow -wp-fct hwtimer__mulhi64 -wp-prop=mulhi_value"
+  "mulhi|-DPROVE_HALVES -DRECIP_LEMMAS -DR_CARRY -DR_RING -DR_MULHI|-warn-unsigned-overflow -wp-prop=mulhi_value,mulhi_halves"
   "lemma_mulhi_carry|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_CARRY|"
   "lemma_mulhi_ring|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_RING|"
-  "lemma_mulhi|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_CARRY -DR_RING -DR_MULHI|-wp-prop=mulhi_halves"
+  "lemma_recip_div|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_INV -DR_STEPS -DR_Q -DR_DIV|-wp-prop=recip_q,recip_div"
   "reciprocal|-DPROVE_RECIPROCAL -DHWTIMER__MULHI_HALVES -DR_DIV|-warn-unsigned-overflow"
-  "lemma_recip_products|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_LOW_T -DR_LOW_N -DR_HIGH_N|"
   "lemma_recip_high_t|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_HIGH_T|"
+  "lemma_recip_products|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_LOW_T -DR_LOW_N -DR_HIGH_N|"
   "lemma_recip_parts|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_PARTS -DR_INV|"
   "lemma_recip_steps|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_LOW_T -DR_LOW_N -DR_HIGH_T -DR_HIGH_N -DR_PARTS -DR_STEPS|-wp-prop=recip_low,recip_high,recip_near"
-  "lemma_recip_q|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_STEPS -DR_Q|-wp-prop=recip_q"
-  "lemma_recip_div|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_STEPS -DR_Q -DR_INV -DR_DIV|-wp-prop=recip_div"
 )
 
 # prove FILE: the runs, two at a time; prints "proved total".

@@ -9,7 +9,7 @@
 /* run.sh's runs, each with the lemmas it needs (in a goal's context, lemmas it does not
    need can make the provers lose their way), each function proved in one of them:
      PROVE_HALVES    add_sat, shr, the multiply-high in halves (that it never wraps; that
-                     it is the high half of a * b: with R_MULHI, run mulhi_value)
+                     it is the high half of a * b: with R_MULHI, run mulhi)
      PROVE_DIVISION  div_tick as compilers without __int128 build it (a division): that
                      it is n / tick_ns; due_tick, tick_time
      PROVE_RECIPROCAL  div_tick as GCC and Clang build it (a multiply-high and one
@@ -54,9 +54,9 @@
    comment on it argues: with inv = floor(UMAX / t), t * inv lies in [2^64 - t, 2^64), so
    q = floor(n * inv / 2^64) has q * t <= n < q * t + 2t, and n / t is q, or q + 1 when
    n - q * t >= t. Its arithmetic as lemmas, proved by WP (RECIP_LEMMAS: run.sh's runs
-   lemma_mulhi* and lemma_recip*, each with only the lemmas its goals rest on; R_ macros
-   choose them), axioms in the runs that use them (mulhi_value: mulhi_halves; reciprocal:
-   recip_div). Nothing here is assumed that a run does not prove.
+   mulhi, lemma_mulhi_* and lemma_recip_*, each with only the lemmas its goals rest on;
+   R_ macros choose them), axioms in the runs that use them (reciprocal: recip_div).
+   Nothing here is assumed that a run does not prove.
    The provers find a lemma's instance only by terms of the goal (triggers), and lose
    their way among products that match each other's terms. So each lemma is stated on
    the terms of the goals that use it; a step that combines facts takes them as
@@ -207,8 +207,8 @@ static uint64_t hwtimer__shl(uint64_t x, unsigned n);
 
 #if defined(HWTIMER__MULHI_HALVES)
 /* Never wraps (run halves), and is the high half of the 128-bit product a * b (run
-   mulhi_value, on lemma mulhi_halves: in a run of its own, as with that lemma in context
-   the provers lose their way on the overflow goals). That it equals the __int128
+   mulhi, on lemma mulhi_halves: in a run of its own, as with that lemma in context the
+   provers lose their way on the overflow goals). That it equals the __int128
    product's high half, which GCC's and Clang's builds use, is tested: run.sh's halves
    test. */
 /*@ assigns \nothing;
