@@ -44,6 +44,8 @@ MUTANTS = [
      "tick > (UINT64_MAX - g->start)", "tick >= (UINT64_MAX - g->start)"),
     ("div_tick: reciprocal correction by >", "hwtimer__div_tick",
      "n - q * g->tick_ns >= g->tick_ns", "n - q * g->tick_ns > g->tick_ns"),
+    ("mulhi: the middle sum's carry dropped", "hwtimer__mulhi64",
+     " + mid / 4294967296u;", ";"),
 ]
 
 
