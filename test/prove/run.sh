@@ -10,7 +10,7 @@
 # Prints "prove: P/T goals proved"; fails unless every goal is.
 #   test/prove/run.sh            the proof
 #   test/prove/run.sh --mutants  each mutant (extract.py --list-mutants) must fail it
-# PROVE_TIMEOUT: a prover's seconds per goal (20; the slowest goal takes under 3 here).
+# PROVE_TIMEOUT: a prover's seconds per goal (20; the slowest goal takes under 4 here).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 out=build/prove
@@ -109,8 +109,8 @@ echo "prove: WP: $proved/$total goals proved in $((SECONDS - start)) s"
 echo "prove: assumed: __builtin_clzll(x) == 63 - msb(x); bit facts pow2_64, pow2_le, shr," \
   "and_le, xor64, xor_below; lemma digit (wheel_where's where, range, sum overflow)"
 
-# The multiply-high in halves and the __int128 one: equal (not proved), and div_tick is
-# n / tick_ns (proved, and tested here on the __int128 build's values too).
+# The multiply-high in halves and the __int128 one: equal (not proved), and div_tick with
+# the halves is n / tick_ns (proved; tested here as well).
 cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }
 "$out/halves" || { echo "FAIL: test/prove/halves.c"; exit 1; }
 [ "$proved" -eq "$total" ] || { echo "FAIL: $((total - proved)) goals not proved"; exit 1; }
