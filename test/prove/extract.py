@@ -53,6 +53,10 @@ MUTANTS = [
      "unsigned up = shift + w->geo.bits;", "unsigned up = shift + w->geo.bits + 1;"),
     ("slot_start: slot one digit too low", "hwtimer__slot_start",
      "hwtimer__shl(slot, shift)", "hwtimer__shl(slot, shift - (shift > 0))"),
+    ("div_tick: reciprocal correction by >", "hwtimer__div_tick",
+     "n - q * g->tick_ns >= g->tick_ns", "n - q * g->tick_ns > g->tick_ns"),
+    ("mulhi: the middle sum's carry dropped", "hwtimer__mulhi64",
+     " + mid / 4294967296u;", ";"),
 ]
 
 

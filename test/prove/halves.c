@@ -1,10 +1,12 @@
-/* test/prove/run.sh's test of what the proof leaves out: hwtimer.h's multiply-high in
-   32-bit halves (HWTIMER__MULHI_HALVES, the form the proof reads) equals the __int128
-   product's high half that other builds use, and hwtimer__div_tick in that form is
-   n / tick_ns: edge values, then 20 million random pairs (xorshift, fixed seed). And what
-   the proof assumes of the compiler's __builtin_clzll (ticks.c: that hwtimer__msb64 is msb,
-   the highest set bit): hwtimer__msb64 against a loop, for every power of two, its
-   neighbours and the random values. */
+/* test/prove/run.sh's test of what the proof leaves out: that hwtimer.h's multiply-high
+   in 32-bit halves (HWTIMER__MULHI_HALVES, the form the proof reads) equals the __int128
+   product's high half that GCC and Clang builds use. The proof shows the halves to be
+   the high half of a * b, and hwtimer__div_tick in that form to be n / tick_ns; this
+   checks div_tick against n / tick_ns as well, a check of what the proof states: edge
+   values, then 20 million random pairs (xorshift, fixed seed). And what the proof assumes
+   of the compiler's __builtin_clzll (ticks.c: that hwtimer__msb64 is msb, the highest set
+   bit): hwtimer__msb64 against a loop, for every power of two, its neighbours and the
+   random values. */
 #define HWTIMER_IMPLEMENTATION
 #define HWTIMER_NO_THREADS
 #define HWTIMER__MULHI_HALVES 1

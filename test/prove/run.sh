@@ -3,16 +3,17 @@
 # test/prove/ticks.c states as axioms, as lemmas of the same names in test/prove/bits.mlw
 # on 64-bit words. Then it proves with Frama-C's WP (provers: Qed, Z3, CVC4) the contracts
 # of ticks.c on the functions test/prove/extract.py copies verbatim from hwtimer.h, in runs
-# (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS, PROVE_WHERE and
-# PROVE_GRID: each with only the lemmas it needs), and prints what stays assumed. Then it tests what is
-# not proved: hwtimer__div_tick's multiply-high form (in 32-bit halves,
-# HWTIMER__MULHI_HALVES) against the __int128 product and n / tick_ns, and hwtimer__msb64
-# against a loop (test/prove/halves.c). Prints "prove: P/T goals proved" (Why3's and WP's);
-# fails unless every goal is.
+# (RUNS below, on ticks.c's PROVE_HALVES, PROVE_DIVISION, PROVE_SHIFTS, PROVE_WHERE,
+# PROVE_GRID and PROVE_RECIPROCAL: each with only the lemmas it needs), and prints what
+# stays assumed. Then it tests what is not proved: that the multiply-high in 32-bit halves
+# (HWTIMER__MULHI_HALVES, the form the proof reads and proves hwtimer__div_tick with)
+# equals the __int128 product's high half that GCC and Clang builds use, and
+# hwtimer__msb64 (__builtin_clzll) against a loop (test/prove/halves.c). Prints
+# "prove: P/T goals proved" (Why3's and WP's); fails unless every goal is.
 #   test/prove/run.sh            the proof
 #   test/prove/run.sh --mutants  each mutant (extract.py --list-mutants) must fail it
 # PROVE_TIMEOUT: a prover's seconds per goal, in WP and Why3 (20; the slowest goal takes
-# under 3 here).
+# under 4 here).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 out=build/prove
@@ -43,8 +44,13 @@ wp() {
 # collected: a node filed in a slot is reached at or before its tick). The grid's run
 # leaves out -warn-unsigned-overflow: its rounding e + mask may wrap, on purpose (the test
 # up < e catches it), and the contract says what it returns then.
+# The reciprocal's (PROVE_RECIPROCAL):
+# hwtimer__mulhi64's value (run mulhi, with its lemma mulhi_halves; the halves run leaves
+# it out: with that lemma in context the provers lose their way on the overflow goals)
+# and div_tick's (run reciprocal, on lemma recip_div), and the lemmas these rest on, each
+# in a run with only the lemmas it rests on (RECIP_LEMMAS).
 RUNS=(
-  "halves|-DPROVE_HALVES|-warn-unsigned-overflow"
+  "halves|-DPROVE_HALVES|-warn-unsigned-overflow -wp-prop=-mulhi_value"
   "division|-DPROVE_DIVISION -U__SIZEOF_INT128__|-warn-unsigned-overflow"
   "shifts|-DPROVE_SHIFTS|"
   "where|-DPROVE_WHERE|-warn-unsigned-overflow -wp-prop=-where"
@@ -62,6 +68,15 @@ RUNS=(
   "lemma_round|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_ADD -DL_DIV_POW2 -DL_ROUND_DIGIT|-wp-prop=div_pow2_high,mod_split,round_digit"
   "lemma_levels|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_XOR_SHR -DA_POW2 -DL_COLLECTED|-wp-prop=level_digits"
   "lemma_collected|-DPROVE_WHERE -DWHERE_LEMMAS -DWHERE_ONLY -DPROVE_GRID -DA_POW2 -DA_DEF -DL_FLOOR -DL_ROUND_DIGIT -DL_FLOOR_LT -DL_COLLECTED|-wp-prop=floor_lt,level_bounds,floor_same,slot_first_def,slot_first_tick,collected_at,collected"
+  "mulhi|-DPROVE_HALVES -DRECIP_LEMMAS -DR_CARRY -DR_RING -DR_MULHI|-warn-unsigned-overflow -wp-prop=mulhi_value,mulhi_halves"
+  "lemma_mulhi_carry|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_CARRY|"
+  "lemma_mulhi_ring|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_RING|"
+  "lemma_recip_div|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_INV -DR_STEPS -DR_Q -DR_DIV|-wp-prop=recip_q,recip_div"
+  "reciprocal|-DPROVE_RECIPROCAL -DHWTIMER__MULHI_HALVES -DR_DIV|-warn-unsigned-overflow"
+  "lemma_recip_high_t|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_HIGH_T|"
+  "lemma_recip_products|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_LOW_T -DR_LOW_N -DR_HIGH_N|"
+  "lemma_recip_parts|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_PARTS -DR_INV|"
+  "lemma_recip_steps|-DPROVE_RECIPROCAL -DRECIP_LEMMAS -DR_LOW_T -DR_LOW_N -DR_HIGH_T -DR_HIGH_N -DR_PARTS -DR_STEPS|-wp-prop=recip_low,recip_high,recip_near"
 )
 
 # prove FILE: the runs, two at a time; prints "proved total".
@@ -165,8 +180,9 @@ echo "prove: assumed: WP's integer >>, <<, &, |, ^ of values in [0, 2^64) are th
   "meaning; tested by halves.c); hwtimer__leeway's result below UMAX (an invariant of the" \
   "node that hwtimer_timeout_set_leeway keeps)"
 
-# The multiply-high in halves and the __int128 one: equal, div_tick is n / tick_ns, and
-# hwtimer__msb64 (__builtin_clzll, as the proof assumes it) is the highest set bit.
+# The multiply-high in halves and the __int128 one: equal (not proved), div_tick with the
+# halves is n / tick_ns (proved; tested here as well), and hwtimer__msb64 (__builtin_clzll,
+# as the proof assumes it) is the highest set bit.
 cc -O2 -o "$out/halves" test/prove/halves.c || { echo "FAIL: test/prove/halves.c did not build"; exit 1; }
 "$out/halves" || { echo "FAIL: test/prove/halves.c"; exit 1; }
 [ "$proved" -eq "$total" ] || { echo "FAIL: $((total - proved)) goals not proved"; exit 1; }

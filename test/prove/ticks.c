@@ -8,9 +8,14 @@
 
 /* run.sh's runs, each with the lemmas it needs (in a goal's context, lemmas it does not
    need can make the provers lose their way), each function proved in one of them:
-     PROVE_HALVES    add_sat, shr, the multiply-high in halves (that it never wraps)
+     PROVE_HALVES    add_sat, shr, the multiply-high in halves (that it never wraps; that
+                     it is the high half of a * b: with R_MULHI, run mulhi)
      PROVE_DIVISION  div_tick as compilers without __int128 build it (a division): that
                      it is n / tick_ns; due_tick, tick_time
+     PROVE_RECIPROCAL  div_tick as GCC and Clang build it (a multiply-high and one
+                     correction; HWTIMER__MULHI_HALVES selects the multiply-high in
+                     halves): that it is n / tick_ns and never wraps, and the lemmas this
+                     rests on (more runs: RECIP_LEMMAS, see the section)
      PROVE_SHIFTS    shl, with no check that bits shifted out are zero
      PROVE_WHERE     msb64, wheel_where (its level, where and range), and the lemmas
                      these rest on (more runs: see the section)
@@ -47,6 +52,134 @@
 */
 #endif
 
+#if defined(PROVE_RECIPROCAL) || defined(R_MULHI)
+/* The reciprocal division (hwtimer__div_tick with a multiply-high), as hwtimer.h's
+   comment on it argues: with inv = floor(UMAX / t), t * inv lies in [2^64 - t, 2^64), so
+   q = floor(n * inv / 2^64) has q * t <= n < q * t + 2t, and n / t is q, or q + 1 when
+   n - q * t >= t. Its arithmetic as lemmas, proved by WP (RECIP_LEMMAS: run.sh's runs
+   mulhi, lemma_mulhi_* and lemma_recip_*, each with only the lemmas its goals rest on;
+   R_ macros choose them), axioms in the runs that use them (reciprocal: recip_div).
+   Nothing here is assumed that a run does not prove.
+   The provers find a lemma's instance only by terms of the goal (triggers), and lose
+   their way among products that match each other's terms. So each lemma is stated on
+   the terms of the goals that use it; a step that combines facts takes them as
+   hypotheses (recip_low_sum, mulhi_carry), and a lemma of the same variables then puts
+   it together with the lemmas that prove those facts; and the hypotheses that make a
+   step's instance are named predicates (low, high, near), which are what the provers
+   match. */
+#if defined(RECIP_LEMMAS)
+#define RECIP_LEMMA lemma
+#else
+#define RECIP_LEMMA axiom
+#endif
+/*@ logic integer TWO32 = 4294967296;
+    // What the reciprocal's q (below: the high half of n * v, v = floor(UMAX / t))
+    // satisfies, as lemmas' hypotheses: the provers find a lemma's instance by such a
+    // predicate where arithmetic terms would not do.
+    predicate low(integer n, integer t, integer v, integer q) =
+      0 <= n && 0 < t && 0 <= v && t * v < TWO64 && 0 <= q && q * TWO64 <= n * v;
+    predicate high(integer n, integer t, integer v, integer q) =
+      0 <= n < TWO64 && 0 < t && TWO64 - t <= t * v && n * v < (q + 1) * TWO64;
+    predicate near(integer n, integer t, integer q) = 0 <= n && 0 < t && q * t <= n < q * t + 2 * t;
+*/
+/*@ axiomatic Reciprocal {
+#if defined(R_CARRY)
+    // the high 64 bits of a * b, once it is written as the sum below (hwtimer__mulhi64's
+    // terms): what the sum has below 2^32 does not reach them
+    RECIP_LEMMA mulhi_carry: \forall integer a, b; 0 <= a < TWO64 && 0 <= b < TWO64 ==>
+      a * b == ((a / TWO32) * (b / TWO32) + ((a % TWO32) * (b / TWO32)) / TWO32) * TWO64 +
+        (((a % TWO32) * (b % TWO32)) / TWO32 + ((a % TWO32) * (b / TWO32)) % TWO32 +
+         (a / TWO32) * (b % TWO32)) * TWO32 + ((a % TWO32) * (b % TWO32)) % TWO32 ==>
+      (a * b) / TWO64 == (a / TWO32) * (b / TWO32) + ((a % TWO32) * (b / TWO32)) / TWO32 +
+        (((a % TWO32) * (b % TWO32)) / TWO32 + ((a % TWO32) * (b / TWO32)) % TWO32 +
+         (a / TWO32) * (b % TWO32)) / TWO32;
+#endif
+#if defined(R_RING)
+    // a * b from the 32-bit halves of a and b: the high halves' product, the middle
+    // products split at 2^32, and the low halves' product
+    RECIP_LEMMA mulhi_ring: \forall integer a, b; 0 <= a && 0 <= b ==>
+      a * b == ((a / TWO32) * (b / TWO32) + ((a % TWO32) * (b / TWO32)) / TWO32) * TWO64 +
+        (((a % TWO32) * (b % TWO32)) / TWO32 + ((a % TWO32) * (b / TWO32)) % TWO32 +
+         (a / TWO32) * (b % TWO32)) * TWO32 + ((a % TWO32) * (b % TWO32)) % TWO32;
+#endif
+#if defined(R_MULHI)
+    // hwtimer__mulhi64's value: the high half of the product
+    RECIP_LEMMA mulhi_halves: \forall integer a, b; 0 <= a < TWO64 && 0 <= b < TWO64 ==>
+      (a * b) / TWO64 == (a / TWO32) * (b / TWO32) + ((a % TWO32) * (b / TWO32)) / TWO32 +
+        (((a % TWO32) * (b % TWO32)) / TWO32 + ((a % TWO32) * (b / TWO32)) % TWO32 +
+         (a / TWO32) * (b % TWO32)) / TWO32;
+#endif
+#if defined(R_LOW_T)
+    // q * t <= n for q with q * 2^64 <= n * inv, where t * inv < 2^64 (low): the two
+    // products that show it, and their sum (below). The first is stated on the two
+    // hypotheses it needs: with all of low's, the provers take seconds over it.
+    RECIP_LEMMA recip_low_t: \forall integer n, t, v, q; 0 < t && q * TWO64 <= n * v ==>
+      (q * TWO64) * t <= (n * v) * t;
+#endif
+#if defined(R_LOW_N)
+    RECIP_LEMMA recip_low_n: \forall integer n, t, v, q; low(n, t, v, q) ==>
+      n * (t * v) <= n * TWO64;
+#endif
+#if defined(R_HIGH_T)
+    // n < (q + 2) * t for q with n * inv < (q + 1) * 2^64, where t * inv >= 2^64 - t and
+    // n < 2^64 (high): the three products that show it, and their sum
+    RECIP_LEMMA recip_high_t: \forall integer n, t, v, q; high(n, t, v, q) ==>
+      (n * v) * t < ((q + 1) * TWO64) * t;
+#endif
+#if defined(R_HIGH_N)
+    RECIP_LEMMA recip_high_n: \forall integer n, t, v, q; high(n, t, v, q) ==>
+      n * (TWO64 - t) <= n * (t * v);
+#endif
+#if defined(R_PARTS)
+    // n / t against q and q + 1, from where n lies between multiples of t (near)
+    RECIP_LEMMA recip_near_high1: \forall integer n, t, q; near(n, t, q) ==> n / t <= q + 1;
+    RECIP_LEMMA recip_near_low: \forall integer n, t, q; near(n, t, q) ==> q <= n / t;
+    RECIP_LEMMA recip_near_low1: \forall integer n, t, q; near(n, t, q) && q * t + t <= n ==>
+      q + 1 <= n / t;
+    RECIP_LEMMA recip_near_high: \forall integer n, t, q; near(n, t, q) && n < q * t + t ==>
+      n / t <= q;
+    // the third product for high, and the sums for low and high
+    RECIP_LEMMA recip_high_nt: \forall integer n, t, v, q; high(n, t, v, q) ==>
+      n * t < TWO64 * t;
+    RECIP_LEMMA recip_low_sum: \forall integer n, t, v, q; low(n, t, v, q) ==>
+      (q * TWO64) * t <= (n * v) * t ==> n * (t * v) <= n * TWO64 ==> q * t <= n;
+    RECIP_LEMMA recip_high_sum: \forall integer n, t, v, q; high(n, t, v, q) ==>
+      (n * v) * t < ((q + 1) * TWO64) * t ==> n * (TWO64 - t) <= n * (t * v) ==>
+      n * t < TWO64 * t ==> n < q * t + 2 * t;
+#endif
+#if defined(R_INV)
+    // inv = floor(UMAX / t) makes t * inv lie in [2^64 - t, 2^64), and q, the high half
+    // of n * inv, is low and high
+    RECIP_LEMMA recip_inv: \forall integer n, t, v;
+      0 <= n < TWO64 && 0 < t < TWO64 && v == UMAX / t ==>
+      low(n, t, v, (n * v) / TWO64) && high(n, t, v, (n * v) / TWO64);
+#endif
+#if defined(R_STEPS)
+    RECIP_LEMMA recip_low: \forall integer n, t, v, q; low(n, t, v, q) ==> q * t <= n;
+    RECIP_LEMMA recip_high: \forall integer n, t, v, q; high(n, t, v, q) ==> n < q * t + 2 * t;
+    // n / t is q, or q + 1 when n - q * t >= t
+    RECIP_LEMMA recip_near: \forall integer n, t, q; near(n, t, q) ==>
+      n / t == q + (n - q * t >= t ? 1 : 0);
+#endif
+#if defined(R_Q)
+    // so q is floor(n / t) or one less
+    RECIP_LEMMA recip_q: \forall integer n, t, v;
+      0 <= n < TWO64 && 0 < t < TWO64 && v == UMAX / t ==>
+      low(n, t, v, (n * v) / TWO64) ==> high(n, t, v, (n * v) / TWO64) ==>
+      near(n, t, (n * v) / TWO64);
+#endif
+#if defined(R_DIV)
+    // hwtimer__div_tick's reciprocal form: q * t does not wrap nor exceed n, and one
+    // comparison makes q the quotient
+    RECIP_LEMMA recip_div: \forall integer n, t, v;
+      0 <= n < TWO64 && 0 < t < TWO64 && v == UMAX / t ==>
+      ((n * v) / TWO64) * t <= n && n < ((n * v) / TWO64) * t + 2 * t &&
+      n / t == (n * v) / TWO64 + (n - ((n * v) / TWO64) * t >= t ? 1 : 0);
+#endif
+    }
+*/
+#endif
+
 /*@ assigns \nothing;
     ensures \result == (a + b <= UMAX ? a + b : UMAX); */
 #if defined(PROVE_HALVES)
@@ -76,8 +209,13 @@ static uint64_t hwtimer__shl(uint64_t x, unsigned n);
 #endif
 
 #if defined(HWTIMER__MULHI_HALVES)
-/* Never wraps (that it is the high half of a * b is tested: run.sh's halves test). */
-/*@ assigns \nothing; */
+/* Never wraps (run halves), and is the high half of the 128-bit product a * b (run
+   mulhi, on lemma mulhi_halves: in a run of its own, as with that lemma in context the
+   provers lose their way on the overflow goals). That it equals the __int128
+   product's high half, which GCC's and Clang's builds use, is tested: run.sh's halves
+   test. */
+/*@ assigns \nothing;
+    ensures mulhi_value: \result == (a * b) / TWO64; */
 #if defined(PROVE_HALVES)
 //@extract static uint64_t hwtimer__mulhi64(uint64_t a, uint64_t b) {
 #else
@@ -85,12 +223,15 @@ static uint64_t hwtimer__mulhi64(uint64_t a, uint64_t b);
 #endif
 #endif
 
-/* n / tick_ns. Proved of the division compilers without __int128 build; the reciprocal's
-   form (GCC's and Clang's) is tested against it: run.sh's halves test. */
+/* n / tick_ns. Proved of both forms: the division compilers without __int128 build
+   (PROVE_DIVISION), and the reciprocal's (GCC's and Clang's, PROVE_RECIPROCAL) with the
+   multiply-high in halves, whose contract (the high half of n * tick_inv) is proved in
+   PROVE_HALVES. What remains only tested is that the __int128 product's high half, which
+   those compilers use, equals that multiply-high: run.sh's halves test. */
 /*@ requires tick_ok(g);
     assigns \nothing;
     ensures \result == n / g->tick_ns; */
-#if defined(PROVE_DIVISION)
+#if defined(PROVE_DIVISION) || (defined(PROVE_RECIPROCAL) && !defined(RECIP_LEMMAS))
 //@extract HWTIMER__ALWAYS_INLINE uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n) {
 #else
 static uint64_t hwtimer__div_tick(const hwtimer__geometry *g, uint64_t n);
