@@ -270,15 +270,17 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
 
 /* Bits: 2^k and the highest set bit (defined), and what >>, <<, &, |, ^ of 64-bit values
    and the conversion to uint64_t are in arithmetic: machine facts WP's model leaves
-   abstract. Axioms to WP, each proved in Why3 as a lemma of the same name in test/prove/bits.mlw, on Why3's 64-bit words (bv.BV64)
-   with pow2 Why3's Pow2int.pow2 and msb defined there by halving (pow2_0, pow2_s and
-   msb_def are proved of them, which shows these definitions consistent); run.sh proves
-   them every run and fails if an axiom here has no such lemma. What stays assumed is the
-   link: that WP's integer >>, <<, &, | and ^ of values in [0, 2^64) are the C operations on
-   64-bit words as Why3's bv theory models them. Each run has only the ones it needs
-   (WHERE_ONLY and the A_ and L_ macros: the provers lose their way in a context of
-   unneeded quantified facts); the ones from shl on are in no run that does not ask for
-   them. */
+   abstract. Axioms to WP, each proved in Why3 as a lemma of the same name in
+   test/prove/bits.mlw, on Why3's 64-bit words (bv.BV64) with pow2 Why3's Pow2int.pow2 and
+   msb defined there by halving (pow2_0, pow2_s and msb_def are proved of them, which shows
+   these definitions consistent); run.sh proves them every run and fails if an axiom here
+   has no such lemma. What stays assumed is the link: that WP's integer >>, <<, &, | and ^
+   of values in [0, 2^64) are the C operations on 64-bit words as Why3's bv theory models
+   them, and that each axiom here says what its lemma there says. run.sh compares only the
+   names: an axiom changed here must be changed there too, by a reader, since a wrong axiom
+   would let WP prove anything. Each run has only the ones it needs (WHERE_ONLY and the A_
+   and L_ macros: the provers lose their way in a context of unneeded quantified facts);
+   the ones from shl on are in no run that does not ask for them. */
 /*@ axiomatic Bits {
     logic integer pow2(integer k);
     logic integer msb(integer x);
