@@ -5,6 +5,8 @@ line (a function or a typedef, up to its closing brace at column 0), verbatim.
 
   extract.py HEADER TEMPLATE OUT [--mutant NAME]   write OUT; with a mutant, changed so
   extract.py --list-mutants                        (the proof must then fail)
+  extract.py --axioms TICKS BITS                   fails unless each axiom of TICKS is
+                                                   quoted, as it reads, in BITS
 
 Fails loudly (exit 1) if a block is missing, found twice, or if a function of that name
 is defined in hwtimer.h with another first line: its contract was written for that shape.
@@ -90,7 +92,44 @@ def block(lines, first):
     fail(f"{name}: no closing brace at column 0 after `{first}`")
 
 
+def axioms(text):
+    """Each `axiom NAME` statement of an ACSL text, {NAME: its text with whitespace made
+    single spaces}. A statement ends at its first `;` that does not close the binders of
+    a \\forall or \\exists."""
+    found = {}
+    for m in re.finditer(r"^\s*axiom (\w+)", text, re.M):
+        i, end = m.start(), None
+        while i < len(text):
+            if text.startswith(("\\forall", "\\exists"), i):
+                i = text.index(";", i) + 1
+            elif text[i] == ";":
+                end = i + 1
+                break
+            else:
+                i += 1
+        found[m.group(1)] = " ".join(text[m.start():end].split())
+    return found
+
+
+def check_axioms(ticks, bits):
+    """Each axiom of ticks.c must be quoted, as it reads there, in bits.mlw's comment
+    `(* ticks.c, verbatim: axiom NAME: ... *)` above the lemma that proves it: so an axiom
+    changed in one file and not in the other fails here, and its reader is sent to
+    restate that lemma."""
+    quoted = {}
+    for m in re.finditer(r"\(\* ticks\.c, verbatim: (axiom (\w+).*?) \*\)", open(bits).read(), re.S):
+        quoted[m.group(2)] = " ".join(m.group(1).split())
+    bad = [n for n, text in axioms(open(ticks).read()).items() if quoted.get(n) != text]
+    if bad:
+        fail(f"axioms of {ticks} not quoted as they read in {bits} (the comment "
+             f"`(* ticks.c, verbatim: axiom NAME: ... *)` above its lemma): "
+             f"{' '.join(bad)}; if the axiom changed, restate its lemma, then the quote")
+    return 0
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--axioms":
+        return check_axioms(argv[2], argv[3])
     if argv[1:] == ["--list-mutants"]:
         for m in MUTANTS:
             print(m[0])

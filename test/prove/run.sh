@@ -107,6 +107,9 @@ bits_names() { sed -n 's/^ *axiom \([A-Za-z0-9_]*\).*/\1/p' test/prove/ticks.c; 
 missing=$(for n in $(bits_names); do
   grep -qE "^ *lemma $n:" test/prove/bits.mlw || echo "$n"; done | xargs)
 [ -z "$missing" ] || { echo "FAIL: axioms of ticks.c with no lemma in test/prove/bits.mlw: $missing"; exit 1; }
+# and each is quoted there as it reads here, so that the two cannot drift apart unseen: a
+# wrong axiom would let WP prove anything, and the provers only see the lemma
+python3 test/prove/extract.py --axioms test/prove/ticks.c test/prove/bits.mlw || exit 1
 
 # bits.mlw's modules by prover (see there why): Z3 on its bit-vectors and integers, CVC4 on
 # integers, Z3 on Why3's axioms of words. Every module of bits.mlw must be in one.

@@ -276,9 +276,9 @@ static uint64_t hwtimer__tick_time(const hwtimer__geometry *g, uint64_t tick);
    these definitions consistent); run.sh proves them every run and fails if an axiom here
    has no such lemma. What stays assumed is the link: that WP's integer >>, <<, &, | and ^
    of values in [0, 2^64) are the C operations on 64-bit words as Why3's bv theory models
-   them, and that each axiom here says what its lemma there says. run.sh compares only the
-   names: an axiom changed here must be changed there too, by a reader, since a wrong axiom
-   would let WP prove anything. Each run has only the ones it needs (WHERE_ONLY and the A_
+   them, and that each lemma there reads its axiom here right (a reader's check: bits.mlw
+   quotes each axiom verbatim above its lemma, and run.sh fails when a quote and its axiom
+   differ, so that an axiom cannot change without its lemma being looked at). Each run has only the ones it needs (WHERE_ONLY and the A_
    and L_ macros: the provers lose their way in a context of unneeded quantified facts);
    the ones from shl on are in no run that does not ask for them. */
 /*@ axiomatic Bits {
