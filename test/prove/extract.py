@@ -6,7 +6,7 @@ line (a function or a typedef, up to its closing brace at column 0), verbatim.
   extract.py HEADER TEMPLATE OUT [--mutant NAME]   write OUT; with a mutant, changed so
   extract.py --list-mutants                        (the proof must then fail)
   extract.py --axioms TICKS BITS                   fails unless each axiom of TICKS is
-                                                   quoted, as it reads, in BITS
+                                                   a lemma of BITS, quoted as it reads
 
 Fails loudly (exit 1) if a block is missing, found twice, or if a function of that name
 is defined in hwtimer.h with another first line: its contract was written for that shape.
@@ -112,14 +112,21 @@ def axioms(text):
 
 
 def check_axioms(ticks, bits):
-    """Each axiom of ticks.c must be quoted, as it reads there, in bits.mlw's comment
+    """Each axiom of ticks.c must be a lemma of the same name in bits.mlw, so that one
+    added later cannot go unproved, and be quoted, as it reads there, in bits.mlw's comment
     `(* ticks.c, verbatim: axiom NAME: ... *)` above the lemma that proves it: so an axiom
     changed in one file and not in the other fails here, and its reader is sent to
     restate that lemma."""
-    quoted = {}
-    for m in re.finditer(r"\(\* ticks\.c, verbatim: (axiom (\w+).*?) \*\)", open(bits).read(), re.S):
+    quoted, proved = {}, open(bits).read()
+    for m in re.finditer(r"\(\* ticks\.c, verbatim: (axiom (\w+).*?) \*\)", proved, re.S):
         quoted[m.group(2)] = " ".join(m.group(1).split())
-    bad = [n for n, text in axioms(open(ticks).read()).items() if quoted.get(n) != text]
+    stated = axioms(open(ticks).read())
+    if not stated:
+        fail(f"no axiom found in {ticks}")
+    missing = [n for n in stated if not re.search(rf"^ *lemma {n}:", proved, re.M)]
+    if missing:
+        fail(f"axioms of {ticks} with no lemma in {bits}: {' '.join(missing)}")
+    bad = [n for n, text in stated.items() if quoted.get(n) != text]
     if bad:
         fail(f"axioms of {ticks} not quoted as they read in {bits} (the comment "
              f"`(* ticks.c, verbatim: axiom NAME: ... *)` above its lemma): "
